@@ -1,0 +1,15 @@
+//===- AttnOps.h - attn op declarations ------------------------*- C++ -*-===//
+#ifndef ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+#define ATTN_DIALECT_ATTN_IR_ATTNOPS_H
+
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn/Dialect/Attn/IR/AttnDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.h.inc"
+
+#endif

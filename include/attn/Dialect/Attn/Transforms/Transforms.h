@@ -1,0 +1,36 @@
+//===- Transforms.h - reusable attn rewrites -------------------*- C++ -*-===//
+#ifndef ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
+#define ATTN_DIALECT_ATTN_TRANSFORMS_TRANSFORMS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Value.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir::attn {
+class SdpaOp;
+
+/// Tile sizes for tileSdpa; kvSplits: 1 = off, 0 = automatic.
+struct SdpaTilingOptions {
+  int64_t blockQ = 64;
+  int64_t blockKv = 64;
+  int64_t kvSplits = 0;
+  int64_t parallelism = 0;
+};
+
+/// Rewrites one attn.sdpa into its tiled FlashAttention-2 form.
+LogicalResult tileSdpa(RewriterBase &rewriter, SdpaOp op,
+                       const SdpaTilingOptions &options);
+
+/// Patterns decomposing the L1 online-softmax ops into linalg on tensors.
+void populateDecomposeOnlineAttentionPatterns(RewritePatternSet &patterns);
+
+/// Builds the dropout keep decision shared by every lowering: Philox-4x32-10
+/// keyed by `seed` (i64), counter (j, i, h, b) as i32 words (each index
+/// truncated to 32 bits); keeps iff the first output word, as an unsigned
+/// integer, is >= ceil(p * 2^32). Returns an i1. See docs/Semantics.md.
+Value buildDropoutKeep(OpBuilder &b, Location loc, Value seed, Value batch,
+                       Value head, Value row, Value col, double p);
+} // namespace mlir::attn
+
+#endif

@@ -1,0 +1,44 @@
+//===- Pipelines.h - attn pass pipelines ----------------------*- C++ -*-===//
+#ifndef ATTN_PIPELINES_PIPELINES_H
+#define ATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::attn {
+
+/// Options of attn-to-cpu-pipeline.
+struct AttnToCPUPipelineOptions
+    : public PassPipelineOptions<AttnToCPUPipelineOptions> {
+  Option<bool> math{*this, "math",
+                    llvm::cl::desc("Use the untiled reference lowering "
+                                   "(convert-attn-to-linalg) instead of the "
+                                   "FlashAttention rewrite"),
+                    llvm::cl::init(false)};
+  Option<int64_t> blockQ{*this, "block-q", llvm::cl::desc("Query tile rows"),
+                         llvm::cl::init(64)};
+  Option<int64_t> blockKv{*this, "block-kv", llvm::cl::desc("Key block size"),
+                          llvm::cl::init(64)};
+  Option<int64_t> kvSplits{*this, "kv-splits",
+                           llvm::cl::desc("Split-KV chunks (1 off, 0 auto)"),
+                           llvm::cl::init(0)};
+  Option<int64_t> parallelism{
+      *this, "parallelism",
+      llvm::cl::desc("Worker threads assumed by split-KV (0 = host cores)"),
+      llvm::cl::init(0)};
+  Option<bool> parallel{*this, "parallel",
+                        llvm::cl::desc("Run the parallel tiles on all cores "
+                                       "through OpenMP"),
+                        llvm::cl::init(true)};
+};
+
+/// attn.sdpa on tensors -> LLVM dialect, runnable by the ExecutionEngine.
+void buildAttnToCPUPipeline(OpPassManager &pm,
+                            const AttnToCPUPipelineOptions &options);
+
+/// Registers every attn pipeline with the global pass registry.
+void registerAttnPipelines();
+
+} // namespace mlir::attn
+
+#endif

@@ -1,0 +1,277 @@
+//===- AttnOps.cpp - attn op verifiers and helpers ------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+bool isSupportedElementType(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
+
+/// Checks `ty` has `rank` and, where given, each dim is compatible with
+/// `expected[i]` (kDynamic in `expected` means "anything").
+LogicalResult checkShape(Operation *op, StringRef name, ShapedType ty,
+                         ArrayRef<int64_t> expected, StringRef layout) {
+  if (ty.getRank() != static_cast<int64_t>(expected.size()))
+    return op->emitOpError() << name << " must be rank " << expected.size()
+                             << " " << layout << ", got rank " << ty.getRank();
+  for (auto [i, e] : llvm::enumerate(expected))
+    if (!compatible(ty.getDimSize(i), e))
+      return op->emitOpError()
+             << name << " dimension " << i << " must be " << dimStr(e) << " "
+             << layout << ", got " << dimStr(ty.getDimSize(i));
+  return success();
+}
+
+LogicalResult checkF32(Operation *op, StringRef name, ShapedType ty) {
+  if (!ty.getElementType().isF32())
+    return op->emitOpError() << name << " must have f32 elements, got "
+                             << ty.getElementType();
+  return success();
+}
+
+LogicalResult checkDropout(Operation *op, std::optional<double> p,
+                           bool hasSeed) {
+  if (p) {
+    if (!(*p >= 0.0 && *p < 1.0))
+      return op->emitOpError()
+             << "dropout probability must be in [0, 1), got " << *p;
+    if (!hasSeed)
+      return op->emitOpError() << "dropout requires a seed operand";
+  } else if (hasSeed) {
+    return op->emitOpError() << "seed given without a dropout probability";
+  }
+  return success();
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// SdpaOp
+//===----------------------------------------------------------------------===//
+
+double SdpaOp::getEffectiveScale() {
+  if (auto s = getScale())
+    return s->convertToDouble();
+  return 1.0 / std::sqrt(static_cast<double>(getQueryType().getDimSize(3)));
+}
+
+double SdpaOp::getEffectiveDropout() {
+  if (auto p = getDropoutP())
+    return p->convertToDouble();
+  return 0.0;
+}
+
+LogicalResult SdpaOp::verify() {
+  Operation *op = getOperation();
+  auto qTy = getQueryType(), kTy = getKeyType(), vTy = getValueType();
+  const int64_t dyn = ShapedType::kDynamic;
+  if (failed(checkShape(op, "query", qTy, {dyn, dyn, dyn, dyn}, "[B, Hq, Sq, D]")) ||
+      failed(checkShape(op, "key", kTy, {dyn, dyn, dyn, dyn}, "[B, Hkv, Skv, D]")) ||
+      failed(checkShape(op, "value", vTy, {dyn, dyn, dyn, dyn}, "[B, Hkv, Skv, Dv]")))
+    return failure();
+
+  Type elt = qTy.getElementType();
+  if (!isSupportedElementType(elt))
+    return emitOpError() << "query element type must be f16, bf16 or f32, got "
+                         << elt;
+  if (kTy.getElementType() != elt)
+    return emitOpError() << "key element type " << kTy.getElementType()
+                         << " must match query element type " << elt;
+  if (vTy.getElementType() != elt)
+    return emitOpError() << "value element type " << vTy.getElementType()
+                         << " must match query element type " << elt;
+
+  int64_t b = qTy.getDimSize(0), hq = qTy.getDimSize(1), sq = qTy.getDimSize(2),
+          d = qTy.getDimSize(3);
+  int64_t hkv = kTy.getDimSize(1), skv = kTy.getDimSize(2),
+          dv = vTy.getDimSize(3);
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(kTy.getDimSize(3)) ||
+      ShapedType::isDynamic(dv))
+    return emitOpError() << "head dimensions D and Dv must be static";
+  if (d <= 0 || dv <= 0)
+    return emitOpError() << "head dimensions must be positive, got D = " << d
+                         << ", Dv = " << dv;
+  if (failed(checkShape(op, "key", kTy, {b, dyn, dyn, d}, "[B, Hkv, Skv, D]")) ||
+      failed(checkShape(op, "value", vTy, {b, hkv, skv, dyn}, "[B, Hkv, Skv, Dv]")))
+    return failure();
+  if (!ShapedType::isDynamic(hkv) && hkv <= 0)
+    return emitOpError() << "key/value head count must be positive";
+  if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
+      hq % hkv != 0)
+    return emitOpError() << "query heads (" << hq
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+
+  auto outTy = cast<ShapedType>(getOut().getType());
+  if (failed(checkShape(op, "out", outTy, {b, hq, sq, dv}, "[B, Hq, Sq, Dv]")))
+    return failure();
+  if (outTy.getElementType() != elt)
+    return emitOpError() << "out element type " << outTy.getElementType()
+                         << " must match query element type " << elt;
+  if (Value lse = getLse()) {
+    auto lseTy = cast<ShapedType>(lse.getType());
+    if (failed(checkShape(op, "lse", lseTy, {b, hq, sq}, "[B, Hq, Sq]")) ||
+        failed(checkF32(op, "lse", lseTy)))
+      return failure();
+  }
+
+  if (Value mask = getMask()) {
+    auto mTy = cast<ShapedType>(mask.getType());
+    if (failed(checkShape(op, "mask", mTy, {dyn, dyn, sq, skv},
+                          "[1|B, 1|Hq, Sq, Skv]")))
+      return failure();
+    int64_t mb = mTy.getDimSize(0), mh = mTy.getDimSize(1);
+    if (!ShapedType::isDynamic(mb) && mb != 1 && !compatible(mb, b))
+      return emitOpError() << "mask dimension 0 must be 1 or B (" << dimStr(b)
+                           << "), got " << mb;
+    if (!ShapedType::isDynamic(mh) && mh != 1 && !compatible(mh, hq))
+      return emitOpError() << "mask dimension 1 must be 1 or Hq ("
+                           << dimStr(hq) << "), got " << mh;
+    Type mElt = mTy.getElementType();
+    if (!mElt.isInteger(1) && !isa<FloatType>(mElt))
+      return emitOpError()
+             << "mask element type must be i1 (keep-mask) or a float "
+                "(additive), got "
+             << mElt;
+  }
+
+  if (auto s = getScale()) {
+    double v = s->convertToDouble();
+    if (!std::isfinite(v))
+      return emitOpError() << "scale must be finite, got " << v;
+  }
+  std::optional<double> p;
+  if (auto a = getDropoutP())
+    p = a->convertToDouble();
+  return checkDropout(op, p, static_cast<bool>(getSeed()));
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnlineAttentionOp::verify() {
+  Operation *op = getOperation();
+  const int64_t dyn = ShapedType::kDynamic;
+  auto qTy = cast<ShapedType>(getQuery().getType());
+  auto kTy = cast<ShapedType>(getKey().getType());
+  auto vTy = cast<ShapedType>(getValue().getType());
+  if (failed(checkShape(op, "query", qTy, {dyn, dyn}, "[Br, D]")) ||
+      failed(checkShape(op, "key", kTy, {dyn, qTy.getDimSize(1)}, "[Bc, D]")) ||
+      failed(checkShape(op, "value", vTy, {kTy.getDimSize(0), dyn}, "[Bc, Dv]")))
+    return failure();
+  Type elt = qTy.getElementType();
+  if (!isSupportedElementType(elt) || kTy.getElementType() != elt ||
+      vTy.getElementType() != elt)
+    return emitOpError() << "query, key and value must share one element type "
+                            "of f16, bf16, f32";
+  int64_t br = qTy.getDimSize(0), dv = vTy.getDimSize(1);
+  auto accTy = cast<ShapedType>(getAcc().getType());
+  auto maxTy = cast<ShapedType>(getMax().getType());
+  auto sumTy = cast<ShapedType>(getSum().getType());
+  if (failed(checkShape(op, "acc", accTy, {br, dv}, "[Br, Dv]")) ||
+      failed(checkF32(op, "acc", accTy)) ||
+      failed(checkShape(op, "max", maxTy, {br}, "[Br]")) ||
+      failed(checkF32(op, "max", maxTy)) ||
+      failed(checkShape(op, "sum", sumTy, {br}, "[Br]")) ||
+      failed(checkF32(op, "sum", sumTy)))
+    return failure();
+  if (getNewAcc().getType() != accTy || getNewMax().getType() != maxTy ||
+      getNewSum().getType() != sumTy)
+    return emitOpError() << "result types must equal the state types";
+  if (Value mask = getMask()) {
+    auto mTy = cast<ShapedType>(mask.getType());
+    if (failed(checkShape(op, "mask", mTy, {br, kTy.getDimSize(0)}, "[Br, Bc]")))
+      return failure();
+    if (!mTy.getElementType().isInteger(1) &&
+        !isa<FloatType>(mTy.getElementType()))
+      return emitOpError() << "mask element type must be i1 or a float";
+  }
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError() << "scale must be finite";
+  std::optional<double> p;
+  if (auto a = getDropoutP())
+    p = a->convertToDouble();
+  return checkDropout(op, p, static_cast<bool>(getSeed()));
+}
+
+//===----------------------------------------------------------------------===//
+// OnlineAttentionFinalizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult OnlineAttentionFinalizeOp::verify() {
+  Operation *op = getOperation();
+  const int64_t dyn = ShapedType::kDynamic;
+  auto accTy = cast<ShapedType>(getAcc().getType());
+  if (failed(checkShape(op, "acc", accTy, {dyn, dyn}, "[Br, Dv]")) ||
+      failed(checkF32(op, "acc", accTy)))
+    return failure();
+  int64_t br = accTy.getDimSize(0);
+  for (auto [name, v] : {std::make_pair("max", getMax()),
+                         std::make_pair("sum", getSum())}) {
+    auto ty = cast<ShapedType>(v.getType());
+    if (failed(checkShape(op, name, ty, {br}, "[Br]")) ||
+        failed(checkF32(op, name, ty)))
+      return failure();
+  }
+  auto outTy = cast<ShapedType>(getOut().getType());
+  if (failed(checkShape(op, "out", outTy, {br, accTy.getDimSize(1)}, "[Br, Dv]")))
+    return failure();
+  if (!isSupportedElementType(outTy.getElementType()))
+    return emitOpError() << "out element type must be f16, bf16 or f32";
+  if (Value lse = getLse()) {
+    auto lseTy = cast<ShapedType>(lse.getType());
+    if (failed(checkShape(op, "lse", lseTy, {br}, "[Br]")) ||
+        failed(checkF32(op, "lse", lseTy)))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// MergePartialsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MergePartialsOp::verify() {
+  Operation *op = getOperation();
+  const int64_t dyn = ShapedType::kDynamic;
+  auto accTy = cast<ShapedType>(getAcc().getType());
+  if (failed(checkShape(op, "acc", accTy, {dyn, dyn, dyn}, "[N, Br, Dv]")) ||
+      failed(checkF32(op, "acc", accTy)))
+    return failure();
+  int64_t n = accTy.getDimSize(0), br = accTy.getDimSize(1),
+          dv = accTy.getDimSize(2);
+  for (auto [name, v] : {std::make_pair("max", getMax()),
+                         std::make_pair("sum", getSum())}) {
+    auto ty = cast<ShapedType>(v.getType());
+    if (failed(checkShape(op, name, ty, {n, br}, "[N, Br]")) ||
+        failed(checkF32(op, name, ty)))
+      return failure();
+  }
+  auto nAcc = cast<ShapedType>(getNewAcc().getType());
+  auto nMax = cast<ShapedType>(getNewMax().getType());
+  auto nSum = cast<ShapedType>(getNewSum().getType());
+  if (failed(checkShape(op, "merged acc", nAcc, {br, dv}, "[Br, Dv]")) ||
+      failed(checkF32(op, "merged acc", nAcc)) ||
+      failed(checkShape(op, "merged max", nMax, {br}, "[Br]")) ||
+      failed(checkF32(op, "merged max", nMax)) ||
+      failed(checkShape(op, "merged sum", nSum, {br}, "[Br]")) ||
+      failed(checkF32(op, "merged sum", nSum)))
+    return failure();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"

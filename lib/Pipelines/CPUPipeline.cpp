@@ -1,0 +1,2 @@
+#include "attn/Pipelines/Pipelines.h"
+void mlir::attn::registerAttnPipelines() {}

@@ -1,0 +1,71 @@
+//===- Backend.h - the seam between the runtime and whoever compiles ----*- C++ -*-===//
+//
+// The runtime (this folder) validates calls, owns the cache and runs
+// executables; it never sees MLIR. A compiler (the JIT layer in lib/JIT,
+// or an AOT loader) turns a spec into an Executable and registers itself
+// here per target.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_BACKEND_H
+#define ATTN_RUNTIME_BACKEND_H
+
+#include "attn/runtime/attn.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace attn {
+
+/// A strided view with every dimension resolved: the runtime hands these to
+/// executables after validation. Broadcast mask dimensions have stride 0
+/// and the full extent (B or Hq). Unused tensors have data == nullptr.
+struct TensorView {
+  void *data = nullptr;
+  int64_t rank = 0;
+  int64_t shape[4] = {0, 0, 0, 0};
+  int64_t strides[4] = {0, 0, 0, 0};
+};
+
+/// Validated, normalized launch arguments.
+struct KernelArgs {
+  TensorView q, k, v, mask, out, lse;
+  uint64_t seed = 0;
+  void *stream = nullptr;
+};
+
+/// A compiled kernel ready to run on one backend.
+class Executable {
+public:
+  virtual ~Executable() = default;
+  /// Runs on validated arguments. On failure, sets `error` and returns a
+  /// non-OK status.
+  virtual attn_status run(const KernelArgs &args, std::string &error) = 0;
+};
+
+/// The result of a compilation.
+struct CompileResult {
+  std::unique_ptr<Executable> executable;
+  /// The IR the kernel was compiled from (for attn_kernel_source).
+  std::string source;
+};
+
+/// Turns specs into executables for one target.
+class Compiler {
+public:
+  virtual ~Compiler() = default;
+  /// Whether the target can run here; sets `error` when not.
+  virtual attn_status available(std::string &error) = 0;
+  /// `spec` is already validated and normalized (value_dim, block sizes
+  /// filled in where the target has defaults is up to the compiler).
+  virtual attn_status compile(const attn_spec &spec, CompileResult &result,
+                              std::string &error) = 0;
+};
+
+/// Installs the compiler for a target (replacing any previous one). Called
+/// by the JIT layer's static initializer and by tests.
+void registerCompiler(attn_target target, std::shared_ptr<Compiler> compiler);
+
+} // namespace attn
+
+#endif // ATTN_RUNTIME_BACKEND_H

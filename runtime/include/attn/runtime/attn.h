@@ -1,0 +1,141 @@
+/*===- attn.h - the attn runtime: a plain C API ---------------------------===*
+ *
+ * Compile a kernel spec for a target (cached), launch it on caller memory.
+ * No MLIR, CUDA or Vulkan header is needed to use or build against this.
+ *
+ * Every call returns an attn_status; on failure, attn_last_error() returns a
+ * message for the calling thread and nothing was written to any output.
+ *===----------------------------------------------------------------------===*/
+#ifndef ATTN_RUNTIME_ATTN_H
+#define ATTN_RUNTIME_ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum attn_status {
+  ATTN_OK = 0,
+  ATTN_ERROR_INVALID_ARGUMENT = 1, /* bad spec, shape, dtype, stride, pointer */
+  ATTN_ERROR_UNSUPPORTED = 2,      /* valid, but this target cannot do it    */
+  ATTN_ERROR_COMPILE = 3,          /* the compiler failed (bug: report it)   */
+  ATTN_ERROR_BACKEND = 4,          /* driver / execution failure             */
+  ATTN_ERROR_UNAVAILABLE = 5       /* target not present (no GPU, no JIT)    */
+} attn_status;
+
+typedef enum attn_dtype {
+  ATTN_DTYPE_F16 = 1,
+  ATTN_DTYPE_BF16 = 2,
+  ATTN_DTYPE_F32 = 3,
+  ATTN_DTYPE_BOOL = 4 /* masks only: one byte per element, 0 or 1 */
+} attn_dtype;
+
+typedef enum attn_mask_kind {
+  ATTN_MASK_NONE = 0,
+  ATTN_MASK_BOOL = 1,    /* keep-mask: nonzero = attend                 */
+  ATTN_MASK_ADDITIVE = 2 /* added to the scaled scores before softmax   */
+} attn_mask_kind;
+
+typedef enum attn_target {
+  ATTN_TARGET_CPU = 0,
+  ATTN_TARGET_CUDA = 1,
+  ATTN_TARGET_VULKAN = 2
+} attn_target;
+
+typedef enum attn_variant {
+  ATTN_VARIANT_DEFAULT = 0, /* the FlashAttention (tiled) path            */
+  ATTN_VARIANT_MATH = 1     /* the untiled reference lowering (cpu only)  */
+} attn_variant;
+
+#define ATTN_DYNAMIC ((int64_t)-1)
+
+/* What a kernel is compiled for. Call attn_spec_init() first, then set
+ * fields. Dimensions set to ATTN_DYNAMIC are taken from the tensors at
+ * launch; static ones must match at launch. Head dims are always static. */
+typedef struct attn_spec {
+  attn_dtype dtype;        /* q, k, v, out                               */
+  int64_t batch;           /* B, or ATTN_DYNAMIC (default)                */
+  int64_t heads_q;         /* Hq, or ATTN_DYNAMIC (default)               */
+  int64_t heads_kv;        /* Hkv, or ATTN_DYNAMIC (default)              */
+  int64_t seq_q;           /* Sq, or ATTN_DYNAMIC (default)               */
+  int64_t seq_kv;          /* Skv, or ATTN_DYNAMIC (default)              */
+  int64_t head_dim;        /* D  (required, > 0)                          */
+  int64_t value_dim;       /* Dv (0 = same as D)                          */
+  int causal;              /* bottom-right aligned, see docs/Semantics.md */
+  attn_mask_kind mask;
+  attn_dtype mask_dtype;   /* BOOL for ATTN_MASK_BOOL; f16/bf16/f32 for additive */
+  double scale;            /* 0 = 1/sqrt(D)                               */
+  double dropout_p;        /* in [0, 1)                                   */
+  int return_lse;          /* also write lse [B, Hq, Sq] f32              */
+  attn_variant variant;
+  int64_t block_q;         /* 0 = target default                          */
+  int64_t block_kv;        /* 0 = target default                          */
+  int64_t kv_splits;       /* 0 = automatic, 1 = off, N = N chunks        */
+} attn_spec;
+
+/* A tensor on the target's memory: data pointer, the logical shape and
+ * strides in elements for each dimension. The last dimension must be
+ * contiguous (stride 1). Rank-4 tensors are [B, H, S, D]; lse is rank 3
+ * [B, Hq, Sq] with shape[3] and strides[3] ignored. A mask's B or H
+ * dimension may be 1 (broadcast). BHSD and BSHD layouts are both expressed
+ * by strides, without copies. */
+typedef struct attn_tensor {
+  void *data;
+  int64_t shape[4];
+  int64_t strides[4];
+} attn_tensor;
+
+typedef struct attn_launch_args {
+  attn_tensor q, k, v;
+  attn_tensor mask; /* when spec.mask != NONE                            */
+  attn_tensor out;
+  attn_tensor lse;  /* when spec.return_lse                              */
+  uint64_t seed;    /* dropout seed                                      */
+  void *stream;     /* CUstream for cuda; must be NULL for cpu           */
+} attn_launch_args;
+
+typedef struct attn_context attn_context;
+typedef struct attn_kernel attn_kernel;
+
+/* Fills a spec with defaults: f32, all dims dynamic, no mask, no lse. */
+void attn_spec_init(attn_spec *spec);
+
+/* One context holds the kernel cache and the backends' devices. */
+attn_status attn_context_create(attn_context **ctx);
+void attn_context_destroy(attn_context *ctx);
+
+/* Whether a target can run here (the driver loads, a device exists, the
+ * JIT is linked in). Returns ATTN_OK or ATTN_ERROR_UNAVAILABLE + message. */
+attn_status attn_target_available(attn_context *ctx, attn_target target);
+
+/* Compiles (or fetches from the cache) the kernel for spec on target. The
+ * kernel is owned by the context; it stays valid until the context dies. */
+attn_status attn_compile(attn_context *ctx, const attn_spec *spec,
+                         attn_target target, attn_kernel **kernel);
+
+/* Runs a kernel. Every tensor is checked against the spec first: shape,
+ * strides, broadcast, alignment, null pointers; on error nothing runs. */
+attn_status attn_launch(attn_kernel *kernel, const attn_launch_args *args);
+
+/* The spec a kernel was compiled for, and the IR it was compiled from
+ * (NULL for AOT-loaded kernels). */
+const attn_spec *attn_kernel_spec(const attn_kernel *kernel);
+const char *attn_kernel_source(const attn_kernel *kernel);
+
+/* Number of cache entries (compiles that were not cache hits so far). */
+size_t attn_context_cache_size(const attn_context *ctx);
+
+/* The message of the last failed call on this thread ("" if none). */
+const char *attn_last_error(void);
+
+const char *attn_status_string(attn_status status);
+const char *attn_target_name(attn_target target);
+const char *attn_dtype_name(attn_dtype dtype);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ATTN_RUNTIME_ATTN_H */

@@ -1,0 +1,62 @@
+# -*- Python -*-
+# lit configuration for attn: FileCheck tests of every pass and tool, plus
+# execution tests gated by features (vulkan, ptxas, cuda) so the suite says
+# what it skipped on machines without them.
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "ATTN"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".c", ".py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "Inputs", "lib"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.attn_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%attn_src", config.attn_src_root))
+config.substitutions.append(("%attn_lib", config.attn_lib_dir))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
+tools = ["attn-opt", "attn-translate", "attn-run"]
+for t in os.listdir(config.attn_tools_dir) if os.path.isdir(config.attn_tools_dir) else []:
+    if t.startswith("attn-") and t not in tools:
+        tools.append(t)
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.attn_tools_dir, append_path=True)
+
+# Optional features.
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
+
+
+def _probe(target):
+    """Asks attn-run whether a target can run here (driver + device)."""
+    exe = os.path.join(config.attn_tools_dir, "attn-run")
+    if not os.path.exists(exe):
+        return False
+    try:
+        r = subprocess.run([exe, "--target=" + target, "--probe"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=120)
+        return r.returncode == 0
+    except Exception:
+        return False
+
+
+for target in ("vulkan", "cuda"):
+    if _probe(target):
+        config.available_features.add(target)
+
+lit_config.note("attn optional features: " + ", ".join(
+    f for f in ("ptxas", "vulkan", "cuda") if f in config.available_features)
+    + " (missing ones skip their tests)")

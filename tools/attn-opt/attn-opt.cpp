@@ -1,0 +1,13 @@
+//===- attn-opt.cpp - run attn and upstream passes on MLIR ----------------===//
+#include "attn/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::attn::registerAllPasses();
+  mlir::DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "attn optimizer driver\n", registry));
+}
