@@ -1,2 +1,85 @@
+//===- CPUPipeline.cpp - attn.sdpa on tensors to LLVM for the host CPU ----===//
 #include "attn/Pipelines/Pipelines.h"
-void mlir::attn::registerAttnPipelines() {}
+
+#include "attn/Conversion/Passes.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
+                                        const AttnToCPUPipelineOptions &opts) {
+  // L0 -> L2. Requires: verified attn.sdpa ops on tensors.
+  // Guarantees: linalg/tensor/arith/math/scf on tensors, no attn op. The
+  // tiled path holds no Sq x Skv value; the math path does (it is the
+  // reference, selected explicitly).
+  if (opts.math) {
+    pm.addPass(createConvertAttnToLinalgPass());
+  } else {
+    AttnTileSdpaPassOptions tile;
+    tile.blockQ = opts.blockQ;
+    tile.blockKv = opts.blockKv;
+    tile.kvSplits = opts.kvSplits;
+    tile.parallelism = opts.parallelism;
+    pm.addPass(createAttnTileSdpaPass(tile));
+    pm.addPass(createAttnDecomposeOnlineAttentionPass());
+  }
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // L2 -> buffers. tensor.empty destinations that end in the caller's
+  // output (via materialize_in_destination / parallel_insert_slice) are
+  // replaced by that output first, so tiles write straight into it.
+  // Guarantees: memrefs only; every temporary allocated inside the tile
+  // loops is freed in the same iteration.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addPass(bufferization::createOneShotBufferizePass());
+  pm.addPass(createForallToParallelLoopPass());
+  pm.addPass(createCanonicalizerPass());
+  bufferization::BufferDeallocationPipelineOptions dealloc;
+  bufferization::buildBufferDeallocationPipeline(pm, dealloc);
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // Buffers -> loops. The parallel tiles (the former scf.forall) become an
+  // OpenMP work-sharing loop over all cores; everything inside a tile stays
+  // sequential.
+  pm.addPass(createConvertLinalgToLoopsPass());
+  if (opts.parallel)
+    pm.addPass(createConvertSCFToOpenMPPass());
+
+  // Loops -> LLVM. finalize-memref-to-llvm runs before scf-to-cf because the
+  // OpenMP conversion wraps each tile in a memref.alloca_scope, which must be
+  // inlined before its body becomes a multi-block CFG.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  arith::ArithExpandOpsPassOptions expand;
+  expand.includeBf16 = true;
+  pm.addPass(arith::createArithExpandOpsPass(expand));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<AttnToCPUPipelineOptions>(
+      "attn-to-cpu-pipeline",
+      "Lower attn.sdpa on tensors to the LLVM dialect for the host CPU: the "
+      "FlashAttention rewrite (or, with math=1, the reference lowering), "
+      "bufferization, loops with the parallel tiles on OpenMP, LLVM",
+      buildAttnToCPUPipeline);
+}

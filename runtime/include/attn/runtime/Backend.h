@@ -66,6 +66,10 @@ public:
 /// by the JIT layer's static initializer and by tests.
 void registerCompiler(attn_target target, std::shared_ptr<Compiler> compiler);
 
+/// Sets the calling thread's attn_last_error() message (for C entry points
+/// implemented outside the runtime, such as the JIT's).
+void setLastError(const std::string &message);
+
 } // namespace attn
 
 #endif // ATTN_RUNTIME_BACKEND_H

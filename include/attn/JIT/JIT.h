@@ -1,0 +1,30 @@
+//===- JIT.h - compile runtime kernel specs with MLIR, in process -*- C++ -*-===//
+//
+// The only layer that links both the runtime and MLIR. It turns an
+// attn_spec into the kernel's source IR (an entry function over memrefs
+// wrapping one attn.sdpa), runs the target's pipeline and hands the runtime
+// an attn::Executable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_JIT_JIT_H
+#define ATTN_JIT_JIT_H
+
+#include "attn/runtime/attn.h"
+
+#include <string>
+
+namespace mlir::attn::jit {
+
+/// Name of the entry function in every kernel's source.
+inline constexpr const char *kEntryName = "attn_kernel";
+
+/// The kernel's source IR for `spec` (validated and normalized by the
+/// runtime): `func.func @attn_kernel` whose arguments are, in order, q, k,
+/// v, [mask], out, [lse] as strided memrefs (last dimension contiguous,
+/// every other stride and the offset dynamic), then [seed: i64] when the
+/// spec has dropout. Static spec dimensions are static in the types.
+std::string buildKernelSource(const attn_spec &spec);
+
+} // namespace mlir::attn::jit
+
+#endif

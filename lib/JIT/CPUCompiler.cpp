@@ -1,0 +1,182 @@
+//===- CPUCompiler.cpp - the runtime's cpu target: pipeline + ExecutionEngine -===//
+#include "attn/InitAll.h"
+#include "attn/JIT/JIT.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/runtime/Backend.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+#include <thread>
+#include <vector>
+
+using namespace mlir;
+
+namespace {
+
+/// The layout of a ranked memref descriptor as the LLVM lowering passes it.
+template <int Rank>
+struct MemRefDescriptor {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes[Rank];
+  int64_t strides[Rank];
+};
+
+template <int Rank>
+MemRefDescriptor<Rank> describe(const ::attn::TensorView &t) {
+  MemRefDescriptor<Rank> d;
+  d.allocated = d.aligned = t.data;
+  d.offset = 0;
+  for (int i = 0; i < Rank; ++i) {
+    d.sizes[i] = t.shape[i];
+    d.strides[i] = t.strides[i];
+  }
+  return d;
+}
+
+class CPUExecutable final : public ::attn::Executable {
+public:
+  CPUExecutable(std::unique_ptr<ExecutionEngine> engine,
+                void (*fn)(void **), const attn_spec &spec)
+      : engine(std::move(engine)), fn(fn), spec(spec) {}
+
+  attn_status run(const ::attn::KernelArgs &a, std::string &) override {
+    auto q = describe<4>(a.q), k = describe<4>(a.k), v = describe<4>(a.v),
+         mask = describe<4>(a.mask), out = describe<4>(a.out);
+    auto lse = describe<3>(a.lse);
+    void *qp = &q, *kp = &k, *vp = &v, *mp = &mask, *op = &out, *lp = &lse;
+    int64_t seed = static_cast<int64_t>(a.seed);
+    // The packed calling convention: one pointer per argument of the
+    // _mlir_ciface_ wrapper, which takes descriptors by pointer.
+    std::vector<void *> args = {&qp, &kp, &vp};
+    if (spec.mask != ATTN_MASK_NONE)
+      args.push_back(&mp);
+    args.push_back(&op);
+    if (spec.return_lse)
+      args.push_back(&lp);
+    if (spec.dropout_p > 0.0)
+      args.push_back(&seed);
+    fn(args.data());
+    return ATTN_OK;
+  }
+
+private:
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*fn)(void **);
+  attn_spec spec;
+};
+
+class CPUCompiler final : public ::attn::Compiler {
+public:
+  attn_status available(std::string &) override { return ATTN_OK; }
+
+  attn_status compile(const attn_spec &spec, ::attn::CompileResult &result,
+                      std::string &error) override {
+    static std::once_flag initOnce;
+    std::call_once(initOnce, [] {
+      llvm::InitializeNativeTarget();
+      llvm::InitializeNativeTargetAsmPrinter();
+    });
+
+    result.source = mlir::attn::jit::buildKernelSource(spec);
+
+    DialectRegistry registry;
+    mlir::attn::registerAllDialects(registry);
+    registerAllToLLVMIRTranslations(registry);
+    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+    context.loadAllAvailableDialects();
+
+    std::string diagnostics;
+    llvm::raw_string_ostream diagOS(diagnostics);
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      diagOS << diag.getLocation() << ": " << diag << "\n";
+      for (Diagnostic &note : diag.getNotes())
+        diagOS << "  note: " << note << "\n";
+      return success();
+    });
+
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(result.source, &context);
+    if (!module) {
+      error = "cpu: the kernel source does not parse: " + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+    if (failed(verify(*module))) {
+      // The runtime validated the spec, so a verifier failure here means
+      // the spec and the op disagree: report it as invalid input.
+      error = "cpu: the kernel does not verify: " + diagnostics;
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+
+    mlir::attn::AttnToCPUPipelineOptions options;
+    options.math = spec.variant == ATTN_VARIANT_MATH;
+    options.blockQ = spec.block_q > 0 ? spec.block_q : 64;
+    options.blockKv = spec.block_kv > 0 ? spec.block_kv : 64;
+    options.kvSplits = spec.kv_splits;
+    options.parallelism =
+        static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+    PassManager pm(&context);
+    mlir::attn::buildAttnToCPUPipeline(pm, options);
+    if (failed(pm.run(*module))) {
+      error = "cpu: the pipeline failed: " + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+
+    auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!tmBuilder) {
+      error = "cpu: cannot describe the host: " +
+              llvm::toString(tmBuilder.takeError());
+      return ATTN_ERROR_BACKEND;
+    }
+    tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto tm = tmBuilder->createTargetMachine();
+    if (!tm) {
+      error = "cpu: cannot create the host target machine: " +
+              llvm::toString(tm.takeError());
+      return ATTN_ERROR_BACKEND;
+    }
+    ExecutionEngineOptions engineOptions;
+    engineOptions.transformer =
+        makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, tm->get());
+    engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+    auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
+    if (!engine) {
+      error = "cpu: LLVM code generation failed: " +
+              llvm::toString(engine.takeError()) + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+    std::string entry = std::string("_mlir_ciface_") + mlir::attn::jit::kEntryName;
+    auto fn = (*engine)->lookupPacked(entry);
+    if (!fn) {
+      error = "cpu: entry point missing after code generation: " +
+              llvm::toString(fn.takeError());
+      return ATTN_ERROR_COMPILE;
+    }
+    result.executable = std::make_unique<CPUExecutable>(std::move(*engine),
+                                                        *fn, spec);
+    return ATTN_OK;
+  }
+};
+
+// Loading libattn registers the cpu compiler with the runtime.
+const bool registered = [] {
+  ::attn::registerCompiler(ATTN_TARGET_CPU, std::make_shared<CPUCompiler>());
+  return true;
+}();
+
+} // namespace

@@ -1,0 +1,116 @@
+//===- KernelSource.cpp - the entry-function IR the JIT compiles per spec -===//
+#include "attn/JIT/JIT.h"
+
+#include <cstdio>
+#include <sstream>
+
+using namespace mlir::attn;
+
+namespace {
+std::string dim(int64_t d) {
+  return d == ATTN_DYNAMIC ? std::string("?") : std::to_string(d);
+}
+
+const char *eltType(attn_dtype t) {
+  switch (t) {
+  case ATTN_DTYPE_F16:
+    return "f16";
+  case ATTN_DTYPE_BF16:
+    return "bf16";
+  case ATTN_DTYPE_F32:
+    return "f32";
+  case ATTN_DTYPE_BOOL:
+    return "i1";
+  }
+  return "f32";
+}
+
+std::string fp(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17e", v);
+  return buf;
+}
+
+struct Shaped {
+  std::string dims; // "2x?x128x64xf16"
+  int rank;
+  std::string memref() const {
+    std::string strides = rank == 4 ? "[?, ?, ?, 1]" : "[?, ?, 1]";
+    return "memref<" + dims + ", strided<" + strides + ", offset: ?>>";
+  }
+  std::string tensor() const { return "tensor<" + dims + ">"; }
+};
+
+Shaped make(std::initializer_list<int64_t> ds, const char *elt) {
+  std::string s;
+  for (int64_t d : ds)
+    s += dim(d) + "x";
+  return {s + elt, static_cast<int>(ds.size())};
+}
+} // namespace
+
+std::string jit::buildKernelSource(const attn_spec &spec) {
+  const char *elt = eltType(spec.dtype);
+  int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+  Shaped q = make({spec.batch, spec.heads_q, spec.seq_q, spec.head_dim}, elt);
+  Shaped k = make({spec.batch, spec.heads_kv, spec.seq_kv, spec.head_dim}, elt);
+  Shaped v = make({spec.batch, spec.heads_kv, spec.seq_kv, dv}, elt);
+  Shaped out = make({spec.batch, spec.heads_q, spec.seq_q, dv}, elt);
+  Shaped lse = make({spec.batch, spec.heads_q, spec.seq_q}, "f32");
+  // The runtime expands a broadcast mask to [B, Hq] with stride 0.
+  Shaped mask = make({spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv},
+                     spec.mask == ATTN_MASK_BOOL ? "i1"
+                                                 : eltType(spec.mask_dtype));
+  bool hasMask = spec.mask != ATTN_MASK_NONE;
+  bool hasLse = spec.return_lse != 0;
+  bool hasDropout = spec.dropout_p > 0.0;
+
+  std::ostringstream os;
+  os << "// attn kernel: dtype=" << elt << " D=" << spec.head_dim
+     << " Dv=" << dv << (spec.causal ? " causal" : "")
+     << (hasMask ? (spec.mask == ATTN_MASK_BOOL ? " mask=bool" : " mask=additive")
+                 : "")
+     << (hasDropout ? " dropout" : "") << (hasLse ? " lse" : "") << "\n";
+  os << "func.func @" << kEntryName << "(%q: " << q.memref()
+     << ", %k: " << k.memref() << ", %v: " << v.memref();
+  if (hasMask)
+    os << ", %mask: " << mask.memref();
+  os << ", %out: " << out.memref();
+  if (hasLse)
+    os << ", %lse: " << lse.memref();
+  if (hasDropout)
+    os << ", %seed: i64";
+  os << ") attributes {llvm.emit_c_interface} {\n";
+  auto toTensor = [&](const char *name, const Shaped &s) {
+    os << "  %" << name << "_t = bufferization.to_tensor %" << name
+       << " restrict : " << s.memref() << " to " << s.tensor() << "\n";
+  };
+  toTensor("q", q);
+  toTensor("k", k);
+  toTensor("v", v);
+  if (hasMask)
+    toTensor("mask", mask);
+  os << "  " << (hasLse ? "%o, %l" : "%o") << " = attn.sdpa %q_t, %k_t, %v_t";
+  if (hasMask)
+    os << " mask(%mask_t : " << mask.tensor() << ")";
+  if (spec.causal)
+    os << " causal";
+  if (spec.scale != 0.0)
+    os << " scale(" << fp(spec.scale) << ")";
+  if (hasDropout)
+    os << " dropout(" << fp(spec.dropout_p) << ", seed %seed)";
+  os << " : " << q.tensor() << ", " << k.tensor() << ", " << v.tensor()
+     << " -> " << out.tensor();
+  if (hasLse)
+    os << ", " << lse.tensor();
+  os << "\n";
+  os << "  bufferization.materialize_in_destination %o in restrict writable "
+        "%out : ("
+     << out.tensor() << ", " << out.memref() << ") -> ()\n";
+  if (hasLse)
+    os << "  bufferization.materialize_in_destination %l in restrict writable "
+          "%lse : ("
+       << lse.tensor() << ", " << lse.memref() << ") -> ()\n";
+  os << "  return\n}\n";
+  return os.str();
+}
