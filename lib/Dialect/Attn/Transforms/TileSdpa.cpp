@@ -486,7 +486,8 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     SmallVector<OpFoldResult> strides(5, one);
     tensor::ParallelInsertSliceOp::create(rewriter, loc, st.acc, outArgs[0],
                                           offs, sizes, strides);
-    for (auto [i, v] : llvm::enumerate(ArrayRef<Value>{st.max, st.sum}))
+    SmallVector<Value> stats{st.max, st.sum};
+    for (auto [i, v] : llvm::enumerate(stats))
       tensor::ParallelInsertSliceOp::create(
           rewriter, loc, v, outArgs[i + 1], ArrayRef(offs).drop_back(),
           ArrayRef(sizes).drop_back(), ArrayRef(strides).drop_back());
