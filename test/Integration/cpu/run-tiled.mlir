@@ -2,7 +2,8 @@
 // Numerical check of attn-tile-sdpa + attn-decompose-online-attention on
 // cpu: tails (no tile size divides Sq, Skv), causal with Sq < Skv and
 // Sq > Skv (fully masked rows give 0 and -inf), GQA with a keep-mask,
-// split-KV (kv_splits = 3) with an additive mask. Outputs are rounded
+// split-KV (kv_splits = 3) with an additive mask, dropout (Philox keyed by
+// (seed, b, h, i, j)) with GQA, B = 2 and split-KV. Outputs are rounded
 // to 4 decimals before printing.
 // RUN: attn-opt %s --attn-tile-sdpa --attn-decompose-online-attention \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" \
@@ -149,6 +150,25 @@ func.func @splitkv_sq_gt_skv() {
   return
 }
 
+func.func @dropout_gqa_split() {
+  vector.print str "case dropout_gqa_split\n"
+  %q = arith.constant dense<[0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875]> : tensor<48xf32>
+  %k = arith.constant dense<[-0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375]> : tensor<40xf32>
+  %v = arith.constant dense<[-0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0]> : tensor<40xf32>
+  %q4 = tensor.expand_shape %q [[0, 1, 2, 3]] output_shape [2, 2, 3, 4] : tensor<48xf32> into tensor<2x2x3x4xf32>
+  %k4 = tensor.expand_shape %k [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf32> into tensor<2x1x5x4xf32>
+  %v4 = tensor.expand_shape %v [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf32> into tensor<2x1x5x4xf32>
+  %seed = arith.constant 4886718345 : i64
+  %o, %l = attn.sdpa %q4, %k4, %v4 causal dropout(0.25, seed %seed) {tiling = #attn.tiling<block_q = 2, block_kv = 2, kv_splits = 2>} : tensor<2x2x3x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x4xf32> -> tensor<2x2x3x4xf32>, tensor<2x2x3xf32>
+  %of = tensor.collapse_shape %o [[0, 1, 2, 3]] : tensor<2x2x3x4xf32> into tensor<48xf32>
+  %lf = tensor.collapse_shape %l [[0, 1, 2]] : tensor<2x2x3xf32> into tensor<12xf32>
+  %od = tensor.cast %of : tensor<48xf32> to tensor<?xf32>
+  %ld = tensor.cast %lf : tensor<12xf32> to tensor<?xf32>
+  call @print_rounded(%od) : (tensor<?xf32>) -> ()
+  call @print_rounded(%ld) : (tensor<?xf32>) -> ()
+  return
+}
+
 func.func @main() {
   call @tails() : () -> ()
   call @causal_sq_lt_skv() : () -> ()
@@ -156,6 +176,7 @@ func.func @main() {
   call @gqa_bool_mask() : () -> ()
   call @splitkv_causal() : () -> ()
   call @splitkv_sq_gt_skv() : () -> ()
+  call @dropout_gqa_split() : () -> ()
   return
 }
 
@@ -189,3 +210,8 @@ func.func @main() {
 // CHECK-NEXT: [0,  0,  0,  0,  0,  0,  0,  0,  0.625,  1,  -0.75,  -0.375,  0.3259,  0.7009,  -0.0322,  -0.6741,  0.1084,  0.4834,  -0.1268,  -0.275,  0.3823,  0.1492,  -0.2326,  -0.3095]
 // CHECK: sizes = [6]
 // CHECK-NEXT: [-inf,  -inf,  -0.1875,  0.2995,  1.0499,  1.548]
+// CHECK-LABEL: case dropout_gqa_split
+// CHECK: sizes = [48]
+// CHECK-NEXT: [-0.1385,  0.3615,  0.1219,  -0.6071,  -0.4831,  0.0169,  0.0492,  0.0994,  0.4938,  0.0509,  -0.4139,  -0.1663,  -0.0258,  0.1601,  -0.2319,  -0.0461,  -0.5524,  -0.1182,  -0.0907,  0.3435,  0.1416,  -0.1162,  -0.3124,  -0.2146,  -0.589,  -0.089,  0.411,  0.0351,  -0.3522,  0.0416,  0.0818,  0.4756,  0.1375,  0.3791,  0.008,  -0.1815,  -0.6446,  -0.1446,  0.3554,  0.0334,  -0.1296,  0.2797,  0.689,  -0.2145,  0.1185,  0.4064,  0.2478,  0.0642]
+// CHECK: sizes = [12]
+// CHECK-NEXT: [0.8509,  1.5435,  1.7557,  1.4023,  1.5898,  1.7896,  0.9553,  1.6355,  1.6093,  1.003,  1.6365,  1.5044]
