@@ -18,6 +18,7 @@ CASES = [
     ("gqa_bool_mask", 1, 4, 2, 3, 5, 4, 2, False, "bool", 2, 2, 1, 0.0),
     ("splitkv_causal", 1, 2, 1, 3, 8, 4, 4, True, "add", 2, 2, 3, 0.0),
     ("splitkv_sq_gt_skv", 1, 1, 1, 6, 4, 4, 4, True, "", 2, 1, 3, 0.0),
+    ("causal_multi_diag", 1, 1, 1, 19, 19, 4, 4, True, "", 8, 4, 1, 0.0),
     ("dropout_gqa_split", 2, 2, 1, 3, 5, 4, 4, True, "", 2, 2, 2, 0.25),
 ]
 SEED = 0x123456789
