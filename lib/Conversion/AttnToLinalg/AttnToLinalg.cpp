@@ -223,7 +223,9 @@ Value SdpaLowering::applyMasks(Value raw) {
                      .getResult();
   }
   Value scale = f32Const(op.getEffectiveScale());
-  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  Value negInf = boolMask || diag
+                     ? f32Const(-std::numeric_limits<double>::infinity())
+                     : Value();
 
   SmallVector<IteratorType> iters(4, IteratorType::parallel);
   return linalg::GenericOp::create(
