@@ -363,10 +363,13 @@ Value SdpaLowering::normalize(Value p, Value l) {
 // O[b,h,i,e] = sum_j Pn[b,h,i,j] * f32(v[b,h/g,j,e])
 Value SdpaLowering::attend(Value pn) {
   Value init = filled({B, Hq, Sq, Dv}, 0.0);
-  AffineExpr b, h, i, e, j;
-  bindDims(ctx, b, h, i, e, j);
-  SmallVector<IteratorType> iters(4, IteratorType::parallel);
-  iters.push_back(IteratorType::reduction);
+  // Loops (b, h, i, j, e): the key reduction sits outside the value
+  // dimension so the innermost loop walks rows of V and O contiguously.
+  AffineExpr b, h, i, j, e;
+  bindDims(ctx, b, h, i, j, e);
+  SmallVector<IteratorType> iters = {
+      IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+      IteratorType::reduction, IteratorType::parallel};
   auto contract =
       arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
   auto accumulate = arith::FastMathFlagsAttr::get(
@@ -397,8 +400,8 @@ Value SdpaLowering::attend(Value pn) {
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value ib = linalg::IndexOp::create(nb, nl, 0);
                Value ih = linalg::IndexOp::create(nb, nl, 1);
-               Value ie = linalg::IndexOp::create(nb, nl, 3);
-               Value ij = linalg::IndexOp::create(nb, nl, 4);
+               Value ij = linalg::IndexOp::create(nb, nl, 3);
+               Value ie = linalg::IndexOp::create(nb, nl, 4);
                Value kvh = arith::DivUIOp::create(nb, nl, ih, g);
                Value vv = tensor::ExtractOp::create(
                    nb, nl, value, ValueRange{ib, kvh, ij, ie});

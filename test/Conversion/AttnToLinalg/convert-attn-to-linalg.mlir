@@ -7,7 +7,6 @@
 // CHECK-DAG: #[[S5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[ID4:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
-// CHECK-DAG: #[[V5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
 // CHECK-LABEL: func.func @basic_f16(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x16xf16>, %[[K:[^:]+]]: tensor<1x2x8x16xf16>, %[[V:[^:]+]]: tensor<1x2x8x32xf16>)
 // S_raw[b,h,i,j] = sum_d f32(q[b,h,i,d]) * f32(k[b,h,j,d])
@@ -49,7 +48,7 @@
 // CHECK: arith.select %[[EMPTY]], %[[Z2]], %[[DIV]] : f32
 // O[b,h,i,e] = sum_j Pn[b,h,i,j] * f32(v[b,h,j,e])
 // CHECK: %[[OINIT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x2x8x32xf32>)
-// CHECK: %[[O:.+]] = linalg.generic {indexing_maps = [#[[Q5]], #[[V5]], #[[S5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: %[[O:.+]] = linalg.generic {indexing_maps = [#[[S5]], #[[K5]], #[[Q5]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
 // CHECK-SAME: ins(%[[PN]], %[[V]] : tensor<1x2x8x8xf32>, tensor<1x2x8x32xf16>) outs(%[[OINIT]] : tensor<1x2x8x32xf32>)
 // CHECK: arith.extf %{{.+}} : f16 to f32
 // CHECK: arith.mulf {{.+}} fastmath<contract> : f32
@@ -69,14 +68,13 @@ func.func @basic_f16(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: ten
 // -----
 
 // CHECK-DAG: #[[KG:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 4, d3, d4)>
-// CHECK-DAG: #[[VG:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 4, d4, d3)>
 // CHECK-LABEL: func.func @gqa_static(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<2x8x4x16xf32>, %[[K:[^:]+]]: tensor<2x2x6x16xf32>, %[[V:[^:]+]]: tensor<2x2x6x16xf32>)
 // kv head = h floordiv (Hq / Hkv) = h floordiv 4, in the indexing maps: K and V are never copied
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KG]], #{{.+}}]{{.+}} ins(%[[Q]], %[[K]] : tensor<2x8x4x16xf32>, tensor<2x2x6x16xf32>) outs(%{{.+}} : tensor<2x8x4x6xf32>)
 // f32 inputs are used as they are
 // CHECK-NOT: arith.extf
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[VG]], #{{.+}}]{{.+}} ins(%{{.+}}, %[[V]] : tensor<2x8x4x6xf32>, tensor<2x2x6x16xf32>) outs(%{{.+}} : tensor<2x8x4x16xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KG]], #{{.+}}]{{.+}} ins(%{{.+}}, %[[V]] : tensor<2x8x4x6xf32>, tensor<2x2x6x16xf32>) outs(%{{.+}} : tensor<2x8x4x16xf32>)
 // CHECK-NOT: arith.truncf
 // CHECK: return
 func.func @gqa_static(%q: tensor<2x8x4x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x6x16xf32>) -> tensor<2x8x4x16xf32> {
