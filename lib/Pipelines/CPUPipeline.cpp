@@ -48,6 +48,9 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // frees the previous iteration's.
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.allowReturnAllocsFromLoops = true;
+  // Functions that take and return tensors (attn-opt / attn-translate
+  // input) get memref signatures; the JIT's entry already has them.
+  bufferize.bufferizeFunctionBoundaries = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
