@@ -60,3 +60,11 @@ for target in ("vulkan", "cuda"):
 lit_config.note("attn optional features: " + ", ".join(
     f for f in ("ptxas", "vulkan", "cuda") if f in config.available_features)
     + " (missing ones skip their tests)")
+
+# mlir-runner and its support libraries, for execution tests of the lowered
+# IR (e.g. the numerical check of convert-attn-to-linalg).
+_llvm_prefix = os.path.dirname(config.llvm_tools_dir)
+config.substitutions.append(
+    ("%mlir_runner_utils_dir", os.path.join(_llvm_prefix, "lib")))
+config.substitutions.append(
+    ("%mlir_runner", os.path.join(config.llvm_tools_dir, "mlir-runner")))
