@@ -455,6 +455,7 @@ TEST(Numeric, StaticShapesAndScale) {
 std::vector<uint8_t> keptPattern(const Case &base, int64_t *kept) {
   Case c = base;
   c.dtype = ATTN_DTYPE_F32;
+  EXPECT_EQ(c.Hkv, 1); // one-hot V rows below are per kv head
   c.D = 32;
   c.Dv = c.Skv;
   auto rng = testRng();
@@ -490,32 +491,39 @@ TEST(Dropout, KeptPatternMatchesPhiloxAndTiling) {
   c.Skv = 96;
   c.dropout = 0.25;
   c.seed = 0x5EED0123456789ull;
+  // The expected pattern: the reference's Philox decision per element.
+  std::vector<uint8_t> expected;
+  for (uint32_t b = 0; b < c.B; ++b)
+    for (uint32_t h = 0; h < c.Hq; ++h)
+      for (uint32_t i = 0; i < c.Sq; ++i)
+        for (uint32_t j = 0; j < c.Skv; ++j)
+          expected.push_back(dropoutKeep(c.seed, b, h, i, j, c.dropout));
+  auto expectPattern = [&](const Case &run, const char *what) {
+    int64_t kept = 0;
+    std::vector<uint8_t> got = keptPattern(run, &kept);
+    if (got.empty())
+      return; // launch() already failed the test
+    size_t mismatches = 0;
+    for (size_t n = 0; n < expected.size(); ++n)
+      mismatches += got[n] != expected[n];
+    EXPECT_EQ(mismatches, 0u) << what << " dropped other elements than Philox";
+    // Kept fraction within 5 binomial standard deviations of 1 - p.
+    const double total = double(got.size()), p = run.dropout;
+    EXPECT_NEAR(double(kept), total * (1 - p),
+                5 * std::sqrt(total * p * (1 - p)))
+        << what;
+  };
+  Case m = c;
+  m.variant = ATTN_VARIANT_MATH;
+  expectPattern(m, "the math variant");
   c.blockQ = 16;
   c.blockKv = 32;
   c.kvSplits = 1;
-  int64_t keptA = 0, keptB = 0;
-  std::vector<uint8_t> a = keptPattern(c, &keptA);
+  expectPattern(c, "tiling 16x32");
   c.blockQ = 32;
   c.blockKv = 16;
   c.kvSplits = 3;
-  std::vector<uint8_t> b = keptPattern(c, &keptB);
-  c.variant = ATTN_VARIANT_MATH;
-  int64_t keptM = 0;
-  std::vector<uint8_t> m = keptPattern(c, &keptM);
-  ASSERT_EQ(a.size(), size_t(c.B * c.Hq * c.Sq * c.Skv));
-  EXPECT_EQ(a, b) << "two tilings dropped different elements";
-  EXPECT_EQ(a, m) << "tiled and math variants dropped different elements";
-  // Every decision equals the reference's Philox decision.
-  size_t n = 0, mismatches = 0;
-  for (uint32_t bb = 0; bb < c.B; ++bb)
-    for (uint32_t h = 0; h < c.Hq; ++h)
-      for (uint32_t i = 0; i < c.Sq; ++i)
-        for (uint32_t j = 0; j < c.Skv; ++j, ++n)
-          mismatches += a[n] != dropoutKeep(c.seed, bb, h, i, j, c.dropout);
-  EXPECT_EQ(mismatches, 0u);
-  // Kept fraction within 5 binomial standard deviations of 1 - p.
-  const double total = double(a.size()), p = c.dropout;
-  EXPECT_NEAR(double(keptA), total * (1 - p), 5 * std::sqrt(total * p * (1 - p)));
+  expectPattern(c, "tiling 32x16, 3 kv splits");
 }
 
 TEST(Dropout, TilingsAgreeAndSeedMatters) {
