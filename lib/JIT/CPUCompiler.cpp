@@ -154,6 +154,9 @@ public:
     engineOptions.transformer =
         makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, tm->get());
     engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+    // The parallel tiles call LLVM's OpenMP runtime (__kmpc_*).
+    static const llvm::StringRef sharedLibs[] = {ATTN_LIBOMP_PATH};
+    engineOptions.sharedLibPaths = sharedLibs;
     auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
     if (!engine) {
       error = "cpu: LLVM code generation failed: " +

@@ -43,7 +43,15 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // Guarantees: memrefs only; every temporary allocated inside the tile
   // loops is freed in the same iteration.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
-  pm.addPass(bufferization::createOneShotBufferizePass());
+  // The key loop's state (acc, max, sum) may be yielded in fresh buffers
+  // when a step cannot update it in place; the deallocation pipeline below
+  // frees the previous iteration's.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.allowReturnAllocsFromLoops = true;
+  // Functions that take and return tensors (attn-opt / attn-translate
+  // input) get memref signatures; the JIT's entry already has them.
+  bufferize.bufferizeFunctionBoundaries = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createForallToParallelLoopPass());
   pm.addPass(createCanonicalizerPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;

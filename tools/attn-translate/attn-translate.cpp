@@ -56,6 +56,8 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
     return op->emitError("attn-to-llvmir expects a builtin.module");
   if (needsLowering(module)) {
     PassManager pm(module.getContext());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
     attn::AttnToCPUPipelineOptions options;
     options.math = clMath;
     options.blockQ = clBlockQ;
@@ -75,6 +77,7 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
 
 int main(int argc, char **argv) {
   attn::registerAllPasses();
+  registerPassManagerCLOptions();
   registerAllTranslations();
   TranslateFromMLIRRegistration reg(
       "attn-to-llvmir",

@@ -127,14 +127,15 @@ Value SdpaLowering::scores() {
   bindDims(ctx, b, h, i, j, d);
   SmallVector<IteratorType> iters(4, IteratorType::parallel);
   iters.push_back(IteratorType::reduction);
-  auto contract = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+  auto contract =
+      arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
   auto accumulate = arith::FastMathFlagsAttr::get(
       ctx, arith::FastMathFlags::contract | arith::FastMathFlags::reassoc);
   Value key = op.getKey();
 
   if (std::optional<AffineExpr> kvh = kvHeadExpr(h)) {
-    SmallVector<AffineMap> maps = {map(5, {b, h, i, d}), map(5, {b, *kvh, j, d}),
-                                   map(5, {b, h, i, j})};
+    SmallVector<AffineMap> maps = {
+        map(5, {b, h, i, d}), map(5, {b, *kvh, j, d}), map(5, {b, h, i, j})};
     return linalg::GenericOp::create(
                rw, loc, init.getType(), ValueRange{op.getQuery(), key},
                ValueRange{init}, maps, iters,
@@ -165,8 +166,8 @@ Value SdpaLowering::scores() {
                Value kvh = arith::DivUIOp::create(nb, nl, ih, g);
                Value kv = tensor::ExtractOp::create(
                    nb, nl, key, ValueRange{ib, kvh, ij, id});
-               Value prod = arith::MulFOp::create(nb, nl, toF32(nb, nl, args[0]),
-                                                  toF32(nb, nl, kv), contract);
+               Value prod = arith::MulFOp::create(
+                   nb, nl, toF32(nb, nl, args[0]), toF32(nb, nl, kv), contract);
                Value sum =
                    arith::AddFOp::create(nb, nl, args[1], prod, accumulate);
                linalg::YieldOp::create(nb, nl, sum);
@@ -216,14 +217,15 @@ Value SdpaLowering::applyMasks(Value raw) {
   if (op.getCausal()) {
     std::optional<int64_t> skvC = getConstantIntValue(Skv),
                            sqC = getConstantIntValue(Sq);
-    diag = skvC && sqC
-               ? arith::ConstantIndexOp::create(rw, loc, *skvC - *sqC)
-                     .getResult()
-               : arith::SubIOp::create(rw, loc, index(Skv), index(Sq))
-                     .getResult();
+    diag =
+        skvC && sqC
+            ? arith::ConstantIndexOp::create(rw, loc, *skvC - *sqC).getResult()
+            : arith::SubIOp::create(rw, loc, index(Skv), index(Sq)).getResult();
   }
   Value scale = f32Const(op.getEffectiveScale());
-  Value negInf = f32Const(-std::numeric_limits<double>::infinity());
+  Value negInf = boolMask || diag
+                     ? f32Const(-std::numeric_limits<double>::infinity())
+                     : Value();
 
   SmallVector<IteratorType> iters(4, IteratorType::parallel);
   return linalg::GenericOp::create(
@@ -236,9 +238,11 @@ Value SdpaLowering::applyMasks(Value raw) {
                } else if (maskTy) {
                  Value zero = arith::ConstantIndexOp::create(nb, nl, 0);
                  Value mb = arith::SelectOp::create(
-                     nb, nl, maskBIsOne, zero, linalg::IndexOp::create(nb, nl, 0));
+                     nb, nl, maskBIsOne, zero,
+                     linalg::IndexOp::create(nb, nl, 0));
                  Value mh = arith::SelectOp::create(
-                     nb, nl, maskHIsOne, zero, linalg::IndexOp::create(nb, nl, 1));
+                     nb, nl, maskHIsOne, zero,
+                     linalg::IndexOp::create(nb, nl, 1));
                  m = tensor::ExtractOp::create(
                      nb, nl, mask,
                      ValueRange{mb, mh, linalg::IndexOp::create(nb, nl, 2),
@@ -270,16 +274,18 @@ Value SdpaLowering::rowReduce(Value s, double init, bool isMax) {
   SmallVector<AffineMap> maps = {map(4, {b, h, i, j}), map(4, {b, h, i})};
   SmallVector<IteratorType> iters(3, IteratorType::parallel);
   iters.push_back(IteratorType::reduction);
-  auto reassoc = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::reassoc);
+  auto reassoc =
+      arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::reassoc);
   return linalg::GenericOp::create(
-             rw, loc, out.getType(), ValueRange{s}, ValueRange{out}, maps, iters,
+             rw, loc, out.getType(), ValueRange{s}, ValueRange{out}, maps,
+             iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value r = isMax ? arith::MaximumFOp::create(nb, nl, args[1],
-                                                           args[0])
-                                     .getResult()
-                               : arith::AddFOp::create(nb, nl, args[1], args[0],
-                                                       reassoc)
-                                     .getResult();
+               Value r =
+                   isMax ? arith::MaximumFOp::create(nb, nl, args[1], args[0])
+                               .getResult()
+                         : arith::AddFOp::create(nb, nl, args[1], args[0],
+                                                 reassoc)
+                               .getResult();
                linalg::YieldOp::create(nb, nl, r);
              })
       .getResult(0);
@@ -312,13 +318,14 @@ Value SdpaLowering::exponentials(Value s, Value m) {
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value x = arith::SubFOp::create(nb, nl, args[0],
                                                safeMax(nb, nl, args[1]));
-               linalg::YieldOp::create(nb, nl,
-                                       math::ExpOp::create(nb, nl, x).getResult());
+               linalg::YieldOp::create(
+                   nb, nl, math::ExpOp::create(nb, nl, x).getResult());
              })
       .getResult(0);
 }
 
-// Pn = l == 0 ? 0 : P / l ; with dropout: Pn = keep(seed,b,h,i,j) ? Pn/(1-p) : 0
+// Pn = l == 0 ? 0 : P / l ; with dropout: Pn = keep(seed,b,h,i,j) ? Pn/(1-p) :
+// 0
 Value SdpaLowering::normalize(Value p, Value l) {
   Value init = emptyF32({B, Hq, Sq, Skv});
   AffineExpr b, h, i, j;
@@ -356,18 +363,22 @@ Value SdpaLowering::normalize(Value p, Value l) {
 // O[b,h,i,e] = sum_j Pn[b,h,i,j] * f32(v[b,h/g,j,e])
 Value SdpaLowering::attend(Value pn) {
   Value init = filled({B, Hq, Sq, Dv}, 0.0);
-  AffineExpr b, h, i, e, j;
-  bindDims(ctx, b, h, i, e, j);
-  SmallVector<IteratorType> iters(4, IteratorType::parallel);
-  iters.push_back(IteratorType::reduction);
-  auto contract = arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
+  // Loops (b, h, i, j, e): the key reduction sits outside the value
+  // dimension so the innermost loop walks rows of V and O contiguously.
+  AffineExpr b, h, i, j, e;
+  bindDims(ctx, b, h, i, j, e);
+  SmallVector<IteratorType> iters = {
+      IteratorType::parallel, IteratorType::parallel, IteratorType::parallel,
+      IteratorType::reduction, IteratorType::parallel};
+  auto contract =
+      arith::FastMathFlagsAttr::get(ctx, arith::FastMathFlags::contract);
   auto accumulate = arith::FastMathFlagsAttr::get(
       ctx, arith::FastMathFlags::contract | arith::FastMathFlags::reassoc);
   Value value = op.getValue();
 
   if (std::optional<AffineExpr> kvh = kvHeadExpr(h)) {
-    SmallVector<AffineMap> maps = {map(5, {b, h, i, j}), map(5, {b, *kvh, j, e}),
-                                   map(5, {b, h, i, e})};
+    SmallVector<AffineMap> maps = {
+        map(5, {b, h, i, j}), map(5, {b, *kvh, j, e}), map(5, {b, h, i, e})};
     return linalg::GenericOp::create(
                rw, loc, init.getType(), ValueRange{pn, value}, ValueRange{init},
                maps, iters,
@@ -389,8 +400,8 @@ Value SdpaLowering::attend(Value pn) {
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value ib = linalg::IndexOp::create(nb, nl, 0);
                Value ih = linalg::IndexOp::create(nb, nl, 1);
-               Value ie = linalg::IndexOp::create(nb, nl, 3);
-               Value ij = linalg::IndexOp::create(nb, nl, 4);
+               Value ij = linalg::IndexOp::create(nb, nl, 3);
+               Value ie = linalg::IndexOp::create(nb, nl, 4);
                Value kvh = arith::DivUIOp::create(nb, nl, ih, g);
                Value vv = tensor::ExtractOp::create(
                    nb, nl, value, ValueRange{ib, kvh, ij, ie});
@@ -418,12 +429,13 @@ Value SdpaLowering::logSumExp(Value m, Value l) {
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                Value empty = arith::CmpFOp::create(
                    nb, nl, arith::CmpFPredicate::OEQ, args[1], zero);
-               Value lse = arith::AddFOp::create(
-                   nb, nl, safeMax(nb, nl, args[0]),
-                   math::LogOp::create(nb, nl, args[1]));
+               Value lse =
+                   arith::AddFOp::create(nb, nl, safeMax(nb, nl, args[0]),
+                                         math::LogOp::create(nb, nl, args[1]));
                linalg::YieldOp::create(
                    nb, nl,
-                   arith::SelectOp::create(nb, nl, empty, negInf, lse).getResult());
+                   arith::SelectOp::create(nb, nl, empty, negInf, lse)
+                       .getResult());
              })
       .getResult(0);
 }
@@ -435,15 +447,16 @@ LogicalResult SdpaLowering::run() {
   Type maskTy = op.getMask() ? op.getMask().getType() : Type();
   Type elt = qTy.getElementType();
   if (!elt.isF16() && !elt.isBF16() && !elt.isF32())
-    return op.emitOpError() << "convert-attn-to-linalg: unsupported element type "
-                            << elt;
+    return op.emitOpError()
+           << "convert-attn-to-linalg: unsupported element type " << elt;
   if (op.getEffectiveDropout() > 0.0 && !op.getSeed())
     return op.emitOpError() << "convert-attn-to-linalg: dropout needs a seed";
 
   B = size({{qTy, 0}, {kTy, 0}, {vTy, 0}, {outTy, 0}, {lseTy, 0}},
            {op.getQuery(), 0});
   Hq = size({{qTy, 1}, {outTy, 1}, {lseTy, 1}}, {op.getQuery(), 1});
-  Sq = size({{qTy, 2}, {outTy, 2}, {lseTy, 2}, {maskTy, 2}}, {op.getQuery(), 2});
+  Sq =
+      size({{qTy, 2}, {outTy, 2}, {lseTy, 2}, {maskTy, 2}}, {op.getQuery(), 2});
   Skv = size({{kTy, 2}, {vTy, 2}, {maskTy, 3}}, {op.getKey(), 2});
   Dv = size({{vTy, 3}, {outTy, 3}}, {op.getValue(), 3});
   OpFoldResult hkv = size({{kTy, 1}, {vTy, 1}}, {op.getKey(), 1});
@@ -480,7 +493,8 @@ LogicalResult SdpaLowering::run() {
             SmallVector<IteratorType>(4, IteratorType::parallel),
             [&](OpBuilder &nb, Location nl, ValueRange args) {
               linalg::YieldOp::create(
-                  nb, nl, arith::TruncFOp::create(nb, nl, elt, args[0]).getResult());
+                  nb, nl,
+                  arith::TruncFOp::create(nb, nl, elt, args[0]).getResult());
             })
             .getResult(0);
   }
@@ -513,9 +527,8 @@ struct ConvertAttnToLinalgPass
     populateAttnToLinalgPatterns(patterns);
     // One walk, each op visited once: a failing op reports exactly one error.
     walkAndApplyPatterns(getOperation(), std::move(patterns));
-    WalkResult left = getOperation()->walk([](SdpaOp) {
-      return WalkResult::interrupt();
-    });
+    WalkResult left =
+        getOperation()->walk([](SdpaOp) { return WalkResult::interrupt(); });
     if (left.wasInterrupted())
       signalPassFailure();
   }

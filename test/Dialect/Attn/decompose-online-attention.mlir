@@ -3,7 +3,6 @@
 // CHECK-DAG: #[[QD:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[KD:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[RC3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// CHECK-DAG: #[[VT:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
 // CHECK-DAG: #[[RC:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[R:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func.func @step
@@ -59,7 +58,7 @@
 // acc' = alpha * acc + dropout(P) . V
 // CHECK: %[[ASC:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<2xf32>) outs(%[[ACC]] : tensor<2x4xf32>)
 // CHECK:   arith.mulf
-// CHECK: %[[ANEW:.+]] = linalg.generic {indexing_maps = [#[[QD]], #[[VT]], #[[RC3]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[PD]], %[[V]] : tensor<2x3xf32>, tensor<3x4xf16>) outs(%[[ASC]] : tensor<2x4xf32>)
+// CHECK: %[[ANEW:.+]] = linalg.generic {indexing_maps = [#[[RC3]], #[[KD]], #[[QD]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[PD]], %[[V]] : tensor<2x3xf32>, tensor<3x4xf16>) outs(%[[ASC]] : tensor<2x4xf32>)
 // CHECK:   arith.extf
 // CHECK:   arith.mulf {{.+}} fastmath<contract>
 // CHECK:   arith.addf {{.+}} fastmath<reassoc,contract>

@@ -2,7 +2,8 @@
 // Numerical check of attn-tile-sdpa + attn-decompose-online-attention on
 // cpu: tails (no tile size divides Sq, Skv), causal with Sq < Skv and
 // Sq > Skv (fully masked rows give 0 and -inf), GQA with a keep-mask,
-// split-KV (kv_splits = 3) with an additive mask. Outputs are rounded
+// split-KV (kv_splits = 3) with an additive mask, dropout (Philox keyed by
+// (seed, b, h, i, j)) with GQA, B = 2 and split-KV. Outputs are rounded
 // to 4 decimals before printing.
 // RUN: attn-opt %s --attn-tile-sdpa --attn-decompose-online-attention \
 // RUN:   --one-shot-bufferize="bufferize-function-boundaries allow-return-allocs-from-loops" \
@@ -149,6 +150,43 @@ func.func @splitkv_sq_gt_skv() {
   return
 }
 
+func.func @causal_multi_diag() {
+  vector.print str "case causal_multi_diag\n"
+  %q = arith.constant dense<[0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0]> : tensor<76xf32>
+  %k = arith.constant dense<[-0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375]> : tensor<76xf32>
+  %v = arith.constant dense<[-0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375]> : tensor<76xf32>
+  %q4 = tensor.expand_shape %q [[0, 1, 2, 3]] output_shape [1, 1, 19, 4] : tensor<76xf32> into tensor<1x1x19x4xf32>
+  %k4 = tensor.expand_shape %k [[0, 1, 2, 3]] output_shape [1, 1, 19, 4] : tensor<76xf32> into tensor<1x1x19x4xf32>
+  %v4 = tensor.expand_shape %v [[0, 1, 2, 3]] output_shape [1, 1, 19, 4] : tensor<76xf32> into tensor<1x1x19x4xf32>
+  %o, %l = attn.sdpa %q4, %k4, %v4 causal {tiling = #attn.tiling<block_q = 8, block_kv = 4, kv_splits = 1>} : tensor<1x1x19x4xf32>, tensor<1x1x19x4xf32>, tensor<1x1x19x4xf32> -> tensor<1x1x19x4xf32>, tensor<1x1x19xf32>
+  %of = tensor.collapse_shape %o [[0, 1, 2, 3]] : tensor<1x1x19x4xf32> into tensor<76xf32>
+  %lf = tensor.collapse_shape %l [[0, 1, 2]] : tensor<1x1x19xf32> into tensor<19xf32>
+  %od = tensor.cast %of : tensor<76xf32> to tensor<?xf32>
+  %ld = tensor.cast %lf : tensor<19xf32> to tensor<?xf32>
+  call @print_rounded(%od) : (tensor<?xf32>) -> ()
+  call @print_rounded(%ld) : (tensor<?xf32>) -> ()
+  return
+}
+
+func.func @dropout_gqa_split() {
+  vector.print str "case dropout_gqa_split\n"
+  %q = arith.constant dense<[-0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25]> : tensor<48xf32>
+  %k = arith.constant dense<[0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25]> : tensor<40xf32>
+  %v = arith.constant dense<[-0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5, -0.125, 0.25, 0.625, 1.0, -0.75, -0.375, 0.0, 0.375, 0.75, -1.0, -0.625, -0.25, 0.125, 0.5, 0.875, -0.875, -0.5]> : tensor<40xf32>
+  %q4 = tensor.expand_shape %q [[0, 1, 2, 3]] output_shape [2, 2, 3, 4] : tensor<48xf32> into tensor<2x2x3x4xf32>
+  %k4 = tensor.expand_shape %k [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf32> into tensor<2x1x5x4xf32>
+  %v4 = tensor.expand_shape %v [[0, 1, 2, 3]] output_shape [2, 1, 5, 4] : tensor<40xf32> into tensor<2x1x5x4xf32>
+  %seed = arith.constant 4886718345 : i64
+  %o, %l = attn.sdpa %q4, %k4, %v4 causal dropout(0.25, seed %seed) {tiling = #attn.tiling<block_q = 2, block_kv = 2, kv_splits = 2>} : tensor<2x2x3x4xf32>, tensor<2x1x5x4xf32>, tensor<2x1x5x4xf32> -> tensor<2x2x3x4xf32>, tensor<2x2x3xf32>
+  %of = tensor.collapse_shape %o [[0, 1, 2, 3]] : tensor<2x2x3x4xf32> into tensor<48xf32>
+  %lf = tensor.collapse_shape %l [[0, 1, 2]] : tensor<2x2x3xf32> into tensor<12xf32>
+  %od = tensor.cast %of : tensor<48xf32> to tensor<?xf32>
+  %ld = tensor.cast %lf : tensor<12xf32> to tensor<?xf32>
+  call @print_rounded(%od) : (tensor<?xf32>) -> ()
+  call @print_rounded(%ld) : (tensor<?xf32>) -> ()
+  return
+}
+
 func.func @main() {
   call @tails() : () -> ()
   call @causal_sq_lt_skv() : () -> ()
@@ -156,6 +194,8 @@ func.func @main() {
   call @gqa_bool_mask() : () -> ()
   call @splitkv_causal() : () -> ()
   call @splitkv_sq_gt_skv() : () -> ()
+  call @causal_multi_diag() : () -> ()
+  call @dropout_gqa_split() : () -> ()
   return
 }
 
@@ -189,3 +229,13 @@ func.func @main() {
 // CHECK-NEXT: [0,  0,  0,  0,  0,  0,  0,  0,  0.625,  1,  -0.75,  -0.375,  0.3259,  0.7009,  -0.0322,  -0.6741,  0.1084,  0.4834,  -0.1268,  -0.275,  0.3823,  0.1492,  -0.2326,  -0.3095]
 // CHECK: sizes = [6]
 // CHECK-NEXT: [-inf,  -inf,  -0.1875,  0.2995,  1.0499,  1.548]
+// CHECK-LABEL: case causal_multi_diag
+// CHECK: sizes = [76]
+// CHECK-NEXT: [-0.875,  -0.5,  -0.125,  0.25,  -0.1396,  0.2354,  -0.4314,  -0.0564,  -0.0742,  0.3008,  -0.1806,  -0.2822,  -0.1105,  0.2645,  0.2713,  -0.4878,  -0.2315,  -0.1578,  -0.0445,  0.0903,  0.046,  -0.0364,  -0.0779,  -0.167,  0.1228,  0.1001,  -0.0199,  -0.178,  -0.196,  0.0206,  0.2371,  0.0732,  -0.1577,  -0.0841,  -0.1684,  -0.0689,  0.0053,  0.1035,  -0.1439,  -0.0997,  -0.0383,  0.209,  0.2794,  -0.2116,  -0.2432,  -0.1198,  0.0225,  0.1656,  -0.0032,  -0.0678,  -0.1189,  -0.0996,  -0.0211,  0.1487,  0.3153,  -0.2396,  -0.0993,  0.0318,  0.2311,  0.168,  0.04,  -0.1226,  -0.1728,  -0.0558,  0.1364,  0.0318,  -0.1996,  -0.1272,  -0.1499,  0.0245,  0.2168,  0.2687,  -0.1695,  -0.0394,  0.016,  0.1574]
+// CHECK: sizes = [19]
+// CHECK-NEXT: [-0.3359,  0.4551,  1.2838,  1.5655,  1.7427,  1.911,  1.9726,  2.1509,  2.3593,  2.3666,  2.5308,  2.5809,  2.6204,  2.7845,  2.803,  2.8657,  2.9015,  3.0294,  3.0172]
+// CHECK-LABEL: case dropout_gqa_split
+// CHECK: sizes = [48]
+// CHECK-NEXT: [-0.0432,  0.4568,  -0.407,  0.093,  -0.2439,  0.2561,  0.4166,  0.3527,  -0.5035,  -0.2292,  0.045,  0.3192,  -0.5183,  -0.2297,  0.0589,  0.3475,  -0.2248,  0.1947,  0.6143,  -0.3698,  -0.5126,  -0.0664,  0.047,  0.4932,  0.581,  -0.3711,  0.1289,  -0.1423,  -0.3881,  -0.0587,  0.2708,  0.0232,  0.0444,  -0.0646,  0.1407,  -0.1888,  0.6057,  -0.394,  0.106,  -0.154,  0.3761,  -0.2334,  0.113,  -0.0853,  0.1065,  -0.0577,  -0.3071,  -0.1083]
+// CHECK: sizes = [12]
+// CHECK-NEXT: [1.1999,  1.6298,  1.7528,  1.2358,  1.6398,  1.7905,  1.0435,  1.3725,  1.7531,  1.0425,  1.4146,  1.7736]

@@ -251,8 +251,11 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
         {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
           yield(b, l, arith::MulFOp::create(b, l, a[0], a[1]));
         });
+    // Loops (r, c, d) with the reduction over keys in the middle: the
+    // innermost loop then walks a row of V and of acc contiguously, which
+    // is what the CPU's vectorizer (and any later tiling) wants.
     Value accNew = g.generic(
-        3, {pv, v}, accScaled, {{0, 2}, {2, 1}}, {0, 1}, {par, par, red},
+        3, {pv, v}, accScaled, {{0, 1}, {1, 2}}, {0, 2}, {par, red, par},
         [&](OpBuilder &b, Location l, ValueRange a) {
           Value m = arith::MulFOp::create(b, l, a[0], toF32(b, l, a[1]),
                                           kContract);

@@ -358,8 +358,9 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   info.dropout = op.getDropoutPAttr();
   if (info.dropout && info.dropout.getValueAsDouble() == 0.0)
     info.dropout = nullptr;
-  info.diag = m.apply({info.skv, info.sq},
-                      [](ArrayRef<AffineExpr> s) { return s[0] - s[1]; });
+  if (info.causal)
+    info.diag = m.apply({info.skv, info.sq},
+                        [](ArrayRef<AffineExpr> s) { return s[0] - s[1]; });
   auto hqC = getConstantIntValue(info.hq), hkvC = getConstantIntValue(info.hkv);
   if (hqC && hkvC) {
     if (*hkvC <= 0 || *hqC % *hkvC != 0)
@@ -473,10 +474,11 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     OpFoldResult lo = mm.apply({ivs[3], perChunk}, [](ArrayRef<AffineExpr> s) {
       return s[0] * s[1];
     });
-    OpFoldResult hi = mm.min(
-        {mm.apply({lo, perChunk},
-                  [](ArrayRef<AffineExpr> s) { return s[0] + s[1]; }),
-         nTotal});
+    OpFoldResult hi = mm.minmax(
+        {ivs[3], perChunk, nTotal}, /*isMin=*/true,
+        [](ArrayRef<AffineExpr> s) {
+          return SmallVector<AffineExpr>{s[0] * s[1] + s[1], s[2]};
+        });
     State st = tiler.tileState(loc, ivs[0], ivs[1], i0, rows, lo, hi,
                                /*wholeRange=*/false);
     rewriter.setInsertionPointToStart(partial.getTerminator().getBody());

@@ -9,15 +9,33 @@ printing). Regenerate with:
 """
 import math
 
-# name, B, Hq, Hkv, Sq, Skv, D, Dv, causal, mask ('', 'bool', 'add'), Br, Bc, splits
+# name, B, Hq, Hkv, Sq, Skv, D, Dv, causal, mask ('', 'bool', 'add'), Br, Bc,
+# splits, dropout probability (0 = none)
 CASES = [
-    ("tails", 1, 1, 1, 5, 7, 4, 4, False, "", 2, 3, 1),
-    ("causal_sq_lt_skv", 1, 1, 1, 5, 7, 4, 4, True, "", 2, 3, 1),
-    ("causal_sq_gt_skv", 1, 1, 1, 7, 5, 4, 4, True, "", 2, 3, 1),
-    ("gqa_bool_mask", 1, 4, 2, 3, 5, 4, 2, False, "bool", 2, 2, 1),
-    ("splitkv_causal", 1, 2, 1, 3, 8, 4, 4, True, "add", 2, 2, 3),
-    ("splitkv_sq_gt_skv", 1, 1, 1, 6, 4, 4, 4, True, "", 2, 1, 3),
+    ("tails", 1, 1, 1, 5, 7, 4, 4, False, "", 2, 3, 1, 0.0),
+    ("causal_sq_lt_skv", 1, 1, 1, 5, 7, 4, 4, True, "", 2, 3, 1, 0.0),
+    ("causal_sq_gt_skv", 1, 1, 1, 7, 5, 4, 4, True, "", 2, 3, 1, 0.0),
+    ("gqa_bool_mask", 1, 4, 2, 3, 5, 4, 2, False, "bool", 2, 2, 1, 0.0),
+    ("splitkv_causal", 1, 2, 1, 3, 8, 4, 4, True, "add", 2, 2, 3, 0.0),
+    ("splitkv_sq_gt_skv", 1, 1, 1, 6, 4, 4, 4, True, "", 2, 1, 3, 0.0),
+    ("causal_multi_diag", 1, 1, 1, 19, 19, 4, 4, True, "", 8, 4, 1, 0.0),
+    ("dropout_gqa_split", 2, 2, 1, 3, 5, 4, 4, True, "", 2, 2, 2, 0.25),
 ]
+SEED = 0x123456789
+
+
+def philox_keep(seed, b, h, i, j, p):
+    """Lib/Dialect/Attn/Transforms/Dropout.cpp, bit for bit."""
+    M = 0xFFFFFFFF
+    k0, k1 = seed & M, (seed >> 32) & M
+    c0, c1, c2, c3 = j & M, i & M, h & M, b & M
+    for _ in range(10):
+        p0 = 0xD2511F53 * c0
+        p1 = 0xCD9E8D57 * c2
+        c0, c1, c2, c3 = ((p1 >> 32) ^ c1 ^ k0) & M, p1 & M, \
+            ((p0 >> 32) ^ c3 ^ k1) & M, p0 & M
+        k0, k1 = (k0 + 0x9E3779B9) & M, (k1 + 0xBB67AE85) & M
+    return c0 >= math.ceil(math.ldexp(p, 32))
 
 
 def gen(case, tensor, n):
@@ -30,7 +48,7 @@ def gen_bool(case, n):
 
 
 def reference(c, q, k, v, m):
-    _, B, Hq, Hkv, Sq, Skv, D, Dv, causal, mask, *_ = c
+    _, B, Hq, Hkv, Sq, Skv, D, Dv, causal, mask, _, _, _, drop = c
     g = Hq // Hkv
     scale = 1.0 / math.sqrt(D)
     out, lse = [], []
@@ -57,8 +75,14 @@ def reference(c, q, k, v, m):
                     continue
                 p = [math.exp(x - mx) for x in s]
                 z = sum(p)
+                if drop:
+                    # lse ignores dropout; out uses the kept, rescaled p.
+                    pd = [x / (1 - drop) if philox_keep(SEED, b, h, i, j, drop)
+                          else 0.0 for j, x in enumerate(p)]
+                else:
+                    pd = p
                 for e in range(Dv):
-                    out.append(sum(p[j] * v[((b * Hkv + hk) * Skv + j) * Dv + e]
+                    out.append(sum(pd[j] * v[((b * Hkv + hk) * Skv + j) * Dv + e]
                                    for j in range(Skv)) / z)
                 lse.append(mx + math.log(z))
     return out, lse
@@ -97,7 +121,7 @@ def main():
     print("// Numerical check of attn-tile-sdpa + attn-decompose-online-attention on")
     print("// cpu: tails (no tile size divides Sq, Skv), causal with Sq < Skv and")
     print("// Sq > Skv (fully masked rows give 0 and -inf), GQA with a keep-mask,")
-    print("// split-KV (kv_splits = 3) with an additive mask. Outputs are rounded")
+    print("// split-KV (kv_splits = 3) with an additive mask, dropout (Philox keyed by\n// (seed, b, h, i, j)) with GQA, B = 2 and split-KV. Outputs are rounded")
     print("// to 4 decimals before printing.")
     print("// RUN: attn-opt %s --attn-tile-sdpa --attn-decompose-online-attention \\")
     print("// RUN:   --one-shot-bufferize=\"bufferize-function-boundaries allow-return-allocs-from-loops\" \\")
@@ -135,7 +159,7 @@ func.func @print_rounded(%t: tensor<?xf32>) {
     checks = []
     calls = []
     for ci, c in enumerate(CASES):
-        name, B, Hq, Hkv, Sq, Skv, D, Dv, causal, mask, br, bc, splits = c
+        name, B, Hq, Hkv, Sq, Skv, D, Dv, causal, mask, br, bc, splits, drop = c
         q = gen(ci, 0, B * Hq * Sq * D)
         k = gen(ci, 1, B * Hkv * Skv * D)
         v = gen(ci, 2, B * Hkv * Skv * Dv)
@@ -166,8 +190,12 @@ func.func @print_rounded(%t: tensor<?xf32>) {
             print("  %%m4 = tensor.expand_shape %%m [[0, 1, 2, 3]] output_shape [1, 1, %d, %d] : tensor<%dx%s> into %s"
                   % (Sq, Skv, len(m), et, mt))
             maskop = " mask(%%m4 : %s)" % mt
-        print("  %%o, %%l = attn.sdpa %%q4, %%k4, %%v4%s%s {tiling = #attn.tiling<block_q = %d, block_kv = %d, kv_splits = %d>} : %s, %s, %s -> %s, %s"
-              % (maskop, " causal" if causal else "", br, bc, splits, qt, kt, vt, ot, lt))
+        dropop = ""
+        if drop:
+            print("  %%seed = arith.constant %d : i64" % SEED)
+            dropop = " dropout(%r, seed %%seed)" % drop
+        print("  %%o, %%l = attn.sdpa %%q4, %%k4, %%v4%s%s%s {tiling = #attn.tiling<block_q = %d, block_kv = %d, kv_splits = %d>} : %s, %s, %s -> %s, %s"
+              % (maskop, " causal" if causal else "", dropop, br, bc, splits, qt, kt, vt, ot, lt))
         print("  %%of = tensor.collapse_shape %%o [[0, 1, 2, 3]] : %s into tensor<%dxf32>" % (ot, len(out)))
         print("  %%lf = tensor.collapse_shape %%l [[0, 1, 2]] : %s into tensor<%dxf32>" % (lt, len(lse)))
         print("  %%od = tensor.cast %%of : tensor<%dxf32> to tensor<?xf32>" % len(out))

@@ -21,6 +21,32 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
     index; with `kv-splits` != 1 the key loop is split into parallel chunks
     merged by `attn.merge_partials`. A `tiling` attribute on the op
     overrides the options.
+
+    Structure (see docs/FlashAttentionRewrite.md for the IR):
+
+    ```
+    scf.forall (b, h, qb) in (B, Hq, ceildiv(Sq, Br))      // [, n in (N)]
+      rows = min(Br, Sq - i0); hkv = h floordiv (Hq / Hkv)
+      scf.for jb in [0, nFull)       online_attention            (unmasked)
+      scf.for jb in [nFull, nVisit)  online_attention causal(d)  (diagonal)
+      online_attention_finalize; parallel_insert_slice out (, lse)
+    ```
+
+    Without `causal` there is one loop over all ceildiv(Skv, Bc) blocks.
+    Split-KV (`kv-splits` N > 1) gives chunk n the blocks
+    [n * ceildiv(nBlocks, N), (n + 1) * ceildiv(nBlocks, N)) intersected with
+    the ranges above, writes partial states to [B, Hq, N, Sq(, Dv)] and a
+    second scf.forall merges them. `kv-splits=0` picks
+    N = min(ceildiv(P, tiles), Skv / (4 * Bc)) when tiles = B * Hq *
+    ceildiv(Sq, Br) < P (P = `parallelism`, 0 = hardware threads) and that
+    N >= 2; otherwise, and for any dynamic shape, N = 1. Static N is capped
+    by the number of key blocks.
+
+    Lowering contract: the result bufferizes with
+    `one-shot-bufferize{bufferize-function-boundaries
+    allow-return-allocs-from-loops}` followed by
+    `buffer-deallocation-pipeline` (the per-step temporaries are yielded
+    from the key loop).
   }];
   let options = [
     Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
@@ -48,9 +74,14 @@ def AttnDecomposeOnlineAttentionPass : Pass<"attn-decompose-online-attention"> {
     folded, mask and causal bias, running max, exp2, rescaled sum and
     accumulator, P.V; statistics and accumulation in f32.
 
-    Requires: L1 ops from `attn-tile-sdpa`.
-    Guarantees: no `attn` op is left; every intermediate is at most
-    `block-q x block-kv`; no NaN arises from fully masked rows.
+    Requires: L1 ops (from `attn-tile-sdpa` or written by hand), verified.
+    Guarantees: no `attn` L1 op is left (an op that cannot be rewritten is
+    reported); every intermediate is at most `[Br, Bc]` (or the `[Br, Dv]`
+    state, `[N, Br]` weights in a merge); no NaN arises from fully masked
+    rows (the -inf guard `m == -inf ? 0 : m`); the matmul bodies carry
+    fastmath `contract` and the reductions `reassoc`, so that LLVM may form
+    FMAs and vectorize them; the old acc and sum are rescaled in place so
+    that the loop-carried buffers are reused.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
