@@ -1,0 +1,34 @@
+//===- Reference.h - the float64 reference of attn.sdpa ----------*- C++ -*-===//
+//
+// An independent, deliberately naive implementation of the semantics in
+// AttnOps.td (attn.sdpa): every input read exactly at its stored precision,
+// all arithmetic in double, no tiling, no online softmax.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_REFERENCE_REFERENCE_H
+#define ATTN_REFERENCE_REFERENCE_H
+
+#include "attn/runtime/attn.h"
+
+#include <string>
+#include <vector>
+
+namespace attn::reference {
+
+/// The reference result, dense: out is [B, Hq, Sq, Dv], lse is [B, Hq, Sq].
+struct Result {
+  int64_t batch = 0, headsQ = 0, seqQ = 0, valueDim = 0;
+  std::vector<double> out;
+  std::vector<double> lse;
+};
+
+/// Computes out and lse for `spec` (dtype, causal, mask kind and dtype,
+/// scale, dropout_p) on the host tensors of `args` (q, k, v, mask; shapes
+/// and element strides as in the C API, a mask dimension of 1 broadcasts).
+/// Returns false and sets `error` when the shapes are inconsistent.
+bool computeReference(const attn_spec &spec, const attn_launch_args &args,
+                      Result &result, std::string &error);
+
+} // namespace attn::reference
+
+#endif // ATTN_REFERENCE_REFERENCE_H

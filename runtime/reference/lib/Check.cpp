@@ -1,0 +1,167 @@
+//===- Check.cpp - random inputs, poison, and comparison with the reference -===//
+#include "attn/reference/Check.h"
+
+#include "attn/reference/Float.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace attn::reference {
+
+// Why these numbers. The kernel reads the same stored inputs as the
+// reference, so input rounding is not an error source; what remains is
+//  - f32 arithmetic (scores, exp, the running sums, P.V): relative errors of
+//    a few ulp (6e-8) grown by sums over Skv keys and the rescaling of the
+//    online softmax: ~1e-6 in practice, so rel_l2 1e-5 leaves 10x margin
+//    while any real bug (one wrong key, a missed rescale) costs >= 1e-3;
+//  - the final store of out in the dtype: half an ulp relative, i.e. 2^-11
+//    (4.9e-4) for f16 and 2^-8 (3.9e-3) for bf16. A uniform rounding error
+//    has RMS 1/sqrt(3) of its maximum, so rel_l2 is ~2.8e-4 (f16) and
+//    ~2.3e-3 (bf16); the bounds allow 4-7x for targets that also round P to
+//    the dtype before P.V as GPU kernels do. max_abs bounds one element:
+//    |out| <= max|v| / (1 - p) and the bound scales with max(1, max|ref|).
+//  - lse is f32 from exactly-read inputs in every dtype: abs error ~ ulp of
+//    |lse| (lse ~ log Skv + max score, < 20 here) plus the sum's rounding.
+Tolerance toleranceFor(attn_dtype dtype) {
+  switch (dtype) {
+  case ATTN_DTYPE_F16:
+    return {2e-3, 5e-3, 1e-3};
+  case ATTN_DTYPE_BF16:
+    return {1.6e-2, 4e-2, 1e-3};
+  case ATTN_DTYPE_F32:
+  case ATTN_DTYPE_BOOL:
+    break;
+  }
+  return {1e-5, 1e-4, 2e-4};
+}
+
+void fillRandom(std::mt19937_64 &rng, attn_dtype dtype, void *data,
+                size_t count, double scale) {
+  if (dtype == ATTN_DTYPE_BOOL) {
+    std::bernoulli_distribution keep(std::clamp(scale, 0.0, 1.0));
+    for (size_t n = 0; n < count; ++n)
+      static_cast<uint8_t *>(data)[n] = keep(rng) ? 1 : 0;
+    return;
+  }
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  for (size_t n = 0; n < count; ++n)
+    storeElement(dtype, data, static_cast<int64_t>(n), dist(rng) * scale);
+}
+
+void poison(attn_dtype dtype, void *data, size_t count) {
+  // Quiet NaNs with a recognizable payload (0xDEAD-ish) for debugging dumps.
+  switch (dtype) {
+  case ATTN_DTYPE_F16:
+    std::fill_n(static_cast<uint16_t *>(data), count, uint16_t(0x7EAD));
+    return;
+  case ATTN_DTYPE_BF16:
+    std::fill_n(static_cast<uint16_t *>(data), count, uint16_t(0x7FAD));
+    return;
+  case ATTN_DTYPE_F32:
+    std::fill_n(static_cast<uint32_t *>(data), count, uint32_t(0x7FC0DEADu));
+    return;
+  case ATTN_DTYPE_BOOL:
+    std::fill_n(static_cast<uint8_t *>(data), count, uint8_t(0xA5));
+    return;
+  }
+}
+
+static std::string where(const char *name, std::initializer_list<int64_t> idx) {
+  std::ostringstream os;
+  os << name << "[";
+  bool first = true;
+  for (int64_t x : idx) {
+    os << (first ? "" : ",") << x;
+    first = false;
+  }
+  os << "]";
+  return os.str();
+}
+
+Comparison compare(const Result &ref, attn_dtype dtype, const attn_tensor &out,
+                   const attn_tensor *lse, const Tolerance &tol) {
+  Comparison c;
+  auto fail = [&](const std::string &message) {
+    if (c.ok)
+      c.message = message;
+    c.ok = false;
+  };
+  if (out.shape[0] != ref.batch || out.shape[1] != ref.headsQ ||
+      out.shape[2] != ref.seqQ || out.shape[3] != ref.valueDim) {
+    fail("out shape differs from the reference's");
+    return c;
+  }
+  double diffSq = 0, refSq = 0, refMax = 0;
+  for (int64_t b = 0; b < ref.batch; ++b)
+    for (int64_t h = 0; h < ref.headsQ; ++h)
+      for (int64_t i = 0; i < ref.seqQ; ++i)
+        for (int64_t d = 0; d < ref.valueDim; ++d) {
+          double r = ref.out[((b * ref.headsQ + h) * ref.seqQ + i) *
+                                 ref.valueDim + d];
+          double o = loadElement(dtype, out.data,
+                                 b * out.strides[0] + h * out.strides[1] +
+                                     i * out.strides[2] + d * out.strides[3]);
+          refSq += r * r;
+          refMax = std::max(refMax, std::fabs(r));
+          if (!std::isfinite(o)) {
+            if (c.badOut++ == 0) {
+              std::ostringstream os;
+              os << where("out", {b, h, i, d}) << " = " << o
+                 << " (unwritten or NaN), reference " << r;
+              fail(os.str());
+            }
+            continue;
+          }
+          double e = std::fabs(o - r);
+          diffSq += e * e;
+          c.maxAbsErr = std::max(c.maxAbsErr, e);
+        }
+  c.relL2Err = std::sqrt(diffSq) / std::max(std::sqrt(refSq), 1e-30);
+  if (c.badOut) {
+    c.maxAbsErr = c.relL2Err = std::numeric_limits<double>::infinity();
+  } else {
+    if (c.relL2Err > tol.relL2) {
+      std::ostringstream os;
+      os << "rel_l2_err " << c.relL2Err << " > " << tol.relL2;
+      fail(os.str());
+    }
+    if (c.maxAbsErr > tol.maxAbs * std::max(1.0, refMax)) {
+      std::ostringstream os;
+      os << "max_abs_err " << c.maxAbsErr << " > "
+         << tol.maxAbs * std::max(1.0, refMax);
+      fail(os.str());
+    }
+  }
+  if (!lse)
+    return c;
+  for (int64_t b = 0; b < ref.batch; ++b)
+    for (int64_t h = 0; h < ref.headsQ; ++h)
+      for (int64_t i = 0; i < ref.seqQ; ++i) {
+        double r = ref.lse[(b * ref.headsQ + h) * ref.seqQ + i];
+        double o = static_cast<const float *>(
+            lse->data)[b * lse->strides[0] + h * lse->strides[1] +
+                       i * lse->strides[2]];
+        bool bad = std::isinf(r) ? o != r : !std::isfinite(o);
+        if (bad) {
+          if (c.badLse++ == 0) {
+            std::ostringstream os;
+            os << where("lse", {b, h, i}) << " = " << o << ", reference " << r;
+            fail(os.str());
+          }
+          continue;
+        }
+        if (std::isfinite(r))
+          c.lseMaxAbsErr = std::max(c.lseMaxAbsErr, std::fabs(o - r));
+      }
+  if (c.lseMaxAbsErr > tol.lseAbs) {
+    std::ostringstream os;
+    os << "lse max_abs_err " << c.lseMaxAbsErr << " > " << tol.lseAbs;
+    fail(os.str());
+  }
+  return c;
+}
+
+} // namespace attn::reference

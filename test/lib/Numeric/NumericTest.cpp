@@ -1,0 +1,623 @@
+//===- NumericTest.cpp - compiled cpu kernels vs the float64 reference ----===//
+//
+// A randomized matrix through the C API: every case compiles a spec with
+// dynamic B/H/S (so one kernel serves many shapes, the cache keeps compiles
+// few), fills fresh random inputs, poisons the outputs, launches, and
+// compares with attn::reference under the per-dtype tolerances.
+// ATTN_TEST_SEED=<n> reproduces a run; the seed is printed first.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/reference/Check.h"
+#include "attn/reference/Dropout.h"
+#include "attn/reference/Float.h"
+#include "attn/reference/Reference.h"
+#include "attn/runtime/attn.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attn::reference;
+
+namespace {
+
+uint64_t baseSeed() {
+  static const uint64_t seed = [] {
+    uint64_t s;
+    if (const char *env = std::getenv("ATTN_TEST_SEED"))
+      s = std::strtoull(env, nullptr, 0);
+    else
+      s = std::random_device{}() * 0x9E3779B97F4A7C15ull ^ std::random_device{}();
+    std::printf("attn-numeric-tests: ATTN_TEST_SEED=%llu\n",
+                static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+/// A generator per test, so one test reproduces alone (--gtest_filter).
+std::mt19937_64 testRng() {
+  const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  return std::mt19937_64(baseSeed() ^ std::hash<std::string>{}(name));
+}
+
+attn_context *context() {
+  static attn_context *ctx = [] {
+    attn_context *c = nullptr;
+    if (attn_context_create(&c) != ATTN_OK)
+      return static_cast<attn_context *>(nullptr);
+    return c;
+  }();
+  return ctx;
+}
+
+/// One case: the spec fields plus the shapes and storage of this launch.
+struct Case {
+  attn_dtype dtype = ATTN_DTYPE_F32;
+  int64_t B = 1, Hq = 1, Hkv = 1, Sq = 16, Skv = 16, D = 64, Dv = 0;
+  bool causal = false;
+  attn_mask_kind mask = ATTN_MASK_NONE;
+  attn_dtype maskDtype = ATTN_DTYPE_F32; // additive masks
+  bool maskB1 = true, maskH1 = true;     // broadcast dims
+  double dropout = 0.0;
+  uint64_t seed = 0;
+  bool lse = false;
+  double scale = 0.0;
+  attn_variant variant = ATTN_VARIANT_DEFAULT;
+  int64_t blockQ = 0, blockKv = 0, kvSplits = 0;
+  bool bshd = false;
+  bool staticShapes = false;
+
+  std::string str() const {
+    std::ostringstream os;
+    os << "dtype=" << attn_dtype_name(dtype) << " B=" << B << " Hq=" << Hq
+       << " Hkv=" << Hkv << " Sq=" << Sq << " Skv=" << Skv << " D=" << D
+       << " Dv=" << (Dv ? Dv : D) << " causal=" << causal << " mask=" << mask
+       << (mask ? std::string(" maskB1=") + std::to_string(maskB1) +
+                      " maskH1=" + std::to_string(maskH1)
+                : std::string())
+       << " dropout=" << dropout << " seed=" << seed << " lse=" << lse
+       << " scale=" << scale << " variant=" << variant << " block=" << blockQ
+       << "x" << blockKv << " kv_splits=" << kvSplits
+       << " layout=" << (bshd ? "bshd" : "bhsd") << " static=" << staticShapes;
+    return os.str();
+  }
+
+  attn_spec spec() const {
+    attn_spec s;
+    attn_spec_init(&s);
+    s.dtype = dtype;
+    if (staticShapes) {
+      s.batch = B;
+      s.heads_q = Hq;
+      s.heads_kv = Hkv;
+      s.seq_q = Sq;
+      s.seq_kv = Skv;
+    }
+    s.head_dim = D;
+    s.value_dim = Dv;
+    s.causal = causal;
+    s.mask = mask;
+    s.mask_dtype = mask == ATTN_MASK_BOOL ? ATTN_DTYPE_BOOL : maskDtype;
+    s.scale = scale;
+    s.dropout_p = dropout;
+    s.return_lse = lse;
+    s.variant = variant;
+    s.block_q = blockQ;
+    s.block_kv = blockKv;
+    s.kv_splits = kvSplits;
+    return s;
+  }
+};
+
+/// Host buffers of one launch, in the layout the case asks for.
+struct Buffers {
+  std::vector<uint8_t> q, k, v, mask, out, lse;
+  attn_launch_args args{};
+};
+
+attn_tensor tensorOver(std::vector<uint8_t> &buf, int64_t B, int64_t H,
+                       int64_t S, int64_t D, bool bshd) {
+  attn_tensor t{};
+  t.data = buf.data();
+  int64_t shape[4] = {B, H, S, D};
+  std::memcpy(t.shape, shape, sizeof(shape));
+  t.strides[3] = 1;
+  if (bshd) {
+    t.strides[1] = D;
+    t.strides[2] = H * D;
+    t.strides[0] = S * H * D;
+  } else {
+    t.strides[2] = D;
+    t.strides[1] = S * D;
+    t.strides[0] = H * S * D;
+  }
+  return t;
+}
+
+/// Allocates and fills random inputs (and poisoned outputs) for `c`. Bool
+/// masks are random with some rows fully masked.
+void makeBuffers(const Case &c, std::mt19937_64 &rng, Buffers &bufs) {
+  const int64_t Dv = c.Dv ? c.Dv : c.D;
+  const size_t es = dtypeSize(c.dtype);
+  auto alloc = [&](std::vector<uint8_t> &buf, size_t elems, size_t size) {
+    buf.assign(elems * size + 64, 0); // + 64: never a zero-sized buffer
+  };
+  alloc(bufs.q, size_t(c.B * c.Hq * c.Sq * c.D), es);
+  alloc(bufs.k, size_t(c.B * c.Hkv * c.Skv * c.D), es);
+  alloc(bufs.v, size_t(c.B * c.Hkv * c.Skv * Dv), es);
+  alloc(bufs.out, size_t(c.B * c.Hq * c.Sq * Dv), es);
+  fillRandom(rng, c.dtype, bufs.q.data(), size_t(c.B * c.Hq * c.Sq * c.D), 1.0);
+  fillRandom(rng, c.dtype, bufs.k.data(), size_t(c.B * c.Hkv * c.Skv * c.D), 1.0);
+  fillRandom(rng, c.dtype, bufs.v.data(), size_t(c.B * c.Hkv * c.Skv * Dv), 1.0);
+  bufs.args = attn_launch_args{};
+  bufs.args.q = tensorOver(bufs.q, c.B, c.Hq, c.Sq, c.D, c.bshd);
+  bufs.args.k = tensorOver(bufs.k, c.B, c.Hkv, c.Skv, c.D, c.bshd);
+  bufs.args.v = tensorOver(bufs.v, c.B, c.Hkv, c.Skv, Dv, c.bshd);
+  bufs.args.out = tensorOver(bufs.out, c.B, c.Hq, c.Sq, Dv, c.bshd);
+  if (c.mask != ATTN_MASK_NONE) {
+    const int64_t Bm = c.maskB1 ? 1 : c.B, Hm = c.maskH1 ? 1 : c.Hq;
+    const size_t n = size_t(Bm * Hm * c.Sq * c.Skv);
+    if (c.mask == ATTN_MASK_BOOL) {
+      alloc(bufs.mask, n, 1);
+      fillRandom(rng, ATTN_DTYPE_BOOL, bufs.mask.data(), n, 0.7);
+      std::bernoulli_distribution empty(0.15);
+      for (int64_t row = 0; row < Bm * Hm * c.Sq; ++row)
+        if (empty(rng) || row == c.Sq / 2)
+          std::memset(bufs.mask.data() + row * c.Skv, 0, size_t(c.Skv));
+    } else {
+      alloc(bufs.mask, n, dtypeSize(c.maskDtype));
+      fillRandom(rng, c.maskDtype, bufs.mask.data(), n, 2.0);
+    }
+    bufs.args.mask = tensorOver(bufs.mask, Bm, Hm, c.Sq, c.Skv, false);
+  }
+  if (c.lse) {
+    alloc(bufs.lse, size_t(c.B * c.Hq * c.Sq), 4);
+    attn_tensor &l = bufs.args.lse;
+    l.data = bufs.lse.data();
+    l.shape[0] = c.B;
+    l.shape[1] = c.Hq;
+    l.shape[2] = c.Sq;
+    l.strides[0] = c.Hq * c.Sq;
+    l.strides[1] = c.Sq;
+    l.strides[2] = 1;
+    poison(ATTN_DTYPE_F32, bufs.lse.data(), size_t(c.B * c.Hq * c.Sq));
+  }
+  poison(c.dtype, bufs.out.data(), size_t(c.B * c.Hq * c.Sq * Dv));
+  bufs.args.seed = c.seed;
+}
+
+/// Compiles (cached) and launches `c` on `bufs`; false + failure on error.
+bool launch(const Case &c, Buffers &bufs) {
+  attn_context *ctx = context();
+  if (!ctx) {
+    ADD_FAILURE() << "attn_context_create failed: " << attn_last_error();
+    return false;
+  }
+  attn_spec spec = c.spec();
+  attn_kernel *kernel = nullptr;
+  attn_status st = attn_compile(ctx, &spec, ATTN_TARGET_CPU, &kernel);
+  if (st != ATTN_OK) {
+    ADD_FAILURE() << "attn_compile: " << attn_status_string(st) << ": "
+                  << attn_last_error() << "\n  case: " << c.str();
+    return false;
+  }
+  st = attn_launch(kernel, &bufs.args);
+  if (st != ATTN_OK) {
+    ADD_FAILURE() << "attn_launch: " << attn_status_string(st) << ": "
+                  << attn_last_error() << "\n  case: " << c.str();
+    return false;
+  }
+  return true;
+}
+
+/// Runs one case on fresh inputs and checks it against the reference.
+Comparison check(const Case &c, std::mt19937_64 &rng, Buffers *keep = nullptr) {
+  Buffers local;
+  Buffers &bufs = keep ? *keep : local;
+  makeBuffers(c, rng, bufs);
+  Comparison cmp;
+  if (!launch(c, bufs)) {
+    cmp.ok = false;
+    return cmp;
+  }
+  Result ref;
+  std::string error;
+  attn_spec spec = c.spec();
+  if (!computeReference(spec, bufs.args, ref, error)) {
+    ADD_FAILURE() << "reference: " << error << "\n  case: " << c.str();
+    cmp.ok = false;
+    return cmp;
+  }
+  cmp = compare(ref, c.dtype, bufs.args.out, c.lse ? &bufs.args.lse : nullptr,
+                toleranceFor(c.dtype));
+  EXPECT_TRUE(cmp.ok) << cmp.message << "\n  max_abs_err=" << cmp.maxAbsErr
+                      << " rel_l2_err=" << cmp.relL2Err
+                      << " lse_max_abs_err=" << cmp.lseMaxAbsErr
+                      << "\n  case: " << c.str()
+                      << "\n  reproduce: ATTN_TEST_SEED=" << baseSeed()
+                      << " --gtest_filter="
+                      << ::testing::UnitTest::GetInstance()
+                             ->current_test_info()
+                             ->test_suite_name()
+                      << "."
+                      << ::testing::UnitTest::GetInstance()
+                             ->current_test_info()
+                             ->name();
+  return cmp;
+}
+
+int64_t uniform(std::mt19937_64 &rng, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+}
+
+// Shapes: one dynamic f32 spec serves odd lengths, Sq != Skv both ways,
+// Sq = 1, GQA 8:1 and 4:2, MQA, and both layouts.
+TEST(Numeric, ShapesF32) {
+  auto rng = testRng();
+  struct Shape {
+    int64_t B, Hq, Hkv, Sq, Skv;
+  };
+  const Shape shapes[] = {{1, 1, 1, 1, 1},    {2, 3, 3, 17, 33},
+                          {1, 2, 2, 33, 17},  {2, 2, 2, 1, 257},
+                          {1, 8, 1, 37, 45},  {1, 4, 2, 63, 129},
+                          {1, 6, 1, 5, 300},  {3, 2, 1, 129, 65}};
+  for (bool bshd : {false, true})
+    for (const Shape &s : shapes) {
+      Case c;
+      c.B = s.B;
+      c.Hq = s.Hq;
+      c.Hkv = s.Hkv;
+      c.Sq = s.Sq;
+      c.Skv = s.Skv;
+      c.bshd = bshd;
+      c.lse = true;
+      check(c, rng);
+    }
+}
+
+// Random shapes over a few specs per dtype, with causal both ways.
+TEST(Numeric, RandomShapesAllDtypes) {
+  auto rng = testRng();
+  for (attn_dtype dt : {ATTN_DTYPE_F16, ATTN_DTYPE_BF16, ATTN_DTYPE_F32})
+    for (bool causal : {false, true})
+      for (int n = 0; n < 3; ++n) {
+        Case c;
+        c.dtype = dt;
+        c.causal = causal;
+        c.lse = true;
+        const int64_t ratios[][2] = {{1, 1}, {8, 1}, {4, 2}, {3, 1}};
+        const auto *r = ratios[uniform(rng, 0, 3)];
+        c.Hq = r[0];
+        c.Hkv = r[1];
+        c.B = uniform(rng, 1, 2);
+        c.Sq = uniform(rng, 1, 200) | 1; // odd lengths
+        c.Skv = n == 0 ? c.Sq : uniform(rng, 1, 300);
+        c.bshd = uniform(rng, 0, 1);
+        check(c, rng);
+      }
+}
+
+// Causal alignment at the edges: Sq < Skv, Sq > Skv (rows with no key:
+// out 0, lse -inf), Sq = Skv, Sq = 1.
+TEST(Numeric, CausalEdges) {
+  auto rng = testRng();
+  const int64_t shapes[][2] = {{7, 50}, {50, 7}, {64, 64}, {1, 99}, {99, 1}};
+  for (attn_variant var : {ATTN_VARIANT_DEFAULT, ATTN_VARIANT_MATH})
+    for (const auto &s : shapes) {
+      Case c;
+      c.causal = true;
+      c.lse = true;
+      c.Hq = 2;
+      c.Sq = s[0];
+      c.Skv = s[1];
+      c.variant = var;
+      check(c, rng);
+    }
+}
+
+// Masks: bool (with fully masked rows) and additive, every broadcast form,
+// with and without causal; additive masks in each float type.
+TEST(Numeric, Masks) {
+  auto rng = testRng();
+  for (attn_mask_kind kind : {ATTN_MASK_BOOL, ATTN_MASK_ADDITIVE})
+    for (int bcast = 0; bcast < 4; ++bcast) {
+      Case c;
+      c.mask = kind;
+      c.maskB1 = bcast & 1;
+      c.maskH1 = bcast & 2;
+      c.B = 2;
+      c.Hq = 4;
+      c.Hkv = 2;
+      c.Sq = uniform(rng, 1, 90);
+      c.Skv = uniform(rng, 1, 130);
+      c.causal = bcast == 3;
+      c.lse = true;
+      check(c, rng);
+    }
+  for (attn_dtype dt : {ATTN_DTYPE_F16, ATTN_DTYPE_BF16})
+    for (attn_dtype mdt : {dt, ATTN_DTYPE_F32}) {
+      Case c;
+      c.dtype = dt;
+      c.mask = ATTN_MASK_ADDITIVE;
+      c.maskDtype = mdt;
+      c.maskH1 = false;
+      c.Hq = 2;
+      c.Sq = 41;
+      c.Skv = 77;
+      c.lse = true;
+      check(c, rng);
+    }
+  Case c;
+  c.dtype = ATTN_DTYPE_F16;
+  c.mask = ATTN_MASK_BOOL;
+  c.maskB1 = false;
+  c.B = 2;
+  c.Sq = 33;
+  c.Skv = 200;
+  c.lse = true;
+  c.bshd = true;
+  check(c, rng);
+}
+
+// Head dims 32..256, and Dv != D both ways.
+TEST(Numeric, HeadDims) {
+  auto rng = testRng();
+  const int64_t dims[][2] = {{32, 32}, {80, 80}, {128, 128}, {256, 256},
+                             {64, 32}, {32, 128}};
+  for (const auto &d : dims) {
+    Case c;
+    c.dtype = d[0] == 256 ? ATTN_DTYPE_F16 : ATTN_DTYPE_F32;
+    c.D = d[0];
+    c.Dv = d[1];
+    c.Hq = 2;
+    c.Hkv = 1;
+    c.Sq = 45;
+    c.Skv = 67;
+    c.causal = d[0] == 80;
+    c.lse = true;
+    check(c, rng);
+  }
+}
+
+// Tilings: block sizes that divide the lengths and that do not, split-KV
+// off / explicit / automatic; causal + mask so tail tiles are masked too.
+TEST(Numeric, Tilings) {
+  auto rng = testRng();
+  const int64_t tiles[][3] = {{16, 16, 1}, {32, 64, 1}, {24, 40, 1},
+                              {16, 32, 3}, {64, 16, 2}, {0, 0, 0}};
+  for (const auto &t : tiles) {
+    Case c;
+    c.blockQ = t[0];
+    c.blockKv = t[1];
+    c.kvSplits = t[2];
+    c.Hq = 2;
+    c.Hkv = 1;
+    c.D = 32;
+    c.Sq = 64;  // divides every block_q above but 24
+    c.Skv = 160; // divides 16, 32; not 40 (4 blocks), not 64
+    c.causal = true;
+    c.mask = ATTN_MASK_ADDITIVE;
+    c.lse = true;
+    check(c, rng);
+    c.Sq = uniform(rng, 1, 100);
+    c.Skv = uniform(rng, 1, 250);
+    check(c, rng);
+  }
+}
+
+// The math variant through the same matrix corners.
+TEST(Numeric, MathVariant) {
+  auto rng = testRng();
+  for (attn_dtype dt : {ATTN_DTYPE_F32, ATTN_DTYPE_F16, ATTN_DTYPE_BF16}) {
+    Case c;
+    c.variant = ATTN_VARIANT_MATH;
+    c.dtype = dt;
+    c.B = 2;
+    c.Hq = 4;
+    c.Hkv = 2;
+    c.Sq = 31;
+    c.Skv = 47;
+    c.causal = true;
+    c.mask = ATTN_MASK_BOOL;
+    c.lse = true;
+    c.dropout = 0.2;
+    c.seed = 99;
+    check(c, rng);
+  }
+}
+
+// Static shapes and an explicit scale.
+TEST(Numeric, StaticShapesAndScale) {
+  auto rng = testRng();
+  Case c;
+  c.staticShapes = true;
+  c.B = 2;
+  c.Hq = 2;
+  c.Sq = 19;
+  c.Skv = 23;
+  c.scale = 0.3;
+  c.lse = true;
+  check(c, rng);
+}
+
+// Dropout reveals its kept pattern: with q = k = 0 every probability is
+// 1/Skv and with one-hot V rows out[i, j] = keep(i, j) / (Skv (1 - p)), so
+// the test reads the exact decision of every element back.
+std::vector<uint8_t> keptPattern(const Case &base, int64_t *kept) {
+  Case c = base;
+  c.dtype = ATTN_DTYPE_F32;
+  EXPECT_EQ(c.Hkv, 1); // one-hot V rows below are per kv head
+  c.D = 32;
+  c.Dv = c.Skv;
+  auto rng = testRng();
+  Buffers bufs;
+  makeBuffers(c, rng, bufs);
+  std::fill(bufs.q.begin(), bufs.q.end(), 0);
+  std::fill(bufs.k.begin(), bufs.k.end(), 0);
+  std::fill(bufs.v.begin(), bufs.v.end(), 0);
+  auto *v = reinterpret_cast<float *>(bufs.v.data());
+  for (int64_t bh = 0; bh < c.B * c.Hkv; ++bh)
+    for (int64_t j = 0; j < c.Skv; ++j)
+      v[(bh * c.Skv + j) * c.Skv + j] = 1.0f;
+  std::vector<uint8_t> pattern;
+  if (!launch(c, bufs))
+    return pattern;
+  const auto *out = reinterpret_cast<const float *>(bufs.out.data());
+  const double keptValue = 1.0 / (c.Skv * (1.0 - c.dropout));
+  *kept = 0;
+  for (int64_t n = 0; n < c.B * c.Hq * c.Sq * c.Skv; ++n) {
+    bool isKept = std::fabs(out[n] - keptValue) < 1e-6;
+    EXPECT_TRUE(isKept || out[n] == 0.0f) << "element " << n << " = " << out[n];
+    pattern.push_back(isKept);
+    *kept += isKept;
+  }
+  return pattern;
+}
+
+TEST(Dropout, KeptPatternMatchesPhiloxAndTiling) {
+  Case c;
+  c.B = 2;
+  c.Hq = 2;
+  c.Sq = 50;
+  c.Skv = 96;
+  c.dropout = 0.25;
+  c.seed = 0x5EED0123456789ull;
+  // The expected pattern: the reference's Philox decision per element.
+  std::vector<uint8_t> expected;
+  for (uint32_t b = 0; b < c.B; ++b)
+    for (uint32_t h = 0; h < c.Hq; ++h)
+      for (uint32_t i = 0; i < c.Sq; ++i)
+        for (uint32_t j = 0; j < c.Skv; ++j)
+          expected.push_back(dropoutKeep(c.seed, b, h, i, j, c.dropout));
+  auto expectPattern = [&](const Case &run, const char *what) {
+    int64_t kept = 0;
+    std::vector<uint8_t> got = keptPattern(run, &kept);
+    if (got.empty())
+      return; // launch() already failed the test
+    size_t mismatches = 0;
+    for (size_t n = 0; n < expected.size(); ++n)
+      mismatches += got[n] != expected[n];
+    EXPECT_EQ(mismatches, 0u) << what << " dropped other elements than Philox";
+    // Kept fraction within 5 binomial standard deviations of 1 - p.
+    const double total = double(got.size()), p = run.dropout;
+    EXPECT_NEAR(double(kept), total * (1 - p),
+                5 * std::sqrt(total * p * (1 - p)))
+        << what;
+  };
+  Case m = c;
+  m.variant = ATTN_VARIANT_MATH;
+  expectPattern(m, "the math variant");
+  c.blockQ = 16;
+  c.blockKv = 32;
+  c.kvSplits = 1;
+  expectPattern(c, "tiling 16x32");
+  c.blockQ = 32;
+  c.blockKv = 16;
+  c.kvSplits = 3;
+  expectPattern(c, "tiling 32x16, 3 kv splits");
+}
+
+TEST(Dropout, TilingsAgreeAndSeedMatters) {
+  auto rng = testRng();
+  Case c;
+  c.dtype = ATTN_DTYPE_F32;
+  c.B = 1;
+  c.Hq = 4;
+  c.Hkv = 2;
+  c.Sq = 45;
+  c.Skv = 83;
+  c.causal = true;
+  c.dropout = 0.3;
+  c.seed = 7;
+  c.lse = true;
+  c.blockQ = 16;
+  c.blockKv = 16;
+  Buffers a;
+  check(c, rng, &a);
+  // The same inputs, another tiling: same result to tolerance.
+  Buffers b = a;
+  b.args.q.data = b.q.data();
+  b.args.k.data = b.k.data();
+  b.args.v.data = b.v.data();
+  b.args.out.data = b.out.data();
+  b.args.lse.data = b.lse.data();
+  poison(c.dtype, b.out.data(), b.out.size() / 4);
+  Case c2 = c;
+  c2.blockQ = 32;
+  c2.blockKv = 64;
+  c2.kvSplits = 2;
+  ASSERT_TRUE(launch(c2, b));
+  const auto *oa = reinterpret_cast<const float *>(a.out.data());
+  const auto *ob = reinterpret_cast<const float *>(b.out.data());
+  const size_t n = size_t(c.B * c.Hq * c.Sq * c.D);
+  double maxDiff = 0;
+  for (size_t e = 0; e < n; ++e)
+    maxDiff = std::max(maxDiff, double(std::fabs(oa[e] - ob[e])));
+  EXPECT_LE(maxDiff, toleranceFor(c.dtype).maxAbs * 4);
+
+  // Another seed: a different output (and still right).
+  Buffers s = a;
+  s.args.q.data = s.q.data();
+  s.args.k.data = s.k.data();
+  s.args.v.data = s.v.data();
+  s.args.out.data = s.out.data();
+  s.args.lse.data = s.lse.data();
+  s.args.seed = c.seed + 1;
+  poison(c.dtype, s.out.data(), s.out.size() / 4);
+  ASSERT_TRUE(launch(c, s));
+  const auto *os = reinterpret_cast<const float *>(s.out.data());
+  double seedDiff = 0, norm = 0;
+  for (size_t e = 0; e < n; ++e) {
+    seedDiff += (oa[e] - os[e]) * double(oa[e] - os[e]);
+    norm += double(oa[e]) * oa[e];
+  }
+  EXPECT_GT(std::sqrt(seedDiff / norm), 0.05) << "a new seed did not change out";
+  Case cs = c;
+  cs.seed = c.seed + 1;
+  Result ref;
+  std::string error;
+  attn_spec spec = cs.spec();
+  ASSERT_TRUE(computeReference(spec, s.args, ref, error)) << error;
+  Comparison cmp = compare(ref, cs.dtype, s.args.out, &s.args.lse,
+                           toleranceFor(cs.dtype));
+  EXPECT_TRUE(cmp.ok) << cmp.message;
+
+  // Without dropout the output is far from the dropout one.
+  Case nd = c;
+  nd.dropout = 0.0;
+  spec = nd.spec();
+  ASSERT_TRUE(computeReference(spec, a.args, ref, error)) << error;
+  Comparison far = compare(ref, c.dtype, a.args.out, nullptr,
+                           toleranceFor(c.dtype));
+  EXPECT_GT(far.relL2Err, 0.05);
+}
+
+// Dropout together with the rest of the matrix, each dtype.
+TEST(Dropout, WithMasksAndDtypes) {
+  auto rng = testRng();
+  for (attn_dtype dt : {ATTN_DTYPE_F16, ATTN_DTYPE_BF16, ATTN_DTYPE_F32}) {
+    Case c;
+    c.dtype = dt;
+    c.B = 2;
+    c.Hq = 2;
+    c.Sq = uniform(rng, 1, 80);
+    c.Skv = uniform(rng, 1, 160);
+    c.mask = ATTN_MASK_BOOL;
+    c.maskB1 = false;
+    c.dropout = 0.1;
+    c.seed = rng();
+    c.lse = true;
+    check(c, rng);
+  }
+}
+
+} // namespace

@@ -1,0 +1,653 @@
+//===- attn-run.cpp - compile, run, check and time one attention config ---===//
+//
+// The command line over the C API (attn.h): builds a spec from flags,
+// compiles it, runs it on fresh random inputs with poisoned outputs, checks
+// the result against the float64 reference and/or times it. Exit status:
+// 0 ok, 1 a failed check (or an unavailable target with --probe), 2 an
+// error (bad flag, API failure).
+//
+//===----------------------------------------------------------------------===//
+#include "attn/reference/Check.h"
+#include "attn/reference/Float.h"
+#include "attn/reference/Reference.h"
+#include "attn/runtime/attn.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace attn::reference;
+
+namespace {
+
+const char *const kUsage = R"(usage: attn-run [flags]
+
+Compiles one attention configuration through the attn C API, runs it on
+random inputs, and optionally checks it against a float64 reference and
+times it. docs/attn-run.md describes every flag.
+
+  --target=cpu|cuda|vulkan   target (default cpu)
+  --batch=N --heads=N        B and Hq (default 1, 1)
+  --kv-heads=N               Hkv (default = heads; must divide heads)
+  --seq-q=N --seq-kv=N       Sq (default 128), Skv (default = seq-q)
+  --head-dim=N               D (default 64)
+  --value-dim=N              Dv (default = head-dim)
+  --dtype=f16|bf16|f32       element type (default f32)
+  --causal                   causal mask, bottom-right aligned
+  --mask=none|bool|additive  explicit mask (default none)
+  --mask-broadcast=none|b|h|bh  mask dims that are 1 (default bh)
+  --dropout=P --seed=N       dropout probability in [0,1), Philox seed
+  --lse                      also return the log-sum-exp
+  --scale=X                  softmax scale (default 1/sqrt(D))
+  --variant=tiled|math       FlashAttention path or untiled reference path
+  --block-q=N --block-kv=N   tile sizes (0 = target default)
+  --kv-splits=N              split-KV chunks (0 auto, 1 off)
+  --layout=bhsd|bshd         storage of q/k/v/out (bshd: strides, no copy)
+  --static-shapes            compile with static B/H/S instead of dynamic
+  --check                    compare with the reference (exit 1 on failure)
+  --repeat-check=N           check N times with fresh inputs and poison
+  --bench=N                  time N runs after 2 warm-ups (median)
+  --data-seed=N              input seed (default from the clock; printed)
+  --json                     one JSON object on stdout
+  --probe                    exit 0 iff the target is available here
+  --dump-ir                  print the IR the kernel was compiled from
+  --help                     this text
+)";
+
+/// Reports a usage or runtime error the way every attn tool does, and exits.
+[[noreturn]] void fatal(const std::string &message) {
+  std::fprintf(stderr, "attn-run: error: %s\n", message.c_str());
+  std::exit(2);
+}
+
+struct Options {
+  attn_target target = ATTN_TARGET_CPU;
+  int64_t batch = 1, heads = 1, kvHeads = 0, seqQ = 128, seqKv = 0;
+  int64_t headDim = 64, valueDim = 0;
+  attn_dtype dtype = ATTN_DTYPE_F32;
+  bool causal = false;
+  attn_mask_kind mask = ATTN_MASK_NONE;
+  bool maskBroadcastB = true, maskBroadcastH = true;
+  std::string maskBroadcast = "bh";
+  double dropout = 0.0;
+  uint64_t seed = 0;
+  bool lse = false;
+  double scale = 0.0;
+  attn_variant variant = ATTN_VARIANT_DEFAULT;
+  int64_t blockQ = 0, blockKv = 0, kvSplits = 0;
+  bool bshd = false;
+  bool staticShapes = false;
+  bool check = false;
+  int64_t repeatCheck = 0;
+  int64_t bench = 0;
+  bool haveDataSeed = false;
+  uint64_t dataSeed = 0;
+  bool json = false, probe = false, dumpIr = false;
+};
+
+int64_t parseInt(const std::string &flag, const std::string &text, int64_t lo,
+                 int64_t hi) {
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE)
+    fatal("--" + flag + ": expected an integer, got '" + text + "'");
+  if (v < lo || v > hi)
+    fatal("--" + flag + "=" + text + " is out of range [" + std::to_string(lo) +
+          ", " + std::to_string(hi) + "]");
+  return v;
+}
+
+uint64_t parseU64(const std::string &flag, const std::string &text) {
+  errno = 0;
+  char *end = nullptr;
+  if (text.empty() || text[0] == '-')
+    fatal("--" + flag + ": expected a non-negative integer, got '" + text + "'");
+  unsigned long long v = std::strtoull(text.c_str(), &end, 0);
+  if (*end != '\0' || errno == ERANGE)
+    fatal("--" + flag + ": expected a non-negative integer, got '" + text + "'");
+  return v;
+}
+
+double parseDouble(const std::string &flag, const std::string &text) {
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !std::isfinite(v))
+    fatal("--" + flag + ": expected a finite number, got '" + text + "'");
+  return v;
+}
+
+template <typename T>
+T parseChoice(const std::string &flag, const std::string &text,
+              std::initializer_list<std::pair<const char *, T>> choices) {
+  std::string names;
+  for (const auto &c : choices) {
+    if (text == c.first)
+      return c.second;
+    names += std::string(names.empty() ? "" : ", ") + c.first;
+  }
+  fatal("--" + flag + ": unknown value '" + text + "' (expected one of " +
+        names + ")");
+}
+
+constexpr int64_t kMaxDim = int64_t(1) << 31;
+
+Options parseArgs(int argc, char **argv) {
+  Options o;
+  const std::vector<std::string> boolFlags = {
+      "causal", "lse",  "check",         "json",
+      "probe",  "help", "static-shapes", "dump-ir"};
+  for (int a = 1; a < argc; ++a) {
+    std::string arg = argv[a];
+    if (arg.rfind("--", 0) != 0)
+      fatal("unexpected argument '" + arg + "' (flags start with --)");
+    std::string name = arg.substr(2), value;
+    bool hasValue = false;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      hasValue = true;
+    }
+    bool isBool = std::find(boolFlags.begin(), boolFlags.end(), name) !=
+                  boolFlags.end();
+    if (isBool) {
+      if (hasValue)
+        fatal("--" + name + " takes no value");
+    } else if (!hasValue) {
+      // Also accept "--flag value".
+      if (a + 1 >= argc)
+        fatal("--" + name + " needs a value");
+      value = argv[++a];
+    }
+    if (name == "help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (name == "target") {
+      o.target = parseChoice<attn_target>(name, value,
+                                          {{"cpu", ATTN_TARGET_CPU},
+                                           {"cuda", ATTN_TARGET_CUDA},
+                                           {"vulkan", ATTN_TARGET_VULKAN}});
+    } else if (name == "batch") {
+      o.batch = parseInt(name, value, 1, kMaxDim);
+    } else if (name == "heads") {
+      o.heads = parseInt(name, value, 1, kMaxDim);
+    } else if (name == "kv-heads") {
+      o.kvHeads = parseInt(name, value, 1, kMaxDim);
+    } else if (name == "seq-q") {
+      o.seqQ = parseInt(name, value, 1, kMaxDim);
+    } else if (name == "seq-kv") {
+      o.seqKv = parseInt(name, value, 1, kMaxDim);
+    } else if (name == "head-dim") {
+      o.headDim = parseInt(name, value, 1, 65536);
+    } else if (name == "value-dim") {
+      o.valueDim = parseInt(name, value, 1, 65536);
+    } else if (name == "dtype") {
+      o.dtype = parseChoice<attn_dtype>(name, value,
+                                        {{"f16", ATTN_DTYPE_F16},
+                                         {"bf16", ATTN_DTYPE_BF16},
+                                         {"f32", ATTN_DTYPE_F32}});
+    } else if (name == "causal") {
+      o.causal = true;
+    } else if (name == "mask") {
+      o.mask = parseChoice<attn_mask_kind>(name, value,
+                                           {{"none", ATTN_MASK_NONE},
+                                            {"bool", ATTN_MASK_BOOL},
+                                            {"additive", ATTN_MASK_ADDITIVE}});
+    } else if (name == "mask-broadcast") {
+      int which = parseChoice<int>(name, value,
+                                   {{"none", 0}, {"b", 1}, {"h", 2}, {"bh", 3}});
+      o.maskBroadcastB = which & 1;
+      o.maskBroadcastH = which & 2;
+      o.maskBroadcast = value;
+    } else if (name == "dropout") {
+      o.dropout = parseDouble(name, value);
+      if (o.dropout < 0.0 || o.dropout >= 1.0)
+        fatal("--dropout=" + value + " is out of range [0, 1)");
+    } else if (name == "seed") {
+      o.seed = parseU64(name, value);
+    } else if (name == "lse") {
+      o.lse = true;
+    } else if (name == "scale") {
+      o.scale = parseDouble(name, value);
+      if (o.scale < 0.0)
+        fatal("--scale=" + value + " must be positive (0 = 1/sqrt(D))");
+    } else if (name == "variant") {
+      o.variant = parseChoice<attn_variant>(
+          name, value,
+          {{"tiled", ATTN_VARIANT_DEFAULT}, {"math", ATTN_VARIANT_MATH}});
+    } else if (name == "block-q") {
+      o.blockQ = parseInt(name, value, 0, 65536);
+    } else if (name == "block-kv") {
+      o.blockKv = parseInt(name, value, 0, 65536);
+    } else if (name == "kv-splits") {
+      o.kvSplits = parseInt(name, value, 0, 65536);
+    } else if (name == "layout") {
+      o.bshd = parseChoice<bool>(name, value, {{"bhsd", false}, {"bshd", true}});
+    } else if (name == "static-shapes") {
+      o.staticShapes = true;
+    } else if (name == "check") {
+      o.check = true;
+    } else if (name == "repeat-check") {
+      o.repeatCheck = parseInt(name, value, 1, 1000000);
+      o.check = true;
+    } else if (name == "bench") {
+      o.bench = parseInt(name, value, 1, 1000000);
+    } else if (name == "data-seed") {
+      o.dataSeed = parseU64(name, value);
+      o.haveDataSeed = true;
+    } else if (name == "json") {
+      o.json = true;
+    } else if (name == "probe") {
+      o.probe = true;
+    } else if (name == "dump-ir") {
+      o.dumpIr = true;
+    } else {
+      fatal("unknown flag '--" + name + "' (see --help)");
+    }
+  }
+  if (o.kvHeads == 0)
+    o.kvHeads = o.heads;
+  if (o.seqKv == 0)
+    o.seqKv = o.seqQ;
+  if (o.valueDim == 0)
+    o.valueDim = o.headDim;
+  if (o.heads % o.kvHeads != 0)
+    fatal("--heads=" + std::to_string(o.heads) +
+          " must be a multiple of --kv-heads=" + std::to_string(o.kvHeads));
+  if (o.mask == ATTN_MASK_NONE && o.maskBroadcast != "bh")
+    fatal("--mask-broadcast needs --mask=bool or --mask=additive");
+  if (!o.haveDataSeed)
+    o.dataSeed = static_cast<uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch().count());
+  return o;
+}
+
+const char *dtypeName(attn_dtype d) {
+  switch (d) {
+  case ATTN_DTYPE_F16:
+    return "f16";
+  case ATTN_DTYPE_BF16:
+    return "bf16";
+  case ATTN_DTYPE_F32:
+    return "f32";
+  case ATTN_DTYPE_BOOL:
+    return "bool";
+  }
+  return "?";
+}
+
+const char *maskName(attn_mask_kind m) {
+  return m == ATTN_MASK_BOOL ? "bool" : m == ATTN_MASK_ADDITIVE ? "additive"
+                                                                : "none";
+}
+
+/// Fails with the runtime's message when a C API call does not return OK.
+void checkStatus(attn_status status, const char *what) {
+  if (status == ATTN_OK)
+    return;
+  fatal(std::string(what) + " failed: " + attn_status_string(status) + ": " +
+        attn_last_error());
+}
+
+/// 64-byte aligned host memory, so no target's alignment rule can reject it.
+struct Buffer {
+  std::unique_ptr<void, decltype(&std::free)> ptr{nullptr, &std::free};
+  size_t count = 0;
+  attn_dtype dtype = ATTN_DTYPE_F32;
+  Buffer() = default;
+  Buffer(attn_dtype dtype, size_t count) : count(count), dtype(dtype) {
+    size_t bytes = std::max<size_t>(64, (count * dtypeSize(dtype) + 63) / 64 * 64);
+    ptr.reset(std::aligned_alloc(64, bytes));
+    if (!ptr)
+      fatal("out of host memory allocating " + std::to_string(bytes) + " bytes");
+  }
+  void *data() const { return ptr.get(); }
+};
+
+/// A [B, H, S, D] tensor over `buf`, stored BHSD or (bshd) BSHD.
+attn_tensor makeTensor(const Buffer &buf, int64_t B, int64_t H, int64_t S,
+                       int64_t D, bool bshd) {
+  attn_tensor t{};
+  t.data = buf.data();
+  t.shape[0] = B;
+  t.shape[1] = H;
+  t.shape[2] = S;
+  t.shape[3] = D;
+  t.strides[3] = 1;
+  if (bshd) {
+    t.strides[1] = D;
+    t.strides[2] = H * D;
+    t.strides[0] = S * H * D;
+  } else {
+    t.strides[2] = D;
+    t.strides[1] = S * D;
+    t.strides[0] = H * S * D;
+  }
+  return t;
+}
+
+/// Everything one configuration runs on.
+struct Problem {
+  Buffer q, k, v, mask, out, lse;
+  attn_launch_args args{};
+  int64_t maskB = 1, maskH = 1;
+};
+
+Problem allocate(const Options &o) {
+  Problem p;
+  const attn_dtype dt = o.dtype;
+  p.q = Buffer(dt, size_t(o.batch * o.heads * o.seqQ * o.headDim));
+  p.k = Buffer(dt, size_t(o.batch * o.kvHeads * o.seqKv * o.headDim));
+  p.v = Buffer(dt, size_t(o.batch * o.kvHeads * o.seqKv * o.valueDim));
+  p.out = Buffer(dt, size_t(o.batch * o.heads * o.seqQ * o.valueDim));
+  p.args.q = makeTensor(p.q, o.batch, o.heads, o.seqQ, o.headDim, o.bshd);
+  p.args.k = makeTensor(p.k, o.batch, o.kvHeads, o.seqKv, o.headDim, o.bshd);
+  p.args.v = makeTensor(p.v, o.batch, o.kvHeads, o.seqKv, o.valueDim, o.bshd);
+  p.args.out = makeTensor(p.out, o.batch, o.heads, o.seqQ, o.valueDim, o.bshd);
+  if (o.mask != ATTN_MASK_NONE) {
+    p.maskB = o.maskBroadcastB ? 1 : o.batch;
+    p.maskH = o.maskBroadcastH ? 1 : o.heads;
+    p.mask = Buffer(o.mask == ATTN_MASK_BOOL ? ATTN_DTYPE_BOOL : dt,
+                    size_t(p.maskB * p.maskH * o.seqQ * o.seqKv));
+    p.args.mask = makeTensor(p.mask, p.maskB, p.maskH, o.seqQ, o.seqKv, false);
+  }
+  if (o.lse) {
+    p.lse = Buffer(ATTN_DTYPE_F32, size_t(o.batch * o.heads * o.seqQ));
+    attn_tensor &l = p.args.lse;
+    l.data = p.lse.data();
+    l.shape[0] = o.batch;
+    l.shape[1] = o.heads;
+    l.shape[2] = o.seqQ;
+    l.strides[2] = 1;
+    l.strides[1] = o.seqQ;
+    l.strides[0] = o.heads * o.seqQ;
+  }
+  p.args.seed = o.seed;
+  return p;
+}
+
+/// Fresh random inputs. Masks are fully random; a bool mask also gets some
+/// query rows with no key at all so the out = 0 / lse = -inf path runs.
+void fillInputs(const Options &o, Problem &p, std::mt19937_64 &rng) {
+  fillRandom(rng, o.dtype, p.q.data(), p.q.count, 1.0);
+  fillRandom(rng, o.dtype, p.k.data(), p.k.count, 1.0);
+  fillRandom(rng, o.dtype, p.v.data(), p.v.count, 1.0);
+  if (o.mask == ATTN_MASK_ADDITIVE)
+    fillRandom(rng, o.dtype, p.mask.data(), p.mask.count, 2.0);
+  if (o.mask == ATTN_MASK_BOOL) {
+    fillRandom(rng, ATTN_DTYPE_BOOL, p.mask.data(), p.mask.count, 0.75);
+    auto *bytes = static_cast<uint8_t *>(p.mask.data());
+    std::bernoulli_distribution empty(0.1);
+    for (int64_t row = 0; row < p.maskB * p.maskH * o.seqQ; ++row)
+      if (empty(rng) || row == o.seqQ / 2)
+        std::memset(bytes + row * o.seqKv, 0, size_t(o.seqKv));
+  }
+}
+
+void poisonOutputs(const Options &o, Problem &p) {
+  poison(o.dtype, p.out.data(), p.out.count);
+  if (o.lse)
+    poison(ATTN_DTYPE_F32, p.lse.data(), p.lse.count);
+}
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// A JSON number, or null for the values JSON cannot hold.
+std::string jsonNumber(double v) {
+  if (!std::isfinite(v))
+    return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+std::string jsonString(const std::string &s) {
+  std::string r = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      r += '\\';
+      r += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      r += buf;
+    } else {
+      r += c;
+    }
+  }
+  return r + "\"";
+}
+
+struct Outcome {
+  bool checked = false, ok = true;
+  double maxAbsErr = 0, relL2Err = 0, lseMaxAbsErr = 0;
+  std::string message;
+  double compileMs = 0, medianMs = NAN, tflops = NAN, kvGBps = NAN;
+  int64_t checks = 0;
+};
+
+/// Folds one comparison into the worst-so-far outcome.
+void record(Outcome &res, const Comparison &c) {
+  res.checked = true;
+  ++res.checks;
+  res.maxAbsErr = std::max(res.maxAbsErr, c.maxAbsErr);
+  res.relL2Err = std::max(res.relL2Err, c.relL2Err);
+  res.lseMaxAbsErr = std::max(res.lseMaxAbsErr, c.lseMaxAbsErr);
+  if (!c.ok && res.ok) {
+    res.ok = false;
+    res.message = c.message;
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o = parseArgs(argc, argv);
+
+  attn_context *ctx = nullptr;
+  checkStatus(attn_context_create(&ctx), "attn_context_create");
+  std::unique_ptr<attn_context, decltype(&attn_context_destroy)> ctxOwner(
+      ctx, &attn_context_destroy);
+
+  if (o.probe) {
+    if (attn_target_available(ctx, o.target) == ATTN_OK)
+      return 0;
+    std::printf("attn-run: target %s is not available: %s\n",
+                attn_target_name(o.target), attn_last_error());
+    return 1;
+  }
+
+  attn_spec spec;
+  attn_spec_init(&spec);
+  spec.dtype = o.dtype;
+  if (o.staticShapes) {
+    spec.batch = o.batch;
+    spec.heads_q = o.heads;
+    spec.heads_kv = o.kvHeads;
+    spec.seq_q = o.seqQ;
+    spec.seq_kv = o.seqKv;
+  }
+  spec.head_dim = o.headDim;
+  spec.value_dim = o.valueDim;
+  spec.causal = o.causal;
+  spec.mask = o.mask;
+  spec.mask_dtype = o.mask == ATTN_MASK_BOOL ? ATTN_DTYPE_BOOL : o.dtype;
+  spec.scale = o.scale;
+  spec.dropout_p = o.dropout;
+  spec.return_lse = o.lse;
+  spec.variant = o.variant;
+  spec.block_q = o.blockQ;
+  spec.block_kv = o.blockKv;
+  spec.kv_splits = o.kvSplits;
+
+  Outcome res;
+  attn_kernel *kernel = nullptr;
+  auto compileStart = std::chrono::steady_clock::now();
+  checkStatus(attn_compile(ctx, &spec, o.target, &kernel), "attn_compile");
+  res.compileMs = msSince(compileStart);
+
+  if (o.dumpIr) {
+    const char *source = attn_kernel_source(kernel);
+    if (!source)
+      fatal("the kernel has no IR (loaded ahead of time)");
+    std::fputs(source, stdout);
+    if (!o.check && !o.bench)
+      return 0;
+  }
+
+  // The C API takes memory of the target; it allocates none itself, so
+  // only host memory (the cpu target) can be filled and checked here.
+  if (o.target != ATTN_TARGET_CPU)
+    fatal(std::string("running on target '") + attn_target_name(o.target) +
+          "' needs device buffers, which attn-run cannot allocate; use "
+          "--probe or --dump-ir");
+
+  Problem p = allocate(o);
+  std::mt19937_64 rng(o.dataSeed);
+  Result ref;
+  const Tolerance tol = toleranceFor(o.dtype);
+  auto launchOnce = [&](const char *what) {
+    poisonOutputs(o, p);
+    checkStatus(attn_launch(kernel, &p.args), what);
+  };
+  auto checkAgainstReference = [&]() {
+    std::string error;
+    if (!computeReference(spec, p.args, ref, error))
+      fatal("reference: " + error);
+    record(res, compare(ref, o.dtype, p.args.out, o.lse ? &p.args.lse : nullptr,
+                        tol));
+  };
+
+  fillInputs(o, p, rng);
+  if (o.check) {
+    for (int64_t rep = 0; rep < std::max<int64_t>(1, o.repeatCheck); ++rep) {
+      if (rep > 0)
+        fillInputs(o, p, rng);
+      launchOnce("attn_launch");
+      checkAgainstReference();
+      if (!res.ok && !o.json)
+        std::fprintf(stderr, "attn-run: check %lld failed: %s\n",
+                     static_cast<long long>(rep), res.message.c_str());
+      if (!res.ok)
+        break;
+    }
+  }
+
+  const double flops = 2.0 * o.batch * o.heads * o.seqQ * o.seqKv *
+                       double(o.headDim + o.valueDim) *
+                       (o.causal && o.seqQ == o.seqKv ? 0.5 : 1.0);
+  const double kvBytes = double(o.batch * o.kvHeads * o.seqKv) *
+                         double(o.headDim + o.valueDim) * dtypeSize(o.dtype);
+  auto setRate = [&](double ms) {
+    res.medianMs = ms;
+    res.tflops = flops / (ms * 1e-3) / 1e12;
+    res.kvGBps = kvBytes / (ms * 1e-3) / 1e9;
+  };
+  if (o.bench) {
+    for (int w = 0; w < 2; ++w)
+      launchOnce("attn_launch (warm-up)");
+    std::vector<double> times;
+    for (int64_t n = 0; n < o.bench; ++n) {
+      poisonOutputs(o, p);
+      auto start = std::chrono::steady_clock::now();
+      checkStatus(attn_launch(kernel, &p.args), "attn_launch (bench)");
+      times.push_back(msSince(start));
+    }
+    std::sort(times.begin(), times.end());
+    size_t n = times.size();
+    setRate(n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]));
+    // The last timed run must be as right as the checked one.
+    if (o.check && res.ok)
+      record(res, compare(ref, o.dtype, p.args.out,
+                          o.lse ? &p.args.lse : nullptr, tol));
+  } else if (!o.check) {
+    auto start = std::chrono::steady_clock::now();
+    launchOnce("attn_launch");
+    setRate(msSince(start));
+  }
+
+  std::string maskText = maskName(o.mask);
+  if (o.mask != ATTN_MASK_NONE)
+    maskText += "(" + o.maskBroadcast + ")";
+  if (o.json) {
+    std::ostringstream js;
+    js << "{\"target\": " << jsonString(attn_target_name(o.target))
+       << ", \"variant\": "
+       << jsonString(o.variant == ATTN_VARIANT_MATH ? "math" : "tiled")
+       << ", \"dtype\": " << jsonString(dtypeName(o.dtype))
+       << ", \"batch\": " << o.batch << ", \"heads\": " << o.heads
+       << ", \"kv_heads\": " << o.kvHeads << ", \"seq_q\": " << o.seqQ
+       << ", \"seq_kv\": " << o.seqKv << ", \"head_dim\": " << o.headDim
+       << ", \"value_dim\": " << o.valueDim
+       << ", \"causal\": " << (o.causal ? "true" : "false")
+       << ", \"mask\": " << jsonString(maskName(o.mask))
+       << ", \"mask_broadcast\": " << jsonString(o.maskBroadcast)
+       << ", \"dropout\": " << jsonNumber(o.dropout) << ", \"seed\": " << o.seed
+       << ", \"lse\": " << (o.lse ? "true" : "false")
+       << ", \"scale\": " << jsonNumber(o.scale)
+       << ", \"layout\": " << jsonString(o.bshd ? "bshd" : "bhsd")
+       << ", \"static_shapes\": " << (o.staticShapes ? "true" : "false")
+       << ", \"block_q\": " << o.blockQ << ", \"block_kv\": " << o.blockKv
+       << ", \"kv_splits\": " << o.kvSplits << ", \"data_seed\": " << o.dataSeed
+       << ", \"checked\": " << (res.checked ? "true" : "false")
+       << ", \"checks\": " << res.checks << ", \"max_abs_err\": "
+       << (res.checked ? jsonNumber(res.maxAbsErr) : "null")
+       << ", \"rel_l2_err\": "
+       << (res.checked ? jsonNumber(res.relL2Err) : "null")
+       << ", \"lse_max_abs_err\": "
+       << (res.checked && o.lse ? jsonNumber(res.lseMaxAbsErr) : "null")
+       << ", \"ok\": " << (res.ok ? "true" : "false");
+    if (!res.ok)
+      js << ", \"message\": " << jsonString(res.message);
+    js << ", \"median_ms\": " << jsonNumber(res.medianMs)
+       << ", \"tflops\": " << jsonNumber(res.tflops)
+       << ", \"kv_gbps\": " << jsonNumber(res.kvGBps)
+       << ", \"compile_ms\": " << jsonNumber(res.compileMs) << "}";
+    std::printf("%s\n", js.str().c_str());
+  } else {
+    std::printf("attn-run: %s %s %s B=%lld Hq=%lld Hkv=%lld Sq=%lld Skv=%lld "
+                "D=%lld Dv=%lld causal=%d mask=%s dropout=%g lse=%d layout=%s\n",
+                attn_target_name(o.target),
+                o.variant == ATTN_VARIANT_MATH ? "math" : "tiled",
+                dtypeName(o.dtype), (long long)o.batch, (long long)o.heads,
+                (long long)o.kvHeads, (long long)o.seqQ, (long long)o.seqKv,
+                (long long)o.headDim, (long long)o.valueDim, int(o.causal),
+                maskText.c_str(), o.dropout, int(o.lse),
+                o.bshd ? "bshd" : "bhsd");
+    std::printf("  data_seed     %llu\n", (unsigned long long)o.dataSeed);
+    std::printf("  compile_ms    %.3f\n", res.compileMs);
+    if (res.checked) {
+      std::printf("  check         %s (%lld run%s)\n", res.ok ? "ok" : "FAILED",
+                  (long long)res.checks, res.checks == 1 ? "" : "s");
+      std::printf("  max_abs_err   %.3g (tol %.3g x max(1,|ref|))\n",
+                  res.maxAbsErr, tol.maxAbs);
+      std::printf("  rel_l2_err    %.3g (tol %.3g)\n", res.relL2Err, tol.relL2);
+      if (o.lse)
+        std::printf("  lse_abs_err   %.3g (tol %.3g)\n", res.lseMaxAbsErr,
+                    tol.lseAbs);
+      if (!res.ok)
+        std::printf("  failure       %s\n", res.message.c_str());
+    }
+    if (std::isfinite(res.medianMs)) {
+      std::printf("  %-13s %.4f\n", o.bench ? "median_ms" : "run_ms",
+                  res.medianMs);
+      std::printf("  tflops        %.4f\n", res.tflops);
+      std::printf("  kv_gbps       %.3f\n", res.kvGBps);
+    }
+  }
+  return res.ok ? 0 : 1;
+}
