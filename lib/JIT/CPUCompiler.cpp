@@ -154,8 +154,11 @@ public:
     engineOptions.transformer =
         makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, tm->get());
     engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-    // The parallel tiles call LLVM's OpenMP runtime (__kmpc_*).
-    static const llvm::StringRef sharedLibs[] = {ATTN_LIBOMP_PATH};
+    // The parallel tiles call LLVM's OpenMP runtime (__kmpc_*); copies
+    // between strided buffers that bufferization could not avoid call
+    // memrefCopy from MLIR's C runner utilities.
+    static const llvm::StringRef sharedLibs[] = {ATTN_LIBOMP_PATH,
+                                                 ATTN_C_RUNNER_UTILS_PATH};
     engineOptions.sharedLibPaths = sharedLibs;
     auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
     if (!engine) {
