@@ -1,22 +1,67 @@
-//===- Internal.h - runtime internals shared by its source files -*- C++ -*-===//
+//===- Internal.h - runtime-private pieces shared by its source files ----===//
 #ifndef ATTN_RUNTIME_SRC_INTERNAL_H
 #define ATTN_RUNTIME_SRC_INTERNAL_H
 
 #include "attn/runtime/Backend.h"
+#include "attn/runtime/attn.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
-namespace attn {
-/// Checks a spec; on failure returns false with `error` set. Fills
-/// `normalized` (value_dim resolved) on success.
-bool validateSpec(const attn_spec &spec, attn_spec &normalized,
-                  std::string &error);
+/// A compiled kernel. The spec is the normalized one the compiler saw.
+struct attn_kernel {
+  attn_spec spec;
+  attn_target target;
+  std::string source;
+  std::unique_ptr<attn::Executable> executable;
+};
 
-/// Checks launch arguments against a (normalized) spec and builds the
-/// executable's view of them. Returns false with `error` set.
+namespace attn {
+namespace detail {
+
+/// Every field that selects a distinct kernel, in a fixed order, so that two
+/// normalized specs compare equal exactly when they compile to the same code.
+struct CacheKey {
+  int target, dtype;
+  int64_t batch, headsQ, headsKv, seqQ, seqKv, headDim, valueDim;
+  int causal, mask, maskDtype;
+  double scale, dropout;
+  int lse, variant;
+  int64_t blockQ, blockKv, kvSplits;
+
+  bool operator<(const CacheKey &o) const;
+};
+
+CacheKey makeCacheKey(const attn_spec &normalized, attn_target target);
+
+/// Checks every field of `spec` and `target`; on success writes the
+/// normalized spec (value_dim filled in, flags 0/1, unused mask dtype reset)
+/// to `normalized`. On failure returns false with `error` set.
+bool validateSpec(const attn_spec &spec, attn_target target,
+                  attn_spec &normalized, std::string &error);
+
+/// Checks launch arguments against a kernel's spec and target and builds the
+/// resolved views the executable runs on. On failure returns false with
+/// `error` set and `out` unspecified; nothing has been written to any tensor.
 bool validateLaunch(const attn_spec &spec, attn_target target,
                     const attn_launch_args &args, KernelArgs &out,
                     std::string &error);
+
+/// The compiler registered for `target`, or null.
+std::shared_ptr<Compiler> findCompiler(attn_target target);
+
+/// Whether `target` is one of the attn_target enumerators.
+bool isValidTarget(int target);
+
+} // namespace detail
 } // namespace attn
 
-#endif
+/// The kernel cache. Kernels live as long as the context.
+struct attn_context {
+  mutable std::mutex mutex;
+  std::map<attn::detail::CacheKey, std::unique_ptr<attn_kernel>> cache;
+};
+
+#endif // ATTN_RUNTIME_SRC_INTERNAL_H

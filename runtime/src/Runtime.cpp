@@ -1,216 +1,219 @@
-//===- Runtime.cpp - the C API: contexts, the kernel cache, launches ------===//
+//===- Runtime.cpp - the C API: contexts, the kernel cache, launches -------===//
 #include "Internal.h"
 
-#include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <sstream>
-#include <tuple>
-#include <vector>
+#include <exception>
+#include <new>
 
 using namespace attn;
-
-struct attn_kernel {
-  attn_spec spec;
-  attn_target target;
-  std::string source;
-  std::unique_ptr<Executable> executable;
-};
-
-struct attn_context {
-  std::mutex mutex;
-  std::map<std::string, std::unique_ptr<attn_kernel>> cache;
-};
+using namespace attn::detail;
 
 namespace {
+
 thread_local std::string lastError;
 
-attn_status fail(attn_status status, std::string message) {
-  lastError = std::move(message);
+attn_status failWith(attn_status status, const std::string &message) {
+  lastError = message;
   return status;
 }
 
-attn_status ok() {
+attn_status succeed() {
   lastError.clear();
   return ATTN_OK;
 }
 
-std::mutex &registryMutex() {
-  static std::mutex m;
-  return m;
-}
-
-std::shared_ptr<Compiler> &compilerSlot(attn_target t) {
-  static std::shared_ptr<Compiler> slots[3];
-  return slots[static_cast<int>(t)];
-}
-
-bool validTarget(attn_target t) {
-  return t == ATTN_TARGET_CPU || t == ATTN_TARGET_CUDA ||
-         t == ATTN_TARGET_VULKAN;
-}
-
-std::shared_ptr<Compiler> compilerFor(attn_target t) {
-  std::lock_guard<std::mutex> lock(registryMutex());
-  return compilerSlot(t);
-}
-
-/// Every field that changes the generated code, so equal keys share code.
-std::string cacheKey(const attn_spec &s, attn_target t) {
-  std::ostringstream os;
-  os.precision(17);
-  os << t << '|' << s.dtype << '|' << s.batch << '|' << s.heads_q << '|'
-     << s.heads_kv << '|' << s.seq_q << '|' << s.seq_kv << '|' << s.head_dim
-     << '|' << s.value_dim << '|' << s.causal << '|' << s.mask << '|'
-     << s.mask_dtype << '|' << s.scale << '|' << s.dropout_p << '|'
-     << s.return_lse << '|' << s.variant << '|' << s.block_q << '|'
-     << s.block_kv << '|' << s.kv_splits;
-  return os.str();
-}
-
-/// The C API never lets an exception out.
-template <typename Fn> attn_status guarded(Fn &&fn) {
+/// Runs `body` so that no exception crosses the C boundary: an escaping one
+/// becomes ATTN_ERROR_BACKEND with its message.
+template <typename Fn>
+attn_status guarded(const char *function, Fn &&body) {
   try {
-    return fn();
+    return body();
+  } catch (const std::bad_alloc &) {
+    return failWith(ATTN_ERROR_BACKEND,
+                    std::string(function) + ": out of memory");
   } catch (const std::exception &e) {
-    return fail(ATTN_ERROR_BACKEND, std::string("internal error: ") + e.what());
+    return failWith(ATTN_ERROR_BACKEND, std::string(function) +
+                                            ": internal error: " + e.what());
   } catch (...) {
-    return fail(ATTN_ERROR_BACKEND, "internal error: unknown exception");
+    return failWith(ATTN_ERROR_BACKEND,
+                    std::string(function) + ": unknown internal error");
   }
 }
-} // namespace
 
-void attn::registerCompiler(attn_target target,
-                            std::shared_ptr<Compiler> compiler) {
-  if (!validTarget(target))
-    return;
-  std::lock_guard<std::mutex> lock(registryMutex());
-  compilerSlot(target) = std::move(compiler);
+std::string noCompiler(attn_target target) {
+  return std::string("no compiler for target '") + attn_target_name(target) +
+         "' is linked into this program";
 }
 
-void attn::setLastError(const std::string &message) { lastError = message; }
+} // namespace
+
+void attn::setLastError(const std::string &message) {
+  try {
+    lastError = message;
+  } catch (...) {
+    // Keeping the old message beats throwing from an error path.
+  }
+}
 
 extern "C" {
 
 void attn_spec_init(attn_spec *spec) {
-  if (!spec)
+  if (!spec) {
+    lastError = "attn_spec_init: spec is NULL";
     return;
-  std::memset(spec, 0, sizeof(*spec));
+  }
   spec->dtype = ATTN_DTYPE_F32;
-  spec->batch = spec->heads_q = spec->heads_kv = ATTN_DYNAMIC;
-  spec->seq_q = spec->seq_kv = ATTN_DYNAMIC;
+  spec->batch = ATTN_DYNAMIC;
+  spec->heads_q = ATTN_DYNAMIC;
+  spec->heads_kv = ATTN_DYNAMIC;
+  spec->seq_q = ATTN_DYNAMIC;
+  spec->seq_kv = ATTN_DYNAMIC;
+  spec->head_dim = 0;
+  spec->value_dim = 0;
+  spec->causal = 0;
   spec->mask = ATTN_MASK_NONE;
   spec->mask_dtype = ATTN_DTYPE_BOOL;
+  spec->scale = 0.0;
+  spec->dropout_p = 0.0;
+  spec->return_lse = 0;
   spec->variant = ATTN_VARIANT_DEFAULT;
+  spec->block_q = 0;
+  spec->block_kv = 0;
+  spec->kv_splits = 0;
 }
 
 attn_status attn_context_create(attn_context **ctx) {
-  if (!ctx)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT, "ctx must not be NULL");
-  return guarded([&] {
+  return guarded("attn_context_create", [&] {
+    if (!ctx)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "attn_context_create: ctx is NULL");
     *ctx = new attn_context();
-    return ok();
+    return succeed();
   });
 }
 
 void attn_context_destroy(attn_context *ctx) { delete ctx; }
 
 attn_status attn_target_available(attn_context *ctx, attn_target target) {
-  if (!ctx)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT, "ctx must not be NULL");
-  if (!validTarget(target))
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "unknown target " + std::to_string(static_cast<int>(target)));
-  return guarded([&] {
-    std::shared_ptr<Compiler> c = compilerFor(target);
-    if (!c)
-      return fail(ATTN_ERROR_UNAVAILABLE,
-                  std::string("no compiler for target '") +
-                      attn_target_name(target) +
-                      "' is linked into this program");
-    std::string err;
-    attn_status st = c->available(err);
-    return st == ATTN_OK ? ok() : fail(st, err);
+  return guarded("attn_target_available", [&] {
+    if (!ctx)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "attn_target_available: ctx is NULL");
+    if (!isValidTarget(target))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "attn_target_available: target is " +
+                          std::to_string(static_cast<int>(target)) +
+                          "; expected ATTN_TARGET_CPU, ATTN_TARGET_CUDA or "
+                          "ATTN_TARGET_VULKAN");
+    std::shared_ptr<Compiler> compiler = findCompiler(target);
+    if (!compiler)
+      return failWith(ATTN_ERROR_UNAVAILABLE, noCompiler(target));
+    std::string error;
+    attn_status status = compiler->available(error);
+    if (status != ATTN_OK)
+      return failWith(status, error.empty()
+                                  ? std::string("target '") +
+                                        attn_target_name(target) +
+                                        "' is not available"
+                                  : error);
+    return succeed();
   });
 }
 
 attn_status attn_compile(attn_context *ctx, const attn_spec *spec,
                          attn_target target, attn_kernel **kernel) {
-  if (!ctx || !spec || !kernel)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "ctx, spec and kernel must not be NULL");
-  if (!validTarget(target))
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "unknown target " + std::to_string(static_cast<int>(target)));
-  return guarded([&] {
+  return guarded("attn_compile", [&] {
+    if (!ctx || !spec || !kernel)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      std::string("attn_compile: ") +
+                          (!ctx ? "ctx" : !spec ? "spec" : "kernel") +
+                          " is NULL");
     attn_spec normalized;
-    std::string err;
-    if (!validateSpec(*spec, normalized, err))
-      return fail(ATTN_ERROR_INVALID_ARGUMENT, err);
-    if (normalized.variant == ATTN_VARIANT_MATH && target != ATTN_TARGET_CPU)
-      return fail(ATTN_ERROR_UNSUPPORTED,
-                  "the math variant exists only for the cpu target");
-    std::string key = cacheKey(normalized, target);
+    std::string error;
+    if (!validateSpec(*spec, target, normalized, error))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT, "attn_compile: " + error);
+    CacheKey key = makeCacheKey(normalized, target);
+
+    // The lock is held across the compile so that racing threads asking for
+    // the same kernel compile it once; compiles are rare next to launches.
     std::lock_guard<std::mutex> lock(ctx->mutex);
     auto it = ctx->cache.find(key);
     if (it != ctx->cache.end()) {
       *kernel = it->second.get();
-      return ok();
+      return succeed();
     }
-    std::shared_ptr<Compiler> compiler = compilerFor(target);
+    std::shared_ptr<Compiler> compiler = findCompiler(target);
     if (!compiler)
-      return fail(ATTN_ERROR_UNAVAILABLE,
-                  std::string("no compiler for target '") +
-                      attn_target_name(target) +
-                      "' is linked into this program");
+      return failWith(ATTN_ERROR_UNAVAILABLE,
+                      "attn_compile: " + noCompiler(target));
     CompileResult result;
-    attn_status st = compiler->compile(normalized, result, err);
-    if (st != ATTN_OK)
-      return fail(st, err);
+    attn_status status = compiler->compile(normalized, result, error);
+    if (status != ATTN_OK)
+      return failWith(status, "attn_compile: " +
+                                  (error.empty() ? std::string("the ") +
+                                                       attn_target_name(target) +
+                                                       " compiler failed"
+                                                 : error));
     if (!result.executable)
-      return fail(ATTN_ERROR_COMPILE, "the compiler returned no executable");
-    auto k = std::make_unique<attn_kernel>();
-    k->spec = normalized;
-    k->target = target;
-    k->source = std::move(result.source);
-    k->executable = std::move(result.executable);
-    *kernel = k.get();
-    ctx->cache.emplace(std::move(key), std::move(k));
-    return ok();
+      return failWith(ATTN_ERROR_COMPILE,
+                      std::string("attn_compile: the ") +
+                          attn_target_name(target) +
+                          " compiler reported success but returned no "
+                          "executable");
+    auto entry = std::make_unique<attn_kernel>();
+    entry->spec = normalized;
+    entry->target = target;
+    entry->source = std::move(result.source);
+    entry->executable = std::move(result.executable);
+    *kernel = entry.get();
+    ctx->cache.emplace(key, std::move(entry));
+    return succeed();
   });
 }
 
 attn_status attn_launch(attn_kernel *kernel, const attn_launch_args *args) {
-  if (!kernel || !args)
-    return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                "kernel and args must not be NULL");
-  return guarded([&] {
-    KernelArgs ka;
-    std::string err;
-    if (!validateLaunch(kernel->spec, kernel->target, *args, ka, err))
-      return fail(ATTN_ERROR_INVALID_ARGUMENT, err);
-    attn_status st = kernel->executable->run(ka, err);
-    return st == ATTN_OK ? ok() : fail(st, err);
+  return guarded("attn_launch", [&] {
+    if (!kernel || !args)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      std::string("attn_launch: ") +
+                          (!kernel ? "kernel" : "args") + " is NULL");
+    KernelArgs resolved;
+    std::string error;
+    if (!validateLaunch(kernel->spec, kernel->target, *args, resolved, error))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT, "attn_launch: " + error);
+    attn_status status = kernel->executable->run(resolved, error);
+    if (status != ATTN_OK)
+      return failWith(status, "attn_launch: " +
+                                  (error.empty()
+                                       ? std::string("the kernel failed (") +
+                                             attn_status_string(status) + ")"
+                                       : error));
+    return succeed();
   });
 }
 
 const attn_spec *attn_kernel_spec(const attn_kernel *kernel) {
-  return kernel ? &kernel->spec : nullptr;
+  if (!kernel) {
+    lastError = "attn_kernel_spec: kernel is NULL";
+    return nullptr;
+  }
+  return &kernel->spec;
 }
 
 const char *attn_kernel_source(const attn_kernel *kernel) {
-  if (!kernel || kernel->source.empty())
+  if (!kernel) {
+    lastError = "attn_kernel_source: kernel is NULL";
     return nullptr;
-  return kernel->source.c_str();
+  }
+  return kernel->source.empty() ? nullptr : kernel->source.c_str();
 }
 
 size_t attn_context_cache_size(const attn_context *ctx) {
-  if (!ctx)
+  if (!ctx) {
+    lastError = "attn_context_cache_size: ctx is NULL";
     return 0;
-  auto *c = const_cast<attn_context *>(ctx);
-  std::lock_guard<std::mutex> lock(c->mutex);
-  return c->cache.size();
+  }
+  std::lock_guard<std::mutex> lock(ctx->mutex);
+  return ctx->cache.size();
 }
 
 const char *attn_last_error(void) { return lastError.c_str(); }

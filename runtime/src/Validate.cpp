@@ -1,19 +1,43 @@
-//===- Validate.cpp - every check on specs and launches, before anything runs -===//
+//===- Validate.cpp - spec and launch checks, and argument normalization --===//
+//
+// Everything a caller can get wrong is caught here, before a compiler or an
+// executable sees it, so backends may assume well-formed input and a failed
+// call never writes to caller memory.
+//
+//===----------------------------------------------------------------------===//
 #include "Internal.h"
 
+#include <cinttypes>
 #include <cmath>
-#include <cstdint>
-#include <sstream>
-#include <utility>
-#include <vector>
+#include <cstdio>
+#include <tuple>
 
 using namespace attn;
+using namespace attn::detail;
 
 namespace {
-const char *kDimNames[4] = {"batch", "heads", "sequence", "head"};
 
-int64_t elementSize(attn_dtype t) {
-  switch (t) {
+std::string str(int64_t v) { return std::to_string(v); }
+
+std::string str(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
+std::string str(const void *p) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "0x%" PRIxPTR,
+                reinterpret_cast<uintptr_t>(p));
+  return buf;
+}
+
+bool isFloatDtype(int d) {
+  return d == ATTN_DTYPE_F16 || d == ATTN_DTYPE_BF16 || d == ATTN_DTYPE_F32;
+}
+
+int64_t elementSize(attn_dtype d) {
+  switch (d) {
   case ATTN_DTYPE_F16:
   case ATTN_DTYPE_BF16:
     return 2;
@@ -22,263 +46,439 @@ int64_t elementSize(attn_dtype t) {
   case ATTN_DTYPE_BOOL:
     return 1;
   }
-  return 0;
+  return 1;
 }
 
-bool isFloat(attn_dtype t) {
-  return t == ATTN_DTYPE_F16 || t == ATTN_DTYPE_BF16 || t == ATTN_DTYPE_F32;
+bool checkDim(const char *field, int64_t v, std::string &error) {
+  if (v == ATTN_DYNAMIC || v > 0)
+    return true;
+  error = std::string("spec.") + field + " is " + str(v) +
+          "; a dimension must be > 0 or ATTN_DYNAMIC";
+  return false;
 }
 
-bool dimOk(int64_t d) { return d == ATTN_DYNAMIC || d > 0; }
-
-template <typename... Ts> std::string str(Ts &&...parts) {
-  std::ostringstream os;
-  (os << ... << parts);
-  return os.str();
+bool checkNonNegative(const char *field, int64_t v, const char *zeroMeans,
+                      std::string &error) {
+  if (v >= 0)
+    return true;
+  error = std::string("spec.") + field + " is " + str(v) +
+          "; it must be >= 0 (0 = " + zeroMeans + ")";
+  return false;
 }
 
-/// One tensor argument under validation.
-struct Arg {
-  const char *name;
-  const attn_tensor &t;
-  int rank;
-  int64_t eltSize;
-};
-
-/// Byte range [lo, hi) a tensor touches (strides are non-negative here).
-std::pair<uintptr_t, uintptr_t> span(const Arg &a) {
-  uintptr_t lo = reinterpret_cast<uintptr_t>(a.t.data);
-  int64_t last = 0;
-  for (int i = 0; i < a.rank; ++i)
-    last += (a.t.shape[i] - 1) * a.t.strides[i];
-  return {lo, lo + static_cast<uintptr_t>((last + 1) * a.eltSize)};
-}
 } // namespace
 
-bool attn::validateSpec(const attn_spec &s, attn_spec &n, std::string &err) {
-  if (!isFloat(s.dtype)) {
-    err = str("spec.dtype must be ATTN_DTYPE_F16, BF16 or F32, got ",
-              static_cast<int>(s.dtype));
+bool CacheKey::operator<(const CacheKey &o) const {
+  auto tie = [](const CacheKey &k) {
+    return std::tie(k.target, k.dtype, k.batch, k.headsQ, k.headsKv, k.seqQ,
+                    k.seqKv, k.headDim, k.valueDim, k.causal, k.mask,
+                    k.maskDtype, k.scale, k.dropout, k.lse, k.variant,
+                    k.blockQ, k.blockKv, k.kvSplits);
+  };
+  return tie(*this) < tie(o);
+}
+
+CacheKey attn::detail::makeCacheKey(const attn_spec &s, attn_target target) {
+  CacheKey k;
+  k.target = target;
+  k.dtype = s.dtype;
+  k.batch = s.batch;
+  k.headsQ = s.heads_q;
+  k.headsKv = s.heads_kv;
+  k.seqQ = s.seq_q;
+  k.seqKv = s.seq_kv;
+  k.headDim = s.head_dim;
+  k.valueDim = s.value_dim;
+  k.causal = s.causal;
+  k.mask = s.mask;
+  k.maskDtype = s.mask_dtype;
+  // -0.0 and 0.0 compare equal as doubles, so they share an entry, which is
+  // right: both mean the same kernel.
+  k.scale = s.scale;
+  k.dropout = s.dropout_p;
+  k.lse = s.return_lse;
+  k.variant = s.variant;
+  k.blockQ = s.block_q;
+  k.blockKv = s.block_kv;
+  k.kvSplits = s.kv_splits;
+  return k;
+}
+
+bool attn::detail::isValidTarget(int target) {
+  return target == ATTN_TARGET_CPU || target == ATTN_TARGET_CUDA ||
+         target == ATTN_TARGET_VULKAN;
+}
+
+bool attn::detail::validateSpec(const attn_spec &spec, attn_target target,
+                                attn_spec &normalized, std::string &error) {
+  int dtype = spec.dtype;
+  if (dtype == ATTN_DTYPE_BOOL) {
+    error = "spec.dtype is bool, which is for masks only; q, k, v and out "
+            "need f16, bf16 or f32";
     return false;
   }
-  if (s.head_dim <= 0 || s.head_dim > 1024) {
-    err = str("spec.head_dim must be in [1, 1024], got ", s.head_dim);
+  if (!isFloatDtype(dtype)) {
+    error = "spec.dtype is " + str(int64_t(dtype)) +
+            "; expected ATTN_DTYPE_F16, ATTN_DTYPE_BF16 or ATTN_DTYPE_F32";
     return false;
   }
-  if (s.value_dim < 0 || s.value_dim > 1024) {
-    err = str("spec.value_dim must be 0 (= head_dim) or in [1, 1024], got ",
-              s.value_dim);
+  if (spec.head_dim <= 0) {
+    error = "spec.head_dim is " + str(spec.head_dim) +
+            "; it must be set (> 0)";
     return false;
   }
-  const std::pair<const char *, int64_t> dims[] = {
-      {"batch", s.batch},   {"heads_q", s.heads_q}, {"heads_kv", s.heads_kv},
-      {"seq_q", s.seq_q},   {"seq_kv", s.seq_kv}};
-  for (auto [name, d] : dims)
-    if (!dimOk(d)) {
-      err = str("spec.", name, " must be positive or ATTN_DYNAMIC, got ", d);
-      return false;
-    }
-  if (s.heads_q > 0 && s.heads_kv > 0 && s.heads_q % s.heads_kv != 0) {
-    err = str("spec.heads_q (", s.heads_q,
-              ") must be a multiple of spec.heads_kv (", s.heads_kv, ")");
+  if (spec.head_dim > 1024) {
+    error = "spec.head_dim is " + str(spec.head_dim) +
+            "; the largest supported is 1024";
     return false;
   }
-  switch (s.mask) {
-  case ATTN_MASK_NONE:
-    break;
-  case ATTN_MASK_BOOL:
-    if (s.mask_dtype != ATTN_DTYPE_BOOL) {
-      err = "spec.mask_dtype must be ATTN_DTYPE_BOOL for a bool mask";
-      return false;
-    }
-    break;
-  case ATTN_MASK_ADDITIVE:
-    if (!isFloat(s.mask_dtype)) {
-      err = "spec.mask_dtype must be F16, BF16 or F32 for an additive mask";
-      return false;
-    }
-    break;
-  default:
-    err = str("spec.mask must be ATTN_MASK_NONE, BOOL or ADDITIVE, got ",
-              static_cast<int>(s.mask));
+  if (!checkNonNegative("value_dim", spec.value_dim, "head_dim", error))
+    return false;
+  if (spec.value_dim > 1024) {
+    error = "spec.value_dim is " + str(spec.value_dim) +
+            "; the largest supported is 1024";
     return false;
   }
-  if (!std::isfinite(s.scale)) {
-    err = "spec.scale must be finite (0 selects 1/sqrt(head_dim))";
+  if (!checkDim("batch", spec.batch, error) ||
+      !checkDim("heads_q", spec.heads_q, error) ||
+      !checkDim("heads_kv", spec.heads_kv, error) ||
+      !checkDim("seq_q", spec.seq_q, error) ||
+      !checkDim("seq_kv", spec.seq_kv, error))
+    return false;
+  if (spec.heads_q != ATTN_DYNAMIC && spec.heads_kv != ATTN_DYNAMIC &&
+      spec.heads_q % spec.heads_kv != 0) {
+    error = "spec.heads_q (" + str(spec.heads_q) +
+            ") is not a multiple of spec.heads_kv (" + str(spec.heads_kv) +
+            ")";
     return false;
   }
-  if (!(s.dropout_p >= 0.0 && s.dropout_p < 1.0)) {
-    err = str("spec.dropout_p must be in [0, 1), got ", s.dropout_p);
+  int mask = spec.mask, maskDtype = spec.mask_dtype;
+  if (mask != ATTN_MASK_NONE && mask != ATTN_MASK_BOOL &&
+      mask != ATTN_MASK_ADDITIVE) {
+    error = "spec.mask is " + str(int64_t(mask)) +
+            "; expected ATTN_MASK_NONE, ATTN_MASK_BOOL or ATTN_MASK_ADDITIVE";
     return false;
   }
-  if (s.variant != ATTN_VARIANT_DEFAULT && s.variant != ATTN_VARIANT_MATH) {
-    err = str("spec.variant must be ATTN_VARIANT_DEFAULT or MATH, got ",
-              static_cast<int>(s.variant));
+  if (mask == ATTN_MASK_BOOL && maskDtype != ATTN_DTYPE_BOOL) {
+    error = "spec.mask_dtype is " +
+            std::string(attn_dtype_name(spec.mask_dtype)) +
+            " but a bool mask (ATTN_MASK_BOOL) needs ATTN_DTYPE_BOOL";
     return false;
   }
-  if (s.block_q < 0 || s.block_kv < 0 || s.kv_splits < 0) {
-    err = "spec.block_q, block_kv and kv_splits must be >= 0 (0 = default)";
+  if (mask == ATTN_MASK_ADDITIVE && !isFloatDtype(maskDtype)) {
+    error = "spec.mask_dtype is " +
+            std::string(attn_dtype_name(spec.mask_dtype)) +
+            " but an additive mask (ATTN_MASK_ADDITIVE) needs f16, bf16 or "
+            "f32";
     return false;
   }
-  n = s;
-  if (n.value_dim == 0)
-    n.value_dim = n.head_dim;
-  n.causal = s.causal ? 1 : 0;
-  n.return_lse = s.return_lse ? 1 : 0;
-  if (n.mask == ATTN_MASK_NONE)
-    n.mask_dtype = ATTN_DTYPE_BOOL;
+  if (!std::isfinite(spec.scale)) {
+    error = "spec.scale is " + str(spec.scale) +
+            "; it must be finite (0 = 1/sqrt(head_dim))";
+    return false;
+  }
+  // Written so that NaN fails too.
+  if (!(spec.dropout_p >= 0.0 && spec.dropout_p < 1.0)) {
+    error = "spec.dropout_p is " + str(spec.dropout_p) +
+            "; it must be in [0, 1)";
+    return false;
+  }
+  int variant = spec.variant;
+  if (variant != ATTN_VARIANT_DEFAULT && variant != ATTN_VARIANT_MATH) {
+    error = "spec.variant is " + str(int64_t(variant)) +
+            "; expected ATTN_VARIANT_DEFAULT or ATTN_VARIANT_MATH";
+    return false;
+  }
+  if (!checkNonNegative("block_q", spec.block_q, "target default", error) ||
+      !checkNonNegative("block_kv", spec.block_kv, "target default", error) ||
+      !checkNonNegative("kv_splits", spec.kv_splits, "automatic", error))
+    return false;
+  if (!isValidTarget(target)) {
+    error = "target is " + str(int64_t(target)) +
+            "; expected ATTN_TARGET_CPU, ATTN_TARGET_CUDA or "
+            "ATTN_TARGET_VULKAN";
+    return false;
+  }
+
+  // One canonical spelling per kernel, so equal kernels share a cache entry
+  // and the compiler never has to interpret "0 = same as D" or truthy ints.
+  normalized = spec;
+  if (normalized.value_dim == 0)
+    normalized.value_dim = normalized.head_dim;
+  normalized.causal = spec.causal != 0;
+  normalized.return_lse = spec.return_lse != 0;
+  if (normalized.mask == ATTN_MASK_NONE)
+    normalized.mask_dtype = ATTN_DTYPE_BOOL;
+  if (normalized.scale == 0.0)
+    normalized.scale = 0.0; // folds -0.0 into the default
   return true;
 }
 
-bool attn::validateLaunch(const attn_spec &s, attn_target target,
-                          const attn_launch_args &a, KernelArgs &out,
-                          std::string &err) {
-  bool hasMask = s.mask != ATTN_MASK_NONE, hasLse = s.return_lse != 0;
-  int64_t elt = elementSize(s.dtype);
-  Arg q{"q", a.q, 4, elt}, k{"k", a.k, 4, elt}, v{"v", a.v, 4, elt},
-      o{"out", a.out, 4, elt}, lse{"lse", a.lse, 3, 4},
-      mask{"mask", a.mask, 4, elementSize(s.mask_dtype)};
-  std::vector<const Arg *> used = {&q, &k, &v, &o};
-  if (hasMask)
-    used.push_back(&mask);
-  if (hasLse)
-    used.push_back(&lse);
+namespace {
 
-  for (const Arg *t : used) {
-    if (!t->t.data) {
-      err = str(t->name, ": data pointer is NULL");
+/// One tensor argument as the checks see it.
+struct Operand {
+  const char *name;
+  const attn_tensor *t;
+  int rank;
+  const char *dims[4];
+  attn_dtype dtype;
+  bool present;
+  // Filled by the span check: the bytes [lo, hi) the tensor can touch.
+  uintptr_t lo = 0, hi = 0;
+
+  bool isMask() const { return name[0] == 'm'; }
+  /// A mask's B or H dimension of extent 1 broadcasts: its stride is unused.
+  bool broadcasts(int d) const { return isMask() && d < 2 && t->shape[d] == 1; }
+};
+
+class LaunchChecker {
+public:
+  LaunchChecker(const attn_spec &spec, attn_target target,
+                const attn_launch_args &args, std::string &error)
+      : spec(spec), target(target), args(args), error(error),
+        q{"q", &args.q, 4, {"B", "Hq", "Sq", "D"}, spec.dtype, true},
+        k{"k", &args.k, 4, {"B", "Hkv", "Skv", "D"}, spec.dtype, true},
+        v{"v", &args.v, 4, {"B", "Hkv", "Skv", "Dv"}, spec.dtype, true},
+        mask{"mask",
+             &args.mask,
+             4,
+             {"B", "Hq", "Sq", "Skv"},
+             spec.mask_dtype,
+             spec.mask != ATTN_MASK_NONE},
+        out{"out", &args.out, 4, {"B", "Hq", "Sq", "Dv"}, spec.dtype, true},
+        lse{"lse",
+            &args.lse,
+            3,
+            {"B", "Hq", "Sq", nullptr},
+            ATTN_DTYPE_F32,
+            spec.return_lse != 0} {}
+
+  bool run(KernelArgs &result) {
+    Operand *all[] = {&q, &k, &v, &mask, &out, &lse};
+    for (Operand *o : all)
+      if (o->present && !o->t->data)
+        return fail(std::string(o->name) + ".data is NULL");
+    for (Operand *o : all)
+      if (o->present && !checkPositive(*o))
+        return false;
+    if (!checkShapes())
       return false;
-    }
-    if (reinterpret_cast<uintptr_t>(t->t.data) % t->eltSize != 0) {
-      err = str(t->name, ": data pointer is not aligned to its ",
-                t->eltSize, "-byte elements");
+    for (Operand *o : all)
+      if (o->present && !checkStrides(*o))
+        return false;
+    for (Operand *o : all)
+      if (o->present && !checkAlignment(*o))
+        return false;
+    if (target == ATTN_TARGET_CPU && args.stream)
+      return fail("stream is " + str(args.stream) +
+                  "; it must be NULL for the cpu target");
+    for (Operand *o : all)
+      if (o->present && !computeSpan(*o))
+        return false;
+    if (!checkOverlap())
       return false;
-    }
-    for (int i = 0; i < t->rank; ++i) {
-      if (t->t.shape[i] <= 0) {
-        err = str(t->name, ": ", kDimNames[i], " dimension (", i,
-                  ") must be positive, got ", t->t.shape[i]);
-        return false;
-      }
-      if (i == t->rank - 1 && t->t.strides[i] != 1) {
-        err = str(t->name, ": the last dimension must be contiguous (stride "
-                           "1), got stride ",
-                  t->t.strides[i]);
-        return false;
-      }
-      if (t->t.strides[i] < 0 || (t->t.shape[i] > 1 && t->t.strides[i] < 1)) {
-        err = str(t->name, ": stride of dimension ", i,
-                  " must be positive, got ", t->t.strides[i]);
-        return false;
-      }
-    }
+
+    result = KernelArgs();
+    result.q = view(q);
+    result.k = view(k);
+    result.v = view(v);
+    result.out = view(out);
+    if (mask.present)
+      result.mask = view(mask);
+    if (lse.present)
+      result.lse = view(lse);
+    result.seed = args.seed;
+    result.stream = args.stream;
+    return true;
   }
 
-  const int64_t B = a.q.shape[0], Hq = a.q.shape[1], Sq = a.q.shape[2],
-                D = a.q.shape[3], Hkv = a.k.shape[1], Skv = a.k.shape[2],
-                Dv = a.v.shape[3];
-  auto expect = [&](const Arg &t, int i, int64_t want, const char *what) {
-    if (t.t.shape[i] == want)
+private:
+  bool fail(const std::string &message) {
+    error = message;
+    return false;
+  }
+
+  std::string dimRef(const Operand &o, int d) const {
+    return std::string(o.name) + ".shape[" + str(int64_t(d)) + "] (" +
+           o.dims[d] + ")";
+  }
+
+  bool checkPositive(const Operand &o) {
+    for (int d = 0; d < o.rank; ++d)
+      if (o.t->shape[d] <= 0)
+        return fail(dimRef(o, d) + " is " + str(o.t->shape[d]) +
+                    "; every dimension must be > 0");
+    return true;
+  }
+
+  /// `o`'s dimension d must equal the spec's static value, when static.
+  bool matchSpec(const Operand &o, int d, int64_t specValue,
+                 const char *field) {
+    if (specValue == ATTN_DYNAMIC || o.t->shape[d] == specValue)
       return true;
-    err = str(t.name, ": ", kDimNames[i], " dimension (", i, ") is ",
-              t.t.shape[i], " but ", what, " is ", want);
-    return false;
-  };
-  if (!expect(q, 3, s.head_dim, "spec.head_dim") ||
-      !expect(k, 3, s.head_dim, "spec.head_dim") ||
-      !expect(v, 3, s.value_dim, "spec.value_dim") ||
-      !expect(k, 0, B, "q's batch") || !expect(v, 0, B, "q's batch") ||
-      !expect(v, 1, Hkv, "k's heads") || !expect(v, 2, Skv, "k's sequence") ||
-      !expect(o, 0, B, "q's batch") || !expect(o, 1, Hq, "q's heads") ||
-      !expect(o, 2, Sq, "q's sequence") || !expect(o, 3, Dv, "v's head"))
-    return false;
-  (void)D;
-  if (Hq % Hkv != 0) {
-    err = str("q has ", Hq, " heads, not a multiple of k's ", Hkv, " heads");
-    return false;
-  }
-  const std::pair<const char *, std::pair<int64_t, int64_t>> statics[] = {
-      {"batch", {s.batch, B}},    {"heads_q", {s.heads_q, Hq}},
-      {"heads_kv", {s.heads_kv, Hkv}}, {"seq_q", {s.seq_q, Sq}},
-      {"seq_kv", {s.seq_kv, Skv}}};
-  for (auto &[name, pair] : statics)
-    if (pair.first != ATTN_DYNAMIC && pair.first != pair.second) {
-      err = str("the kernel was compiled for ", name, " = ", pair.first,
-                " but the tensors have ", pair.second);
-      return false;
-    }
-  if (hasLse && (!expect(lse, 0, B, "q's batch") ||
-                 !expect(lse, 1, Hq, "q's heads") ||
-                 !expect(lse, 2, Sq, "q's sequence")))
-    return false;
-  if (hasMask) {
-    if (a.mask.shape[0] != 1 && a.mask.shape[0] != B) {
-      err = str("mask: batch dimension (0) must be 1 or ", B, ", got ",
-                a.mask.shape[0]);
-      return false;
-    }
-    if (a.mask.shape[1] != 1 && a.mask.shape[1] != Hq) {
-      err = str("mask: heads dimension (1) must be 1 or ", Hq, ", got ",
-                a.mask.shape[1]);
-      return false;
-    }
-    if (!expect(mask, 2, Sq, "q's sequence") ||
-        !expect(mask, 3, Skv, "k's sequence"))
-      return false;
-  }
-  if (target == ATTN_TARGET_CPU && a.stream) {
-    err = "stream must be NULL for the cpu target";
-    return false;
+    return fail(dimRef(o, d) + " is " + str(o.t->shape[d]) +
+                " but the kernel was compiled for spec." + field + " = " +
+                str(specValue));
   }
 
-  // Outputs may not overlap any other tensor: the kernel would read what it
-  // already overwrote, or two outputs would race.
-  std::vector<const Arg *> outputs = {&o};
-  if (hasLse)
-    outputs.push_back(&lse);
-  for (const Arg *w : outputs)
-    for (const Arg *t : used) {
-      if (t == w)
+  /// `o`'s dimension d must equal the dimension that defines it in `ref`.
+  bool matchTensor(const Operand &o, int d, const Operand &ref, int refDim) {
+    if (o.t->shape[d] == ref.t->shape[refDim])
+      return true;
+    return fail(dimRef(o, d) + " is " + str(o.t->shape[d]) + " but " +
+                dimRef(ref, refDim) + " is " + str(ref.t->shape[refDim]));
+  }
+
+  /// A mask's B/H dimension is 1 (broadcast) or equal to q's.
+  bool matchBroadcast(const Operand &o, int d, const Operand &ref, int refDim) {
+    int64_t got = o.t->shape[d];
+    if (got == 1 || got == ref.t->shape[refDim])
+      return true;
+    return fail(dimRef(o, d) + " is " + str(got) + "; expected 1 (broadcast) "
+                "or " + str(ref.t->shape[refDim]) + " like " +
+                dimRef(ref, refDim));
+  }
+
+  bool checkShapes() {
+    // q defines B, Hq and Sq; k defines Hkv and Skv; the spec fixes D, Dv
+    // and whichever of the others it made static.
+    if (!matchSpec(q, 0, spec.batch, "batch") ||
+        !matchSpec(q, 1, spec.heads_q, "heads_q") ||
+        !matchSpec(q, 2, spec.seq_q, "seq_q") ||
+        !matchSpec(q, 3, spec.head_dim, "head_dim"))
+      return false;
+    if (!matchTensor(k, 0, q, 0) ||
+        !matchSpec(k, 1, spec.heads_kv, "heads_kv") ||
+        !matchSpec(k, 2, spec.seq_kv, "seq_kv") ||
+        !matchSpec(k, 3, spec.head_dim, "head_dim"))
+      return false;
+    if (q.t->shape[1] % k.t->shape[1] != 0)
+      return fail(dimRef(q, 1) + " = " + str(q.t->shape[1]) +
+                  " is not a multiple of " + dimRef(k, 1) + " = " +
+                  str(k.t->shape[1]));
+    if (!matchTensor(v, 0, q, 0) || !matchTensor(v, 1, k, 1) ||
+        !matchTensor(v, 2, k, 2) ||
+        !matchSpec(v, 3, spec.value_dim, "value_dim"))
+      return false;
+    if (!matchTensor(out, 0, q, 0) || !matchTensor(out, 1, q, 1) ||
+        !matchTensor(out, 2, q, 2) ||
+        !matchSpec(out, 3, spec.value_dim, "value_dim"))
+      return false;
+    if (lse.present &&
+        (!matchTensor(lse, 0, q, 0) || !matchTensor(lse, 1, q, 1) ||
+         !matchTensor(lse, 2, q, 2)))
+      return false;
+    if (mask.present &&
+        (!matchBroadcast(mask, 0, q, 0) || !matchBroadcast(mask, 1, q, 1) ||
+         !matchTensor(mask, 2, q, 2) || !matchTensor(mask, 3, k, 2)))
+      return false;
+    return true;
+  }
+
+  bool checkStrides(const Operand &o) {
+    int inner = o.rank - 1;
+    if (o.t->strides[inner] != 1)
+      return fail(std::string(o.name) + ".strides[" + str(int64_t(inner)) +
+                  "] is " + str(o.t->strides[inner]) +
+                  "; the last dimension must be contiguous (stride 1)");
+    for (int d = 0; d < inner; ++d) {
+      if (o.broadcasts(d) || o.t->strides[d] >= 1)
         continue;
-      auto [wl, wh] = span(*w);
-      auto [tl, th] = span(*t);
-      if (wl < th && tl < wh) {
-        err = str(w->name, " overlaps ", t->name,
-                  " in memory; outputs must not alias any other tensor");
-        return false;
+      return fail(std::string(o.name) + ".strides[" + str(int64_t(d)) +
+                  "] (" + o.dims[d] + ") is " + str(o.t->strides[d]) +
+                  "; strides must be >= 1 (only a mask's broadcast B or H "
+                  "dimension of size 1 may have any stride)");
+    }
+    return true;
+  }
+
+  bool checkAlignment(const Operand &o) {
+    int64_t size = elementSize(o.dtype);
+    if (reinterpret_cast<uintptr_t>(o.t->data) % size == 0)
+      return true;
+    return fail(std::string(o.name) + ".data (" + str(o.t->data) +
+                ") is not aligned to " + str(size) + " bytes, the size of one " +
+                attn_dtype_name(o.dtype) + " element");
+  }
+
+  /// The byte range [lo, hi) the tensor's elements occupy. Strides are
+  /// positive (or unused), so the first element is the lowest address.
+  bool computeSpan(Operand &o) {
+    int64_t last = 0;
+    bool overflow = false;
+    for (int d = 0; d < o.rank; ++d) {
+      if (o.broadcasts(d))
+        continue;
+      int64_t term;
+      overflow |= __builtin_mul_overflow(o.t->shape[d] - 1, o.t->strides[d],
+                                         &term);
+      overflow |= __builtin_add_overflow(last, term, &last);
+    }
+    int64_t bytes;
+    overflow |= __builtin_add_overflow(last, int64_t(1), &last);
+    overflow |= __builtin_mul_overflow(last, elementSize(o.dtype), &bytes);
+    o.lo = reinterpret_cast<uintptr_t>(o.t->data);
+    overflow |= __builtin_add_overflow(o.lo, static_cast<uintptr_t>(bytes),
+                                       &o.hi);
+    if (overflow)
+      return fail(std::string(o.name) +
+                  ": its shape and strides span more memory than can be "
+                  "addressed");
+    return true;
+  }
+
+  bool checkOverlap() {
+    const Operand *outputs[] = {&out, &lse};
+    const Operand *others[] = {&q, &k, &v, &mask, &out};
+    for (const Operand *o : outputs) {
+      if (!o->present)
+        continue;
+      for (const Operand *i : others) {
+        if (i == o || !i->present)
+          continue;
+        if (o->lo < i->hi && i->lo < o->hi)
+          return fail(std::string(o->name) + " [" + str((void *)o->lo) +
+                      ", " + str((void *)o->hi) + ") overlaps " + i->name +
+                      " [" + str((void *)i->lo) + ", " + str((void *)i->hi) +
+                      "); outputs must not share memory with inputs or with "
+                      "each other");
       }
     }
-
-  auto view = [](const attn_tensor &t, int rank) {
-    TensorView r;
-    r.data = t.data;
-    r.rank = rank;
-    for (int i = 0; i < rank; ++i) {
-      r.shape[i] = t.shape[i];
-      r.strides[i] = t.strides[i];
-    }
-    return r;
-  };
-  out = KernelArgs();
-  out.q = view(a.q, 4);
-  out.k = view(a.k, 4);
-  out.v = view(a.v, 4);
-  out.out = view(a.out, 4);
-  if (hasLse)
-    out.lse = view(a.lse, 3);
-  if (hasMask) {
-    out.mask = view(a.mask, 4);
-    // Broadcast dimensions: the kernel sees the full extent, stride 0.
-    if (a.mask.shape[0] == 1) {
-      out.mask.shape[0] = B;
-      out.mask.strides[0] = 0;
-    }
-    if (a.mask.shape[1] == 1) {
-      out.mask.shape[1] = Hq;
-      out.mask.strides[1] = 0;
-    }
+    return true;
   }
-  out.seed = a.seed;
-  out.stream = a.stream;
-  return true;
+
+  TensorView view(const Operand &o) const {
+    TensorView t;
+    t.data = o.t->data;
+    t.rank = o.rank;
+    for (int d = 0; d < o.rank; ++d) {
+      t.shape[d] = o.t->shape[d];
+      t.strides[d] = o.t->strides[d];
+    }
+    if (o.isMask()) {
+      // Executables index the mask like q: [B, Hq, ...]; stride 0 repeats
+      // the one stored slice.
+      for (int d = 0; d < 2; ++d)
+        if (o.broadcasts(d)) {
+          t.shape[d] = q.t->shape[d];
+          t.strides[d] = 0;
+        }
+    }
+    return t;
+  }
+
+  const attn_spec &spec;
+  attn_target target;
+  const attn_launch_args &args;
+  std::string &error;
+  Operand q, k, v, mask, out, lse;
+};
+
+} // namespace
+
+bool attn::detail::validateLaunch(const attn_spec &spec, attn_target target,
+                                  const attn_launch_args &args,
+                                  KernelArgs &out, std::string &error) {
+  return LaunchChecker(spec, target, args, error).run(out);
 }

@@ -147,6 +147,12 @@ Options parseArgs(int argc, char **argv) {
   const std::vector<std::string> boolFlags = {
       "causal", "lse",  "check",         "json",
       "probe",  "help", "static-shapes", "dump-ir"};
+  const std::vector<std::string> valueFlags = {
+      "target",    "batch",     "heads",        "kv-heads",  "seq-q",
+      "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
+      "mask-broadcast", "dropout", "seed",      "scale",     "variant",
+      "block-q",   "block-kv",  "kv-splits",    "layout",    "repeat-check",
+      "bench",     "data-seed"};
   for (int a = 1; a < argc; ++a) {
     std::string arg = argv[a];
     if (arg.rfind("--", 0) != 0)
@@ -160,6 +166,9 @@ Options parseArgs(int argc, char **argv) {
     }
     bool isBool = std::find(boolFlags.begin(), boolFlags.end(), name) !=
                   boolFlags.end();
+    if (!isBool && std::find(valueFlags.begin(), valueFlags.end(), name) ==
+                       valueFlags.end())
+      fatal("unknown flag '--" + name + "' (see --help)");
     if (isBool) {
       if (hasValue)
         fatal("--" + name + " takes no value");

@@ -5,8 +5,10 @@
 #include "attn/reference/Float.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 namespace attn::reference {
 
@@ -83,64 +85,82 @@ bool computeReference(const attn_spec &spec, const attn_launch_args &args,
   result.lse.assign(static_cast<size_t>(B * Hq * Sq), -inf);
 
   const int64_t group = Hkv == 0 ? 1 : Hq / Hkv;
-  std::vector<double> qrow(static_cast<size_t>(D)), s(static_cast<size_t>(Skv));
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < Hq; ++h) {
-      const int64_t hk = h / group;
-      const double *kbase = kd.data() + (b * Hkv + hk) * Skv * D;
-      const double *vbase = vd.data() + (b * Hkv + hk) * Skv * Dv;
-      for (int64_t i = 0; i < Sq; ++i) {
-        for (int64_t d = 0; d < D; ++d)
-          qrow[d] = loadElement(spec.dtype, q.data, offsetOf(q, b, h, i, d));
-        double rowMax = -inf;
-        for (int64_t j = 0; j < Skv; ++j) {
-          double score;
-          if (spec.causal && j > i + (Skv - Sq)) {
-            score = -inf;
-          } else {
-            double dot = 0.0;
-            for (int64_t d = 0; d < D; ++d)
-              dot += qrow[d] * kbase[j * D + d];
-            score = scale * dot;
-            if (hasMask) {
-              double mv = loadElement(
-                  maskType, m.data,
-                  offsetOf(m, m.shape[0] == 1 ? 0 : b, m.shape[1] == 1 ? 0 : h,
-                           i, j));
-              if (spec.mask == ATTN_MASK_BOOL)
-                score = mv != 0.0 ? score : -inf;
-              else
-                score += mv;
-            }
+  // One (b, h) slice: its rows of out and lse are written by no one else.
+  auto slice = [&](int64_t b, int64_t h) {
+    std::vector<double> qrow(static_cast<size_t>(D)),
+        s(static_cast<size_t>(Skv));
+    const int64_t hk = h / group;
+    const double *kbase = kd.data() + (b * Hkv + hk) * Skv * D;
+    const double *vbase = vd.data() + (b * Hkv + hk) * Skv * Dv;
+    for (int64_t i = 0; i < Sq; ++i) {
+      for (int64_t d = 0; d < D; ++d)
+        qrow[d] = loadElement(spec.dtype, q.data, offsetOf(q, b, h, i, d));
+      double rowMax = -inf;
+      for (int64_t j = 0; j < Skv; ++j) {
+        double score;
+        if (spec.causal && j > i + (Skv - Sq)) {
+          score = -inf;
+        } else {
+          double dot = 0.0;
+          for (int64_t d = 0; d < D; ++d)
+            dot += qrow[d] * kbase[j * D + d];
+          score = scale * dot;
+          if (hasMask) {
+            double mv = loadElement(
+                maskType, m.data,
+                offsetOf(m, m.shape[0] == 1 ? 0 : b, m.shape[1] == 1 ? 0 : h,
+                         i, j));
+            if (spec.mask == ATTN_MASK_BOOL)
+              score = mv != 0.0 ? score : -inf;
+            else
+              score += mv;
           }
-          s[j] = score;
-          rowMax = std::max(rowMax, score);
         }
-        // A row that sees no key: out stays 0, lse stays -inf.
-        if (rowMax == -inf)
+        s[j] = score;
+        rowMax = std::max(rowMax, score);
+      }
+      // A row that sees no key: out stays 0, lse stays -inf.
+      if (rowMax == -inf)
+        continue;
+      double sum = 0.0;
+      for (int64_t j = 0; j < Skv; ++j) {
+        s[j] = std::exp(s[j] - rowMax);
+        sum += s[j];
+      }
+      result.lse[(b * Hq + h) * Sq + i] = rowMax + std::log(sum);
+      double *orow = result.out.data() + ((b * Hq + h) * Sq + i) * Dv;
+      for (int64_t j = 0; j < Skv; ++j) {
+        double w = s[j] / sum;
+        if (p > 0.0)
+          w = dropoutKeep(args.seed, static_cast<uint32_t>(b),
+                          static_cast<uint32_t>(h), static_cast<uint32_t>(i),
+                          static_cast<uint32_t>(j), p)
+                  ? w / (1.0 - p)
+                  : 0.0;
+        if (w == 0.0)
           continue;
-        double sum = 0.0;
-        for (int64_t j = 0; j < Skv; ++j) {
-          s[j] = std::exp(s[j] - rowMax);
-          sum += s[j];
-        }
-        result.lse[(b * Hq + h) * Sq + i] = rowMax + std::log(sum);
-        double *orow = result.out.data() + ((b * Hq + h) * Sq + i) * Dv;
-        for (int64_t j = 0; j < Skv; ++j) {
-          double w = s[j] / sum;
-          if (p > 0.0)
-            w = dropoutKeep(args.seed, static_cast<uint32_t>(b),
-                            static_cast<uint32_t>(h), static_cast<uint32_t>(i),
-                            static_cast<uint32_t>(j), p)
-                    ? w / (1.0 - p)
-                    : 0.0;
-          if (w == 0.0)
-            continue;
-          for (int64_t d = 0; d < Dv; ++d)
-            orow[d] += w * vbase[j * Dv + d];
-        }
+        for (int64_t d = 0; d < Dv; ++d)
+          orow[d] += w * vbase[j * Dv + d];
       }
     }
+  };
+  // Large --check runs would otherwise spend minutes here: spread the
+  // independent slices over the cores (small problems stay on one thread).
+  const int64_t slices = B * Hq;
+  const double work = double(slices) * double(Sq) * double(Skv) * double(D + Dv);
+  unsigned threads = work < 1e7 ? 1u : std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<int64_t>(threads, slices));
+  std::atomic<int64_t> next{0};
+  auto worker = [&] {
+    for (int64_t n; (n = next.fetch_add(1)) < slices;)
+      slice(n / Hq, n % Hq);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(worker);
+  worker();
+  for (std::thread &t : pool)
+    t.join();
   return true;
 }
 

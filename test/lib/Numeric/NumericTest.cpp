@@ -289,7 +289,7 @@ TEST(Numeric, RandomShapesAllDtypes) {
   auto rng = testRng();
   for (attn_dtype dt : {ATTN_DTYPE_F16, ATTN_DTYPE_BF16, ATTN_DTYPE_F32})
     for (bool causal : {false, true})
-      for (int n = 0; n < 3; ++n) {
+      for (int n = 0; n < 5; ++n) {
         Case c;
         c.dtype = dt;
         c.causal = causal;
@@ -555,14 +555,17 @@ TEST(Dropout, TilingsAgreeAndSeedMatters) {
   c2.blockQ = 32;
   c2.blockKv = 64;
   c2.kvSplits = 2;
-  ASSERT_TRUE(launch(c2, b));
   const auto *oa = reinterpret_cast<const float *>(a.out.data());
-  const auto *ob = reinterpret_cast<const float *>(b.out.data());
   const size_t n = size_t(c.B * c.Hq * c.Sq * c.D);
-  double maxDiff = 0;
-  for (size_t e = 0; e < n; ++e)
-    maxDiff = std::max(maxDiff, double(std::fabs(oa[e] - ob[e])));
-  EXPECT_LE(maxDiff, toleranceFor(c.dtype).maxAbs * 4);
+  // launch() reports its own failure; the seed checks below still run.
+  if (launch(c2, b)) {
+    const auto *ob = reinterpret_cast<const float *>(b.out.data());
+    double maxDiff = 0;
+    for (size_t e = 0; e < n; ++e)
+      maxDiff = std::max(maxDiff, double(std::fabs(oa[e] - ob[e])));
+    EXPECT_LE(maxDiff, toleranceFor(c.dtype).maxAbs * 4)
+        << "two tilings with dropout disagree";
+  }
 
   // Another seed: a different output (and still right).
   Buffers s = a;
