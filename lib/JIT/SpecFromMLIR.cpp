@@ -51,9 +51,9 @@ extern "C" attn_status attn_spec_from_mlir(const char *text, attn_spec *spec) {
   });
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
   if (!module)
-    return fail("the IR does not parse:\n" + diagnostics);
+    return fail("the IR is invalid:\n" + diagnostics);
   if (failed(verify(*module)))
-    return fail("the IR does not verify:\n" + diagnostics);
+    return fail("the IR is invalid:\n" + diagnostics);
   SmallVector<mlir::attn::SdpaOp> ops;
   module->walk([&](mlir::attn::SdpaOp op) { ops.push_back(op); });
   if (ops.size() != 1)

@@ -11,12 +11,15 @@
 #include "attn/reference/Float.h"
 #include "attn/reference/Reference.h"
 #include "attn/runtime/attn.h"
+#include "attn/runtime/attn_jit.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -61,6 +64,8 @@ times it. docs/attn-run.md describes every flag.
   --json                     one JSON object on stdout
   --probe                    exit 0 iff the target is available here
   --dump-ir                  print the IR the kernel was compiled from
+  --input=FILE               take the configuration from the one attn.sdpa
+                             in an MLIR file (its static dims win)
   --help                     this text
 )";
 
@@ -93,6 +98,7 @@ struct Options {
   bool haveDataSeed = false;
   uint64_t dataSeed = 0;
   bool json = false, probe = false, dumpIr = false;
+  std::string input; // --input: MLIR with one attn.sdpa
 };
 
 int64_t parseInt(const std::string &flag, const std::string &text, int64_t lo,
@@ -142,6 +148,41 @@ T parseChoice(const std::string &flag, const std::string &text,
 
 constexpr int64_t kMaxDim = int64_t(1) << 31;
 
+/// --input: the op in the file defines the configuration. Its static
+/// dimensions win over flags; dynamic ones come from the flags.
+void applyInput(Options &o) {
+  std::ifstream in(o.input);
+  if (!in)
+    fatal("--input: cannot read '" + o.input + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  attn_spec s;
+  if (attn_spec_from_mlir(text.str().c_str(), &s) != ATTN_OK)
+    fatal(std::string("--input: ") + attn_last_error());
+  auto take = [](int64_t d, int64_t &field) {
+    if (d != ATTN_DYNAMIC)
+      field = d;
+  };
+  take(s.batch, o.batch);
+  take(s.heads_q, o.heads);
+  take(s.heads_kv, o.kvHeads);
+  take(s.seq_q, o.seqQ);
+  take(s.seq_kv, o.seqKv);
+  o.headDim = s.head_dim;
+  o.valueDim = s.value_dim;
+  o.dtype = s.dtype;
+  o.causal = s.causal != 0;
+  o.mask = s.mask;
+  if (s.mask == ATTN_MASK_ADDITIVE && s.mask_dtype != s.dtype)
+    fatal("--input: attn-run generates additive masks of the query's type");
+  o.dropout = s.dropout_p;
+  o.lse = s.return_lse != 0;
+  o.scale = s.scale;
+  o.blockQ = s.block_q;
+  o.blockKv = s.block_kv;
+  o.kvSplits = s.kv_splits;
+}
+
 Options parseArgs(int argc, char **argv) {
   Options o;
   const std::vector<std::string> boolFlags = {
@@ -152,7 +193,7 @@ Options parseArgs(int argc, char **argv) {
       "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
       "mask-broadcast", "dropout", "seed",      "scale",     "variant",
       "block-q",   "block-kv",  "kv-splits",    "layout",    "repeat-check",
-      "bench",     "data-seed"};
+      "bench",     "data-seed", "input"};
   for (int a = 1; a < argc; ++a) {
     std::string arg = argv[a];
     if (arg.rfind("--", 0) != 0)
@@ -254,6 +295,8 @@ Options parseArgs(int argc, char **argv) {
     } else if (name == "data-seed") {
       o.dataSeed = parseU64(name, value);
       o.haveDataSeed = true;
+    } else if (name == "input") {
+      o.input = value;
     } else if (name == "json") {
       o.json = true;
     } else if (name == "probe") {
@@ -264,6 +307,8 @@ Options parseArgs(int argc, char **argv) {
       fatal("unknown flag '--" + name + "' (see --help)");
     }
   }
+  if (!o.input.empty())
+    applyInput(o);
   if (o.kvHeads == 0)
     o.kvHeads = o.heads;
   if (o.seqKv == 0)
