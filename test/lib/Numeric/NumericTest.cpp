@@ -624,3 +624,50 @@ TEST(Dropout, WithMasksAndDtypes) {
 }
 
 } // namespace
+
+// The randomized matrix: 200 draws over every axis at once (dtype, D and
+// Dv from 16 to 256, Sq / Skv including 1 and both orders, GQA ratios and
+// MQA, causal, both masks and their broadcasts, dropout, lse, tile sizes
+// that divide and that don't, split-KV on and off, both variants, both
+// layouts). Fresh inputs and poisoned outputs per draw (check()).
+TEST(Numeric, RandomMatrix200) {
+  auto rng = testRng();
+  const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_BF16, ATTN_DTYPE_F32};
+  const int64_t dims[] = {16, 32, 48, 64, 80, 96, 128, 160, 256};
+  const int64_t ratios[][2] = {{1, 1}, {2, 1}, {8, 1}, {4, 2}, {6, 3}, {4, 1}};
+  const int64_t blocks[] = {0, 7, 16, 32, 50, 64};
+  int cases = 0;
+  for (int n = 0; n < 200; ++n) {
+    Case c;
+    c.dtype = dtypes[uniform(rng, 0, 2)];
+    c.D = dims[uniform(rng, 0, 8)];
+    c.Dv = uniform(rng, 0, 3) == 0 ? dims[uniform(rng, 0, 8)] : 0;
+    const auto *r = ratios[uniform(rng, 0, 5)];
+    c.Hq = r[0];
+    c.Hkv = r[1];
+    c.B = uniform(rng, 1, 2);
+    // Large head dims get shorter sequences so the sweep stays quick.
+    int64_t maxS = c.D >= 160 ? 70 : 150;
+    c.Sq = uniform(rng, 0, 5) == 0 ? 1 : uniform(rng, 1, maxS);
+    c.Skv = uniform(rng, 0, 7) == 0 ? 1 : uniform(rng, 1, maxS + 50);
+    c.causal = uniform(rng, 0, 2) == 0;
+    int m = static_cast<int>(uniform(rng, 0, 3));
+    c.mask = m == 1 ? ATTN_MASK_BOOL : m == 2 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
+    c.maskDtype = dtypes[uniform(rng, 0, 2)];
+    c.maskB1 = uniform(rng, 0, 1);
+    c.maskH1 = uniform(rng, 0, 1);
+    if (uniform(rng, 0, 4) == 0) {
+      c.dropout = 0.05 * uniform(rng, 1, 10);
+      c.seed = static_cast<uint64_t>(rng());
+    }
+    c.lse = uniform(rng, 0, 1);
+    c.variant = uniform(rng, 0, 5) == 0 ? ATTN_VARIANT_MATH : ATTN_VARIANT_DEFAULT;
+    c.blockQ = blocks[uniform(rng, 0, 5)];
+    c.blockKv = blocks[uniform(rng, 0, 5)];
+    c.kvSplits = uniform(rng, 0, 2) == 0 ? uniform(rng, 2, 4) : uniform(rng, 0, 1);
+    c.bshd = uniform(rng, 0, 1);
+    check(c, rng);
+    ++cases;
+  }
+  EXPECT_EQ(cases, 200);
+}
