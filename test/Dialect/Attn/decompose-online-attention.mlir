@@ -5,10 +5,14 @@
 // CHECK-DAG: #[[RC3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[RC:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[R:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[TR:.+]] = affine_map<(d0, d1) -> (d1, d0)>
 // CHECK-LABEL: func.func @step
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4xf16>, %[[K:[^:]+]]: tensor<3x4xf16>, %[[V:[^:]+]]: tensor<3x4xf16>, %[[M:[^:]+]]: tensor<2x3xi1>, %[[ACC:[^:]+]]: tensor<2x4xf32>, %[[MAX:[^:]+]]: tensor<2xf32>, %[[SUM:[^:]+]]: tensor<2xf32>, %[[B:[^:]+]]: index, %[[H:[^:]+]]: index, %[[I0:[^:]+]]: index, %[[J0:[^:]+]]: index, %[[DIAG:[^:]+]]: index, %[[SEED:[^:]+]]: i64)
-// S = Q . K^T (f16 extended to f32, contract/reassoc for vectorization)
-// CHECK: %[[S0:.+]] = linalg.generic {indexing_maps = [#[[QD]], #[[KD]], #[[RC3]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[Q]], %[[K]] : tensor<2x4xf16>, tensor<3x4xf16>) outs(%{{.+}} : tensor<2x3xf32>)
+// Kt = f32(K)^T, so that S = Q . Kt runs with the key index innermost
+// CHECK: %[[KT:.+]] = linalg.generic {indexing_maps = [#[[TR]], #[[RC]]], iterator_types = ["parallel", "parallel"]} ins(%[[K]] : tensor<3x4xf16>) outs(%{{.+}} : tensor<4x3xf32>)
+// CHECK:   arith.extf
+// S = Q . Kt (f16 extended to f32, contract/reassoc for FMAs)
+// CHECK: %[[S0:.+]] = linalg.generic {indexing_maps = [#[[RC3]], #[[KD]], #[[QD]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[Q]], %[[KT]] : tensor<2x4xf16>, tensor<4x3xf32>) outs(%{{.+}} : tensor<2x3xf32>)
 // CHECK:   arith.extf
 // CHECK:   arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : f32
 // CHECK:   arith.addf %{{.+}}, %{{.+}} fastmath<reassoc,contract> : f32

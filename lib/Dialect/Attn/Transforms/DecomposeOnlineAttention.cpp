@@ -129,13 +129,21 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     double scaleLog2e = op.getScale().convertToDouble() * kLog2e;
     float ninf = -std::numeric_limits<float>::infinity();
 
-    // S = Q . K^T  (f32 accumulation; contract lets LLVM form FMAs and
-    // reassoc lets it vectorize the reduction over D)
+    // Kt = f32(K)^T [D, Bc]: one pass over the key block, so that the
+    // product below runs (r, d, c) with the key index innermost: a
+    // contiguous multiply-add into a row of S instead of a reduction per
+    // element, which the CPU vectorizer handles far better.
+    OpFoldResult d = g.dim(q, 1);
+    Value kt = g.generic(2, {k}, g.empty({d, cols}, f32), {{1, 0}}, {0, 1},
+                         {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+                           yield(b, l, toF32(b, l, a[0]));
+                         });
+    // S = Q . Kt  (f32 accumulation; contract lets LLVM form FMAs)
     Value s = g.generic(
-        3, {q, k}, g.filled({rows, cols}, 0.0), {{0, 2}, {1, 2}}, {0, 1},
-        {par, par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value p = arith::MulFOp::create(b, l, toF32(b, l, a[0]),
-                                          toF32(b, l, a[1]), kContract);
+        3, {q, kt}, g.filled({rows, cols}, 0.0), {{0, 1}, {1, 2}}, {0, 2},
+        {par, red, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value p = arith::MulFOp::create(b, l, toF32(b, l, a[0]), a[1],
+                                          kContract);
           Value r = arith::AddFOp::create(b, l, a[2], p, kReduce);
           yield(b, l, r);
         });
