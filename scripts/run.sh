@@ -15,11 +15,14 @@ echo "== $EXAMPLE"
 sed -n '/attn.sdpa/,/->/p' "$EXAMPLE"
 echo
 status=0
+rows=""
 for target in cpu cuda vulkan; do
-  if ! "$RUN" --target=$target --probe >/dev/null 2>&1; then
-    printf '%-8s skipped: %s\n' "$target" "$("$RUN" --target=$target --probe 2>&1 | tail -n 1)"
+  if ! reason=$("$RUN" --target=$target --probe 2>&1); then
+    rows+="$target|skipped: ${reason##*: }"$'\n'
     continue
   fi
-  "$RUN" --target=$target --input="$EXAMPLE" --check --bench=5 || status=1
+  if json=$("$RUN" --target=$target --input="$EXAMPLE" --check --bench=5 --json); then :; else status=1; fi
+  rows+="$target|$json"$'\n'
 done
+printf '%s' "$rows" | python3 scripts/run_table.py
 exit $status
