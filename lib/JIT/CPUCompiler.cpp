@@ -1,4 +1,5 @@
 //===- CPUCompiler.cpp - the runtime's cpu target: pipeline + ExecutionEngine -===//
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -49,17 +51,74 @@ MemRefDescriptor<Rank> describe(const ::attn::TensorView &t) {
   return d;
 }
 
+/// One JIT-compiled kernel: the engine that owns the code and its entry.
+struct CompiledKernel {
+  std::unique_ptr<ExecutionEngine> engine;
+  void (*fn)(void **) = nullptr;
+};
+
+attn_status compileKernel(const attn_spec &spec, std::string &source,
+                          CompiledKernel &kernel, std::string &error);
+
+int64_t hostParallelism() {
+  return static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 class CPUExecutable final : public ::attn::Executable {
 public:
-  CPUExecutable(std::unique_ptr<ExecutionEngine> engine,
-                void (*fn)(void **), const attn_spec &spec)
-      : engine(std::move(engine)), fn(fn), spec(spec) {}
+  CPUExecutable(CompiledKernel kernel, const attn_spec &spec)
+      : kernel(std::move(kernel)), spec(spec) {
+    // With dynamic shapes the tiling pass cannot pick split-KV; when the
+    // spec leaves it automatic, the same rule is applied here per launch
+    // and a split variant is compiled on first use.
+    autoSplit = spec.kv_splits == 0 && spec.variant == ATTN_VARIANT_DEFAULT &&
+                (spec.batch == ATTN_DYNAMIC || spec.heads_q == ATTN_DYNAMIC ||
+                 spec.seq_q == ATTN_DYNAMIC || spec.seq_kv == ATTN_DYNAMIC);
+  }
 
-  attn_status run(const ::attn::KernelArgs &a, std::string &) override {
-    auto q = describe<4>(a.q), k = describe<4>(a.k), v = describe<4>(a.v),
+  attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
+    if (autoSplit) {
+      int64_t n = mlir::attn::chooseKvSplits(
+          a.q.shape[0], a.q.shape[1], a.q.shape[2], a.k.shape[2],
+          spec.block_q > 0 ? spec.block_q : kDefaultBlock,
+          spec.block_kv > 0 ? spec.block_kv : kDefaultBlock, hostParallelism());
+      if (n > 1) {
+        const CompiledKernel *variant = nullptr;
+        if (attn_status st = splitVariant(n, variant, error))
+          return st;
+        invoke(*variant, a);
+        return ATTN_OK;
+      }
+    }
+    invoke(kernel, a);
+    return ATTN_OK;
+  }
+
+  static constexpr int64_t kDefaultBlock = 64;
+
+private:
+  attn_status splitVariant(int64_t n, const CompiledKernel *&out,
+                           std::string &error) {
+    std::lock_guard<std::mutex> lock(variantsMutex);
+    auto it = variants.find(n);
+    if (it == variants.end()) {
+      attn_spec split = spec;
+      split.kv_splits = n;
+      std::string source;
+      CompiledKernel k;
+      if (attn_status st = compileKernel(split, source, k, error))
+        return st;
+      it = variants.emplace(n, std::move(k)).first;
+    }
+    out = &it->second;
+    return ATTN_OK;
+  }
+
+  void invoke(const CompiledKernel &k, const ::attn::KernelArgs &a) const {
+    auto q = describe<4>(a.q), kk = describe<4>(a.k), v = describe<4>(a.v),
          mask = describe<4>(a.mask), out = describe<4>(a.out);
     auto lse = describe<3>(a.lse);
-    void *qp = &q, *kp = &k, *vp = &v, *mp = &mask, *op = &out, *lp = &lse;
+    void *qp = &q, *kp = &kk, *vp = &v, *mp = &mask, *op = &out, *lp = &lse;
     int64_t seed = static_cast<int64_t>(a.seed);
     // The packed calling convention: one pointer per argument of the
     // _mlir_ciface_ wrapper, which takes descriptors by pointer.
@@ -71,15 +130,107 @@ public:
       args.push_back(&lp);
     if (spec.dropout_p > 0.0)
       args.push_back(&seed);
-    fn(args.data());
-    return ATTN_OK;
+    k.fn(args.data());
   }
 
-private:
-  std::unique_ptr<ExecutionEngine> engine;
-  void (*fn)(void **);
+  CompiledKernel kernel;
   attn_spec spec;
+  bool autoSplit = false;
+  std::mutex variantsMutex;
+  std::map<int64_t, CompiledKernel> variants;
 };
+
+attn_status compileKernel(const attn_spec &spec, std::string &source,
+                          CompiledKernel &kernel, std::string &error) {
+  static std::once_flag initOnce;
+  std::call_once(initOnce, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+
+  source = mlir::attn::jit::buildKernelSource(spec);
+
+  DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+
+  std::string diagnostics;
+  llvm::raw_string_ostream diagOS(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    diagOS << diag.getLocation() << ": " << diag << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      diagOS << "  note: " << note << "\n";
+    return success();
+  });
+
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module) {
+    // The runtime validated the spec, so IR that does not parse or verify
+    // means the spec and the op disagree: report it as invalid input.
+    error = "cpu: the kernel source is invalid: " + diagnostics;
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+
+  mlir::attn::AttnToCPUPipelineOptions options;
+  options.math = spec.variant == ATTN_VARIANT_MATH;
+  options.blockQ = spec.block_q > 0 ? spec.block_q : CPUExecutable::kDefaultBlock;
+  options.blockKv =
+      spec.block_kv > 0 ? spec.block_kv : CPUExecutable::kDefaultBlock;
+  options.kvSplits = spec.kv_splits;
+  options.parallelism = hostParallelism();
+  PassManager pm(&context);
+  mlir::attn::buildAttnToCPUPipeline(pm, options);
+  if (failed(pm.run(*module))) {
+    error = "cpu: the pipeline failed: " +
+            (diagnostics.empty() ? std::string("(a pass failed without a "
+                                               "diagnostic)")
+                                 : diagnostics);
+    return ATTN_ERROR_COMPILE;
+  }
+
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder) {
+    error = "cpu: cannot describe the host: " +
+            llvm::toString(tmBuilder.takeError());
+    return ATTN_ERROR_BACKEND;
+  }
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm) {
+    error = "cpu: cannot create the host target machine: " +
+            llvm::toString(tm.takeError());
+    return ATTN_ERROR_BACKEND;
+  }
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer =
+      makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, tm->get());
+  engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  // The parallel tiles call LLVM's OpenMP runtime (__kmpc_*); copies
+  // between strided buffers that bufferization could not avoid call
+  // memrefCopy from MLIR's C runner utilities.
+  static const llvm::StringRef sharedLibs[] = {ATTN_LIBOMP_PATH,
+                                               ATTN_C_RUNNER_UTILS_PATH};
+  engineOptions.sharedLibPaths = sharedLibs;
+  auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
+  if (!engine) {
+    error = "cpu: LLVM code generation failed: " +
+            llvm::toString(engine.takeError()) + diagnostics;
+    return ATTN_ERROR_COMPILE;
+  }
+  std::string entry =
+      std::string("_mlir_ciface_") + mlir::attn::jit::kEntryName;
+  auto fn = (*engine)->lookupPacked(entry);
+  if (!fn) {
+    error = "cpu: entry point missing after code generation: " +
+            llvm::toString(fn.takeError());
+    return ATTN_ERROR_COMPILE;
+  }
+  kernel.engine = std::move(*engine);
+  kernel.fn = *fn;
+  return ATTN_OK;
+}
 
 class CPUCompiler final : public ::attn::Compiler {
 public:
@@ -87,94 +238,11 @@ public:
 
   attn_status compile(const attn_spec &spec, ::attn::CompileResult &result,
                       std::string &error) override {
-    static std::once_flag initOnce;
-    std::call_once(initOnce, [] {
-      llvm::InitializeNativeTarget();
-      llvm::InitializeNativeTargetAsmPrinter();
-    });
-
-    result.source = mlir::attn::jit::buildKernelSource(spec);
-
-    DialectRegistry registry;
-    mlir::attn::registerAllDialects(registry);
-    registerAllToLLVMIRTranslations(registry);
-    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-    context.loadAllAvailableDialects();
-
-    std::string diagnostics;
-    llvm::raw_string_ostream diagOS(diagnostics);
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      diagOS << diag.getLocation() << ": " << diag << "\n";
-      for (Diagnostic &note : diag.getNotes())
-        diagOS << "  note: " << note << "\n";
-      return success();
-    });
-
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(result.source, &context);
-    if (!module) {
-      error = "cpu: the kernel source does not parse: " + diagnostics;
-      return ATTN_ERROR_COMPILE;
-    }
-    if (failed(verify(*module))) {
-      // The runtime validated the spec, so a verifier failure here means
-      // the spec and the op disagree: report it as invalid input.
-      error = "cpu: the kernel does not verify: " + diagnostics;
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-
-    mlir::attn::AttnToCPUPipelineOptions options;
-    options.math = spec.variant == ATTN_VARIANT_MATH;
-    options.blockQ = spec.block_q > 0 ? spec.block_q : 64;
-    options.blockKv = spec.block_kv > 0 ? spec.block_kv : 64;
-    options.kvSplits = spec.kv_splits;
-    options.parallelism =
-        static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-    PassManager pm(&context);
-    mlir::attn::buildAttnToCPUPipeline(pm, options);
-    if (failed(pm.run(*module))) {
-      error = "cpu: the pipeline failed: " + diagnostics;
-      return ATTN_ERROR_COMPILE;
-    }
-
-    auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!tmBuilder) {
-      error = "cpu: cannot describe the host: " +
-              llvm::toString(tmBuilder.takeError());
-      return ATTN_ERROR_BACKEND;
-    }
-    tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    auto tm = tmBuilder->createTargetMachine();
-    if (!tm) {
-      error = "cpu: cannot create the host target machine: " +
-              llvm::toString(tm.takeError());
-      return ATTN_ERROR_BACKEND;
-    }
-    ExecutionEngineOptions engineOptions;
-    engineOptions.transformer =
-        makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, tm->get());
-    engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-    // The parallel tiles call LLVM's OpenMP runtime (__kmpc_*); copies
-    // between strided buffers that bufferization could not avoid call
-    // memrefCopy from MLIR's C runner utilities.
-    static const llvm::StringRef sharedLibs[] = {ATTN_LIBOMP_PATH,
-                                                 ATTN_C_RUNNER_UTILS_PATH};
-    engineOptions.sharedLibPaths = sharedLibs;
-    auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
-    if (!engine) {
-      error = "cpu: LLVM code generation failed: " +
-              llvm::toString(engine.takeError()) + diagnostics;
-      return ATTN_ERROR_COMPILE;
-    }
-    std::string entry = std::string("_mlir_ciface_") + mlir::attn::jit::kEntryName;
-    auto fn = (*engine)->lookupPacked(entry);
-    if (!fn) {
-      error = "cpu: entry point missing after code generation: " +
-              llvm::toString(fn.takeError());
-      return ATTN_ERROR_COMPILE;
-    }
-    result.executable = std::make_unique<CPUExecutable>(std::move(*engine),
-                                                        *fn, spec);
+    CompiledKernel kernel;
+    if (attn_status st = compileKernel(spec, result.source, kernel, error))
+      return st;
+    result.executable =
+        std::make_unique<CPUExecutable>(std::move(kernel), spec);
     return ATTN_OK;
   }
 };

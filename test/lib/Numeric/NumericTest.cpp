@@ -671,3 +671,25 @@ TEST(Numeric, RandomMatrix200) {
   }
   EXPECT_EQ(cases, 200);
 }
+
+// Decode shapes with split-KV left automatic on a dynamic-shape kernel: the
+// JIT applies the split rule at launch (a split variant on any machine with
+// more than one core) and the merged result must match the reference.
+TEST(Numeric, AutoSplitDecode) {
+  auto rng = testRng();
+  for (attn_dtype dt : {ATTN_DTYPE_F16, ATTN_DTYPE_F32})
+    for (int64_t sq : {1, 3})
+      for (bool causal : {false, true}) {
+        Case c;
+        c.dtype = dt;
+        c.B = 1;
+        c.Hq = 2;
+        c.Hkv = 1;
+        c.Sq = sq;
+        c.Skv = uniform(rng, 700, 1600);
+        c.causal = causal;
+        c.lse = true;
+        c.kvSplits = 0;
+        check(c, rng);
+      }
+}

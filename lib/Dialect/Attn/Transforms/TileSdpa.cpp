@@ -301,16 +301,22 @@ int64_t autoKvSplits(const SdpaInfo &info, int64_t parallelism) {
        sq = getConstantIntValue(info.sq), skv = getConstantIntValue(info.skv);
   if (!b || !hq || !sq || !skv)
     return 1;
+  return chooseKvSplits(*b, *hq, *sq, *skv, info.br, info.bc, parallelism);
+}
+} // namespace
+
+int64_t mlir::attn::chooseKvSplits(int64_t batch, int64_t headsQ,
+                                   int64_t seqQ, int64_t seqKv, int64_t blockQ,
+                                   int64_t blockKv, int64_t parallelism) {
   if (parallelism <= 0)
     parallelism = std::max<int64_t>(1, std::thread::hardware_concurrency());
-  int64_t tiles = *b * *hq * llvm::divideCeilSigned(*sq, info.br);
-  int64_t maxByWork = *skv / (4 * info.bc);
+  int64_t tiles = batch * headsQ * llvm::divideCeilSigned(seqQ, blockQ);
+  int64_t maxByWork = seqKv / (4 * blockKv);
   if (tiles >= parallelism || maxByWork < 2)
     return 1;
   int64_t n = std::min(llvm::divideCeilSigned(parallelism, tiles), maxByWork);
   return std::max<int64_t>(n, 1);
 }
-} // namespace
 
 LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
                                    const SdpaTilingOptions &options) {

@@ -18,6 +18,17 @@ struct SdpaTilingOptions {
   int64_t parallelism = 0;
 };
 
+/// The automatic split-KV rule (kv_splits = 0): split only when the
+/// parallel tiles (batch * headsQ * ceil(seqQ / blockQ)) cannot occupy
+/// `parallelism` workers (0 = the host's cores) and each chunk keeps at
+/// least 4 key blocks; then min(ceil(parallelism / tiles), seqKv / (4 *
+/// blockKv)) chunks. Returns 1 for "no split". Shared by attn-tile-sdpa
+/// (static shapes) and the runtime's JIT (dynamic shapes, decided at
+/// launch).
+int64_t chooseKvSplits(int64_t batch, int64_t headsQ, int64_t seqQ,
+                       int64_t seqKv, int64_t blockQ, int64_t blockKv,
+                       int64_t parallelism);
+
 /// Rewrites one attn.sdpa into its tiled FlashAttention-2 form.
 LogicalResult tileSdpa(RewriterBase &rewriter, SdpaOp op,
                        const SdpaTilingOptions &options);
