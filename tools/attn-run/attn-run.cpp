@@ -326,20 +326,6 @@ Options parseArgs(int argc, char **argv) {
   return o;
 }
 
-const char *dtypeName(attn_dtype d) {
-  switch (d) {
-  case ATTN_DTYPE_F16:
-    return "f16";
-  case ATTN_DTYPE_BF16:
-    return "bf16";
-  case ATTN_DTYPE_F32:
-    return "f32";
-  case ATTN_DTYPE_BOOL:
-    return "bool";
-  }
-  return "?";
-}
-
 const char *maskName(attn_mask_kind m) {
   return m == ATTN_MASK_BOOL ? "bool" : m == ATTN_MASK_ADDITIVE ? "additive"
                                                                 : "none";
@@ -642,7 +628,7 @@ int main(int argc, char **argv) {
     js << "{\"target\": " << jsonString(attn_target_name(o.target))
        << ", \"variant\": "
        << jsonString(o.variant == ATTN_VARIANT_MATH ? "math" : "tiled")
-       << ", \"dtype\": " << jsonString(dtypeName(o.dtype))
+       << ", \"dtype\": " << jsonString(attn_dtype_name(o.dtype))
        << ", \"batch\": " << o.batch << ", \"heads\": " << o.heads
        << ", \"kv_heads\": " << o.kvHeads << ", \"seq_q\": " << o.seqQ
        << ", \"seq_kv\": " << o.seqKv << ", \"head_dim\": " << o.headDim
@@ -677,7 +663,7 @@ int main(int argc, char **argv) {
                 "D=%lld Dv=%lld causal=%d mask=%s dropout=%g lse=%d layout=%s\n",
                 attn_target_name(o.target),
                 o.variant == ATTN_VARIANT_MATH ? "math" : "tiled",
-                dtypeName(o.dtype), (long long)o.batch, (long long)o.heads,
+                attn_dtype_name(o.dtype), (long long)o.batch, (long long)o.heads,
                 (long long)o.kvHeads, (long long)o.seqQ, (long long)o.seqKv,
                 (long long)o.headDim, (long long)o.valueDim, int(o.causal),
                 maskText.c_str(), o.dropout, int(o.lse),
