@@ -243,6 +243,34 @@ attn_status cuda::createExecutable(const KernelMetadata &metadata,
   return ATTN_OK;
 }
 
+attn_status cuda::currentDeviceChip(std::string &chip, std::string &error) {
+  std::string why;
+  const Driver *dp = getDriver(why);
+  if (!dp) {
+    error = "cuda: " + why;
+    return ATTN_ERROR_UNAVAILABLE;
+  }
+  const Driver &d = *dp;
+  CUdevice device = 0;
+  CUcontext current = nullptr;
+  CUresult r = d.cuCtxGetCurrent(&current);
+  if (r == CUDA_SUCCESS)
+    r = current ? d.cuCtxGetDevice(&device) : d.cuDeviceGet(&device, 0);
+  int major = 0, minor = 0;
+  if (r == CUDA_SUCCESS)
+    r = d.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+                               device);
+  if (r == CUDA_SUCCESS)
+    r = d.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+                               device);
+  if (r != CUDA_SUCCESS) {
+    error = "cuda: " + describe(d, "querying the device", r);
+    return ATTN_ERROR_BACKEND;
+  }
+  chip = "sm_" + std::to_string(major) + std::to_string(minor);
+  return ATTN_OK;
+}
+
 std::shared_ptr<const KernelMetadata>
 cuda::findArtifact(const attn_spec &spec, std::string *binary) {
   Store &s = store();

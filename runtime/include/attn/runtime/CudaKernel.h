@@ -103,6 +103,10 @@ attn_status createExecutable(const KernelMetadata &metadata,
 /// otherwise ATTN_ERROR_UNAVAILABLE with the reason.
 attn_status driverAvailable(std::string &error);
 
+/// The chip of the device kernels are created for (the current context's,
+/// else device 0), as "sm_XY"; ATTN_ERROR_UNAVAILABLE without a driver.
+attn_status currentDeviceChip(std::string &chip, std::string &error);
+
 /// AOT artifacts loaded with attn_cuda_load_artifact: the one whose spec
 /// equals `normalizedSpec`, or null. Compilers for the cuda target consult
 /// this first.
