@@ -2,7 +2,7 @@
 """Runs an attn CUDA kernel on PyTorch CUDA tensors through the C API (ctypes)
 and compares it with torch's scaled_dot_product_attention.
 
-    # JIT (libattn.so, once the cuda compiler is linked in):
+    # JIT (libattn.so compiles the spec for the current device):
     python3 examples/attn_ctypes.py --lib build/lib/libattn.so
     # AOT: an artifact from attn-translate --attn-to-ptx/--attn-to-cubin, run
     # by the MLIR-free runtime:
