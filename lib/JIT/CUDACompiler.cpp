@@ -22,6 +22,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <mutex>
 
 using namespace mlir;
@@ -226,6 +227,10 @@ public:
     mlir::attn::jit::CudaCompileOptions options;
     if (attn_status s = cuda::currentDeviceChip(options.chip, error))
       return s;
+    // Newer GPUs than the PTX ISA attn targets run sm_90 PTX through the
+    // driver's JIT (PTX is forward compatible).
+    if (std::atoi(options.chip.c_str() + 3) > 90)
+      options.chip = "sm_90";
     options.blockQ = spec.block_q > 0 ? spec.block_q : 64;
     options.blockKv = spec.block_kv;
     cuda::KernelMetadata metadata;
