@@ -49,6 +49,9 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   // gpu.launch_func: the runtime launches the kernel from the artifact's
   // metadata, so the host side is never lowered.
   OpPassManager &dev = pm.nest<gpu::GPUModuleOp>();
+  // nvgpu (mma.sync, ldmatrix, cp.async: the tensor-core kernel's ops) to
+  // NVVM first; the generic kernel has none.
+  dev.addPass(createConvertNVGPUToNVVMPass());
   dev.addPass(createSCFToControlFlowPass());
   dev.addPass(memref::createExpandStridedMetadataPass());
   dev.addPass(createLowerAffinePass());
