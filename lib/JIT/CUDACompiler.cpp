@@ -2,6 +2,7 @@
 #include "attn/JIT/CUDA.h"
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -9,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -31,6 +33,14 @@ namespace cuda = ::attn::cuda;
 std::string mlir::attn::jit::ptxFeaturesFor(const std::string &) {
   // PTX ISA 8.0 (CUDA 12.0) is the first with sm_90a and covers sm_80..sm_90.
   return "+ptx80";
+}
+
+bool mlir::attn::jit::tensorCoreEligible(const attn_spec &spec) {
+  int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+  return spec.dtype == ATTN_DTYPE_F16 && spec.head_dim % 16 == 0 &&
+         dv % 16 == 0 && spec.head_dim <= 128 && dv <= 128 &&
+         spec.mask == ATTN_MASK_NONE && spec.dropout_p == 0.0 &&
+         spec.variant == ATTN_VARIANT_DEFAULT;
 }
 
 namespace {
@@ -99,6 +109,8 @@ attn_status mlir::attn::jit::compileCudaKernel(
   pipeline.format = "isa";
   pipeline.blockQ = options.blockQ;
   pipeline.blockKv = options.blockKv;
+  bool tensorCores = options.tensorCores && tensorCoreEligible(spec);
+  pipeline.tensorCores = tensorCores;
   PassManager pm(&context);
   buildAttnToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(*module))) {
@@ -126,10 +138,20 @@ attn_status mlir::attn::jit::compileCudaKernel(
   metadata.entry = launch.getKernelName().str();
   metadata.format = cuda::BinaryFormat::PTX;
   metadata.chip = options.chip;
-  metadata.grid[0] = {cuda::Extent::Sq, options.blockQ, 1};
+  // Generic: a thread per row; tensor cores: 4 warps per 64 rows.
+  int64_t rows = tensorCores ? kNVGPUBlockQ : options.blockQ;
+  int64_t threads = tensorCores ? 32 * kNVGPUWarps : options.blockQ;
+  std::optional<int64_t> launched =
+      getConstantIntValue(launch.getBlockSizeX());
+  if (!launched || *launched != threads) {
+    error = "cuda: the kernel's block size is not the expected " +
+            std::to_string(threads) + " threads";
+    return ATTN_ERROR_COMPILE;
+  }
+  metadata.grid[0] = {cuda::Extent::Sq, rows, 1};
   metadata.grid[1] = {cuda::Extent::Hq, 1, 1};
   metadata.grid[2] = {cuda::Extent::B, 1, 1};
-  metadata.block[0] = static_cast<unsigned>(options.blockQ);
+  metadata.block[0] = static_cast<unsigned>(threads);
   metadata.sharedBytes = 0; // the K/V tiles are static shared memory
   std::vector<std::string> names = entryArgNames(spec);
   for (Value operand : launch.getKernelOperands()) {
@@ -233,6 +255,9 @@ public:
       options.chip = "sm_90";
     options.blockQ = spec.block_q > 0 ? spec.block_q : 64;
     options.blockKv = spec.block_kv;
+    // Experimental until it has run on a GPU (docs/NVIDIA.md).
+    if (const char *tc = std::getenv("ATTN_CUDA_TENSOR_CORES"))
+      options.tensorCores = std::string(tc) == "1";
     cuda::KernelMetadata metadata;
     std::string ptx;
     if (attn_status s = mlir::attn::jit::compileCudaKernel(

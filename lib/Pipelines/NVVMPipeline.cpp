@@ -2,6 +2,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -20,6 +21,10 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToNVVMPipelineOptions &opts) {
   // attn.sdpa in destination-passing form -> one gpu.launch per op over the
   // caller's memrefs: grid (ceildiv(Sq, block-q), Hq, B), block-q threads.
+  // With tensor-cores, the ops the mma.sync kernel supports go there first;
+  // the rest fall through to the generic kernel.
+  if (opts.tensorCores)
+    pm.addPass(createConvertAttnToNVGPUPass());
   ConvertAttnToGPUOptions gpuOptions;
   gpuOptions.blockQ = opts.blockQ;
   gpuOptions.blockKv = opts.blockKv;
@@ -80,6 +85,7 @@ std::string mlir::attn::findCudaToolkit() {
 
 void mlir::attn::registerAttnToNVVMPipeline() {
   registerConvertAttnToGPUPass();
+  registerConvertAttnToNVGPUPass();
   PassPipelineRegistration<AttnToNVVMPipelineOptions>(
       "attn-to-nvvm-pipeline",
       "Lower attn.sdpa in destination-passing form (memrefs in and out, as "

@@ -47,6 +47,12 @@ llvm::cl::opt<std::string>
            llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: target GPU "
                           "(sm_80, sm_90, sm_90a)"),
            llvm::cl::init("sm_90a"));
+llvm::cl::opt<bool> clTensorCores(
+    "tensor-cores",
+    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: experimental mma.sync "
+                   "kernel where it applies (f16, D, Dv multiples of 16 up "
+                   "to 128, no mask or dropout)"),
+    llvm::cl::init(false));
 llvm::cl::opt<std::string> clMetadata(
     "attn-metadata",
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: where to write the launch "
@@ -96,6 +102,7 @@ LogicalResult attnToCuda(Operation *op, llvm::raw_ostream &os, bool cubin) {
   options.blockKv = spec.block_kv > 0 ? spec.block_kv
                     : clBlockKv.getNumOccurrences() ? clBlockKv.getValue()
                                                     : 0;
+  options.tensorCores = clTensorCores;
   ::attn::cuda::KernelMetadata metadata;
   std::string ptx, source, error;
   if (mlir::attn::jit::compileCudaKernel(spec, options, ptx, metadata, source,

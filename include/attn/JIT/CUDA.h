@@ -14,7 +14,14 @@ struct CudaCompileOptions {
   std::string chip = "sm_90a";
   int64_t blockQ = 64; // query rows (threads) per workgroup
   int64_t blockKv = 0; // 0 = the largest tile that fits 48 KB
+  /// Experimental: the mma.sync kernel for the specs it supports
+  /// (tensorCoreEligible); others use the generic kernel.
+  bool tensorCores = false;
 };
+
+/// Whether convert-attn-to-nvgpu handles `spec`: f16, D and Dv multiples of
+/// 16 up to 128, no mask, no dropout.
+bool tensorCoreEligible(const attn_spec &spec);
 
 /// The PTX version a chip needs (+ptx80 covers sm_80 through sm_90a).
 std::string ptxFeaturesFor(const std::string &chip);

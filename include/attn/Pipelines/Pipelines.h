@@ -59,6 +59,11 @@ struct AttnToNVVMPipelineOptions
       *this, "block-kv",
       llvm::cl::desc("Keys per shared-memory tile (0 = fit 48 KB)"),
       llvm::cl::init(0)};
+  Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Experimental: use the mma.sync kernel "
+                     "(convert-attn-to-nvgpu) where it applies"),
+      llvm::cl::init(false)};
 };
 
 /// attn.sdpa in destination-passing form -> gpu.binary with PTX (NVVM).
