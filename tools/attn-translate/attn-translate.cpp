@@ -8,6 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/InitAll.h"
+#include "attn/JIT/CUDA.h"
+#include "attn/runtime/CudaKernel.h"
+#include "attn/runtime/attn_jit.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -39,6 +42,90 @@ llvm::cl::opt<int64_t> clBlockKv("block-kv",
                                  llvm::cl::desc("--attn-to-llvmir: key block"),
                                  llvm::cl::init(64));
 
+llvm::cl::opt<std::string>
+    clChip("chip",
+           llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: target GPU "
+                          "(sm_80, sm_90, sm_90a)"),
+           llvm::cl::init("sm_90a"));
+llvm::cl::opt<bool> clTensorCores(
+    "tensor-cores",
+    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: experimental mma.sync "
+                   "kernel where it applies (f16, D, Dv multiples of 16 up "
+                   "to 128, no mask or dropout)"),
+    llvm::cl::init(false));
+llvm::cl::opt<std::string> clMetadata(
+    "attn-metadata",
+    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: where to write the launch "
+                   "metadata (default: the output file with .json)"),
+    llvm::cl::init(""));
+
+/// The metadata path: --attn-metadata, else -o's path with its extension
+/// replaced by .json.
+std::string metadataPath(std::string &binaryName) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  std::string output = "-";
+  if (auto *o = options.lookup("o"))
+    output = static_cast<llvm::cl::opt<std::string> *>(o)->getValue();
+  binaryName = output;
+  size_t slash = output.rfind('/');
+  if (slash != std::string::npos)
+    binaryName = output.substr(slash + 1);
+  if (!clMetadata.empty())
+    return clMetadata;
+  if (output == "-")
+    return "";
+  size_t dot = output.rfind('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return output + ".json";
+  return output.substr(0, dot) + ".json";
+}
+
+/// attn IR holding one attn.sdpa -> PTX or a cubin, plus its metadata file.
+LogicalResult attnToCuda(Operation *op, llvm::raw_ostream &os, bool cubin) {
+  std::string text;
+  llvm::raw_string_ostream textOS(text);
+  op->print(textOS);
+  attn_spec spec;
+  if (attn_spec_from_mlir(text.c_str(), &spec) != ATTN_OK)
+    return op->emitError() << attn_last_error();
+  std::string binaryName, mdPath = metadataPath(binaryName);
+  if (mdPath.empty())
+    return op->emitError("--attn-to-ptx/--attn-to-cubin write the launch "
+                         "metadata beside the output: give -o FILE or "
+                         "--attn-metadata=FILE");
+  if (spec.value_dim == 0)
+    spec.value_dim = spec.head_dim;
+
+  mlir::attn::jit::CudaCompileOptions options;
+  options.chip = clChip;
+  options.blockQ = spec.block_q > 0 ? spec.block_q : clBlockQ.getValue();
+  options.blockKv = spec.block_kv > 0 ? spec.block_kv
+                    : clBlockKv.getNumOccurrences() ? clBlockKv.getValue()
+                                                    : 0;
+  options.tensorCores = clTensorCores;
+  ::attn::cuda::KernelMetadata metadata;
+  std::string ptx, source, error;
+  if (mlir::attn::jit::compileCudaKernel(spec, options, ptx, metadata, source,
+                                   error) != ATTN_OK)
+    return op->emitError() << error;
+  metadata.binaryFile = binaryName;
+  std::string binary = ptx;
+  if (cubin) {
+    std::string log;
+    if (!mlir::attn::jit::assembleCubin(ptx, options.chip, binary, log, error))
+      return op->emitError() << error;
+    metadata.format = ::attn::cuda::BinaryFormat::Cubin;
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream md(mdPath, ec);
+  if (ec)
+    return op->emitError() << "cannot write '" << mdPath
+                           << "': " << ec.message();
+  md << ::attn::cuda::writeMetadata(metadata);
+  os << binary;
+  return success();
+}
+
 /// True when the module still holds ops outside the LLVM dialect (other
 /// than the module itself), i.e. the CPU pipeline has to run first.
 bool needsLowering(ModuleOp module) {
@@ -58,11 +145,11 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
     PassManager pm(module.getContext());
     if (failed(applyPassManagerCLOptions(pm)))
       return failure();
-    attn::AttnToCPUPipelineOptions options;
+    mlir::attn::AttnToCPUPipelineOptions options;
     options.math = clMath;
     options.blockQ = clBlockQ;
     options.blockKv = clBlockKv;
-    attn::buildAttnToCPUPipeline(pm, options);
+    mlir::attn::buildAttnToCPUPipeline(pm, options);
     if (failed(pm.run(module)))
       return module.emitError("attn-to-cpu-pipeline failed");
   }
@@ -76,7 +163,7 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
 } // namespace
 
 int main(int argc, char **argv) {
-  attn::registerAllPasses();
+  mlir::attn::registerAllPasses();
   registerPassManagerCLOptions();
   registerAllTranslations();
   TranslateFromMLIRRegistration reg(
@@ -84,8 +171,27 @@ int main(int argc, char **argv) {
       "attn IR at any level -> LLVM IR for the host CPU (runs "
       "attn-to-cpu-pipeline when needed)",
       attnToLLVMIR, [](DialectRegistry &registry) {
-        attn::registerAllDialects(registry);
+        mlir::attn::registerAllDialects(registry);
         registerAllToLLVMIRTranslations(registry);
       });
+  auto cudaDialects = [](DialectRegistry &registry) {
+    mlir::attn::registerAllDialects(registry);
+  };
+  TranslateFromMLIRRegistration ptx(
+      "attn-to-ptx",
+      "attn IR with one attn.sdpa -> PTX for an NVIDIA GPU (--chip), plus the "
+      "launch metadata (.json beside -o)",
+      [](Operation *op, llvm::raw_ostream &os) {
+        return attnToCuda(op, os, /*cubin=*/false);
+      },
+      cudaDialects);
+  TranslateFromMLIRRegistration cubin(
+      "attn-to-cubin",
+      "attn IR with one attn.sdpa -> a cubin (PTX assembled by ptxas), plus "
+      "the launch metadata (.json beside -o)",
+      [](Operation *op, llvm::raw_ostream &os) {
+        return attnToCuda(op, os, /*cubin=*/true);
+      },
+      cudaDialects);
   return failed(mlirTranslateMain(argc, argv, "attn translation driver\n"));
 }

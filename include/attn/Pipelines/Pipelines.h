@@ -5,6 +5,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <string>
+
 namespace mlir::attn {
 
 /// Options of attn-to-cpu-pipeline.
@@ -35,6 +37,45 @@ struct AttnToCPUPipelineOptions
 /// attn.sdpa on tensors -> LLVM dialect, runnable by the ExecutionEngine.
 void buildAttnToCPUPipeline(OpPassManager &pm,
                             const AttnToCPUPipelineOptions &options);
+
+/// Options of attn-to-nvvm-pipeline.
+struct AttnToNVVMPipelineOptions
+    : public PassPipelineOptions<AttnToNVVMPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("Target GPU (sm_80, sm_90, sm_90a)"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features (PTX version)"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin (cubin, "
+                     "needs ptxas), fatbin"),
+      llvm::cl::init("isa")};
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("Query rows (threads) per workgroup"),
+                         llvm::cl::init(64)};
+  Option<int64_t> blockKv{
+      *this, "block-kv",
+      llvm::cl::desc("Keys per shared-memory tile (0 = fit 48 KB)"),
+      llvm::cl::init(0)};
+  Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("Experimental: use the mma.sync kernel "
+                     "(convert-attn-to-nvgpu) where it applies"),
+      llvm::cl::init(false)};
+};
+
+/// attn.sdpa in destination-passing form -> gpu.binary with PTX (NVVM).
+void buildAttnToNVVMPipeline(OpPassManager &pm,
+                             const AttnToNVVMPipelineOptions &options);
+
+/// The CUDA toolkit folder ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda) when it
+/// holds libdevice, else "".
+std::string findCudaToolkit();
+
+/// Registers attn-to-nvvm-pipeline and convert-attn-to-gpu.
+void registerAttnToNVVMPipeline();
 
 /// Registers every attn pipeline with the global pass registry.
 void registerAttnPipelines();

@@ -1,0 +1,35 @@
+//===- AttnToGPU.h - attn.sdpa to a SIMT gpu.launch ------------*- C++ -*-===//
+#ifndef ATTN_CONVERSION_ATTNTOGPU_ATTNTOGPU_H
+#define ATTN_CONVERSION_ATTNTOGPU_ATTNTOGPU_H
+
+#include "mlir/Pass/Pass.h"
+
+#include <cstdint>
+#include <memory>
+
+namespace mlir::attn {
+
+struct ConvertAttnToGPUOptions {
+  /// Query rows per workgroup, one thread each.
+  int64_t blockQ = 64;
+  /// Keys per shared-memory tile; 0 = the largest of 64, 32, 16, 8 whose K
+  /// and V tiles fit 48 KB of static shared memory.
+  int64_t blockKv = 0;
+};
+
+/// convert-attn-to-gpu: rewrites each attn.sdpa in destination-passing form
+/// (operands from bufferization.to_tensor of memrefs, results written by
+/// bufferization.materialize_in_destination into memrefs: the JIT's kernel
+/// source) into one gpu.launch over those memrefs.
+std::unique_ptr<Pass>
+createConvertAttnToGPUPass(const ConvertAttnToGPUOptions &options = {});
+
+/// The K and V tile size the pass picks for `options` (blockKv resolved).
+int64_t resolveBlockKv(const ConvertAttnToGPUOptions &options, int64_t headDim,
+                       int64_t valueDim, int64_t elementBytes);
+
+void registerConvertAttnToGPUPass();
+
+} // namespace mlir::attn
+
+#endif

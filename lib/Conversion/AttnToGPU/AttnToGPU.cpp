@@ -1,0 +1,457 @@
+//===- AttnToGPU.cpp - attn.sdpa to a SIMT gpu.launch (a thread per query row) -===//
+//
+// The generic NVIDIA kernel (no tensor cores): a workgroup per (query block,
+// head, batch), one thread per query row. Each key block of K and V is
+// loaded cooperatively into workgroup memory; each thread then folds it into
+// its row's FlashAttention state (max and sum in registers, the output
+// accumulator and the block's scores in private arrays), in log2 units as
+// in docs/FlashAttentionRewrite.md, and finally writes out (and lse).
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
+/// The memref an attn.sdpa operand was read from, or null.
+Value sourceMemRef(Value tensor) {
+  if (auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>())
+    return toTensor.getBuffer();
+  return {};
+}
+
+/// The memref a result is written into (its only use), or null.
+bufferization::MaterializeInDestinationOp destinationOf(Value result) {
+  if (!result || !result.hasOneUse())
+    return {};
+  auto mat = dyn_cast<bufferization::MaterializeInDestinationOp>(
+      *result.getUsers().begin());
+  if (!mat || mat.getSource() != result ||
+      !isa<MemRefType>(mat.getDest().getType()))
+    return {};
+  return mat;
+}
+
+/// Emits the kernel for one attn.sdpa; all sizes in index arithmetic so
+/// dynamic B, H and S work.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, SdpaOp op, Value q, Value k,
+                Value v, Value mask, Value out, Value lse, int64_t br,
+                int64_t bc)
+      : b(b), loc(loc), op(op), q(q), k(k), v(v), mask(mask), out(out),
+        lse(lse), br(br), bc(bc) {
+    elt = cast<MemRefType>(q.getType()).getElementType();
+    d = cast<MemRefType>(q.getType()).getDimSize(3);
+    dv = cast<MemRefType>(v.getType()).getDimSize(3);
+  }
+
+  void build() {
+    Value sq = dim(q, 2), hq = dim(q, 1), batch = dim(q, 0);
+    Value gx = ceilDiv(sq, br);
+    Value one = idx(1);
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    Type kTile = MemRefType::get({bc, d}, elt, MemRefLayoutAttrInterface{}, wg);
+    Type vTile = MemRefType::get({bc, dv}, elt, MemRefLayoutAttrInterface{}, wg);
+    auto launch = gpu::LaunchOp::create(
+        b, loc, gx, hq, batch, idx(br), one, one, /*dynamicSharedMemorySize=*/
+        nullptr, /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+        TypeRange{kTile, vTile});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&launch.getBody().front());
+    ks = launch.getWorkgroupAttributions()[0];
+    vs = launch.getWorkgroupAttributions()[1];
+    body(launch.getThreadIds().x, launch.getBlockIds().x,
+         launch.getBlockIds().y, launch.getBlockIds().z);
+    gpu::TerminatorOp::create(b, loc);
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  SdpaOp op;
+  Value q, k, v, mask, out, lse, ks, vs;
+  int64_t br, bc, d = 0, dv = 0;
+  Type elt;
+
+  Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
+  Value f32(double x) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(x));
+  }
+  Value dim(Value m, int64_t i) {
+    auto t = cast<MemRefType>(m.getType());
+    if (!t.isDynamicDim(i))
+      return idx(t.getDimSize(i));
+    return memref::DimOp::create(b, loc, m, i);
+  }
+  Value ceilDiv(Value x, int64_t by) {
+    Value sum = arith::AddIOp::create(b, loc, x, idx(by - 1));
+    return arith::DivUIOp::create(b, loc, sum, idx(by));
+  }
+  Value toF32(Value x) {
+    if (x.getType().isF32())
+      return x;
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  }
+  Value negInf() { return f32(-INFINITY); }
+
+  /// for (iv = lb; iv < ub; iv += step) with iter_args; returns the results.
+  ValueRange loop(Value lb, Value ub, Value step, ValueRange init,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> fn) {
+    auto forOp = scf::ForOp::create(
+        b, loc, lb, ub, step, init,
+        [&](OpBuilder &nb, Location, Value iv, ValueRange args) {
+          OpBuilder::InsertionGuard g(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          SmallVector<Value> next = fn(iv, args);
+          scf::YieldOp::create(b, loc, next);
+        });
+    return forOp.getResults();
+  }
+  void when(Value cond, function_ref<void()> fn) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    fn();
+  }
+
+  /// Index of a possibly broadcast mask dimension (static 1 -> 0; dynamic
+  /// extent 1 -> 0).
+  Value maskIndex(int64_t i, Value at) {
+    auto t = cast<MemRefType>(mask.getType());
+    if (!t.isDynamicDim(i))
+      return t.getDimSize(i) == 1 ? idx(0) : at;
+    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        dim(mask, i), idx(1));
+    return arith::SelectOp::create(b, loc, isOne, idx(0), at);
+  }
+
+  void body(Value tid, Value qb, Value h, Value bi) {
+    Value c0 = idx(0), c1 = idx(1);
+    Value sq = dim(q, 2), skv = dim(k, 2);
+    Value group = arith::DivUIOp::create(b, loc, dim(q, 1), dim(k, 1));
+    Value hk = arith::DivUIOp::create(b, loc, h, group);
+    Value row0 = arith::MulIOp::create(b, loc, qb, idx(br));
+    Value i = arith::AddIOp::create(b, loc, row0, tid);
+    Value rowValid =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, sq);
+    Value diag = arith::SubIOp::create(b, loc, skv, sq);
+
+    // Private state: the scaled query row, the output accumulator and the
+    // current block's scores / probabilities.
+    Value qrow = memref::AllocaOp::create(
+        b, loc, MemRefType::get({d}, b.getF32Type()));
+    Value acc = memref::AllocaOp::create(
+        b, loc, MemRefType::get({dv}, b.getF32Type()));
+    Value sRow = memref::AllocaOp::create(
+        b, loc, MemRefType::get({bc}, b.getF32Type()));
+
+    // scale * log2(e) is folded into q once, so every exponential is exp2.
+    Value qScale = f32(op.getEffectiveScale() * kLog2e);
+    when(rowValid, [&] {
+      loop(c0, idx(d), c1, {}, [&](Value dd, ValueRange) {
+        Value x = memref::LoadOp::create(b, loc, q, ValueRange{bi, h, i, dd});
+        Value y = arith::MulFOp::create(b, loc, toF32(x), qScale);
+        memref::StoreOp::create(b, loc, y, qrow, dd);
+        return SmallVector<Value>{};
+      });
+    });
+    Value zero = f32(0.0);
+    loop(c0, idx(dv), c1, {}, [&](Value dd, ValueRange) {
+      memref::StoreOp::create(b, loc, zero, acc, dd);
+      return SmallVector<Value>{};
+    });
+
+    // Causal: key blocks past the block's last visible key are skipped.
+    Value kvEnd = skv;
+    if (op.getCausal()) {
+      Value rowsEnd = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, row0, idx(br)), sq);
+      Value last = arith::AddIOp::create(b, loc, rowsEnd, diag);
+      kvEnd = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, last, c0), skv);
+    }
+    Value nBlocks = ceilDiv(kvEnd, bc);
+
+    ValueRange state = loop(
+        c0, nBlocks, c1, {negInf(), zero}, [&](Value jb, ValueRange st) {
+          Value m = st[0], l = st[1];
+          Value j0 = arith::MulIOp::create(b, loc, jb, idx(bc));
+          Value cols = arith::MinUIOp::create(
+              b, loc, idx(bc), arith::SubIOp::create(b, loc, skv, j0));
+          // Every thread is done with the previous tiles before they are
+          // overwritten, and the new ones are complete before use.
+          gpu::BarrierOp::create(b, loc);
+          loadTile(k, ks, d, bi, hk, j0, cols, tid);
+          loadTile(v, vs, dv, bi, hk, j0, cols, tid);
+          gpu::BarrierOp::create(b, loc);
+
+          auto ifOp = scf::IfOp::create(
+              b, loc, rowValid,
+              [&](OpBuilder &nb, Location) {
+                OpBuilder::InsertionGuard g(b);
+                b.setInsertionPoint(nb.getInsertionBlock(),
+                                    nb.getInsertionPoint());
+                SmallVector<Value> next =
+                    foldBlock(m, l, qrow, acc, sRow, i, j0, cols, diag, bi, h);
+                scf::YieldOp::create(b, loc, next);
+              },
+              [&](OpBuilder &nb, Location) {
+                scf::YieldOp::create(nb, loc, ValueRange{m, l});
+              });
+          return SmallVector<Value>(ifOp.getResults());
+        });
+    Value m = state[0], l = state[1];
+
+    // out = l == 0 ? 0 : acc / l;  lse = l == 0 ? -inf : m ln2 + ln l.
+    when(rowValid, [&] {
+      Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l,
+                                          zero);
+      Value inv = arith::DivFOp::create(b, loc, f32(1.0), l);
+      loop(c0, idx(dv), c1, {}, [&](Value dd, ValueRange) {
+        Value a = memref::LoadOp::create(b, loc, acc, dd);
+        Value o = arith::MulFOp::create(b, loc, a, inv);
+        o = arith::SelectOp::create(b, loc, empty, zero, o);
+        if (!elt.isF32())
+          o = arith::TruncFOp::create(b, loc, elt, o);
+        memref::StoreOp::create(b, loc, o, out, ValueRange{bi, h, i, dd});
+        return SmallVector<Value>{};
+      });
+      if (lse) {
+        // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2.
+        Value lg = math::Log2Op::create(b, loc, l);
+        Value x = arith::MulFOp::create(
+            b, loc, arith::AddFOp::create(b, loc, m, lg), f32(kLn2));
+        x = arith::SelectOp::create(b, loc, empty, negInf(), x);
+        memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, i});
+      }
+    });
+  }
+
+  /// tile[r, c] = src[bi, hk, j0 + r, c] for r < cols, the threads striding
+  /// over the flattened tile so consecutive threads read consecutive
+  /// elements of a row.
+  void loadTile(Value src, Value tile, int64_t width, Value bi, Value hk,
+                Value j0, Value cols, Value tid) {
+    loop(tid, idx(bc * width), idx(br), {}, [&](Value e, ValueRange) {
+      Value r = arith::DivUIOp::create(b, loc, e, idx(width));
+      Value c = arith::RemUIOp::create(b, loc, e, idx(width));
+      Value inside =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, cols);
+      when(inside, [&] {
+        Value j = arith::AddIOp::create(b, loc, j0, r);
+        Value x = memref::LoadOp::create(b, loc, src, ValueRange{bi, hk, j, c});
+        memref::StoreOp::create(b, loc, x, tile, ValueRange{r, c});
+      });
+      return SmallVector<Value>{};
+    });
+  }
+
+  /// One key block folded into a row's state; returns (m', l').
+  SmallVector<Value> foldBlock(Value m, Value l, Value qrow, Value acc,
+                               Value sRow, Value i, Value j0, Value cols,
+                               Value diag, Value bi, Value h) {
+    Value c0 = idx(0), c1 = idx(1);
+    // S = q . K^T (q already scaled by scale log2 e), masked; rowmax.
+    Value mBlk = loop(c0, cols, c1, {negInf()}, [&](Value c, ValueRange mx) {
+      Value dot = loop(c0, idx(d), c1, {f32(0.0)}, [&](Value dd, ValueRange s) {
+        Value x = memref::LoadOp::create(b, loc, qrow, dd);
+        Value y = toF32(memref::LoadOp::create(b, loc, ks, ValueRange{c, dd}));
+        Value p = arith::MulFOp::create(b, loc, x, y);
+        return SmallVector<Value>{arith::AddFOp::create(b, loc, s[0], p)};
+      })[0];
+      Value s = dot;
+      Value j = arith::AddIOp::create(b, loc, j0, c);
+      if (mask) {
+        Value mv = memref::LoadOp::create(
+            b, loc, mask,
+            ValueRange{maskIndex(0, bi), maskIndex(1, h), i, j});
+        if (mv.getType().isInteger(1))
+          s = arith::SelectOp::create(b, loc, mv, s, negInf());
+        else
+          s = arith::AddFOp::create(
+              b, loc, s,
+              arith::MulFOp::create(b, loc, toF32(mv), f32(kLog2e)));
+      }
+      if (op.getCausal()) {
+        Value visibleTo = arith::AddIOp::create(b, loc, i, diag);
+        Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                             j, visibleTo);
+        s = arith::SelectOp::create(b, loc, hidden, negInf(), s);
+      }
+      memref::StoreOp::create(b, loc, s, sRow, c);
+      return SmallVector<Value>{arith::MaximumFOp::create(b, loc, mx[0], s)};
+    })[0];
+
+    // m' = max(m, rowmax); shifting by 0 when m' = -inf keeps every
+    // exponential at exp2(-inf) = 0 instead of NaN.
+    Value mNew = arith::MaximumFOp::create(b, loc, m, mBlk);
+    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           mNew, negInf());
+    Value mSafe = arith::SelectOp::create(b, loc, isNegInf, f32(0.0), mNew);
+    Value alpha = math::Exp2Op::create(
+        b, loc, arith::SubFOp::create(b, loc, m, mSafe));
+    // P = exp2(S - m_safe), kept in place of S; l' = alpha l + rowsum(P).
+    Value rowSum = loop(c0, cols, c1, {f32(0.0)}, [&](Value c, ValueRange s) {
+      Value x = memref::LoadOp::create(b, loc, sRow, c);
+      Value p = math::Exp2Op::create(b, loc,
+                                     arith::SubFOp::create(b, loc, x, mSafe));
+      memref::StoreOp::create(b, loc, p, sRow, c);
+      return SmallVector<Value>{arith::AddFOp::create(b, loc, s[0], p)};
+    })[0];
+    Value lNew = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, alpha, l), rowSum);
+    // acc' = alpha acc + P . V
+    loop(c0, idx(dv), c1, {}, [&](Value dd, ValueRange) {
+      Value a0 = arith::MulFOp::create(
+          b, loc, memref::LoadOp::create(b, loc, acc, dd), alpha);
+      Value a = loop(c0, cols, c1, {a0}, [&](Value c, ValueRange s) {
+        Value p = memref::LoadOp::create(b, loc, sRow, c);
+        Value y = toF32(memref::LoadOp::create(b, loc, vs, ValueRange{c, dd}));
+        return SmallVector<Value>{arith::AddFOp::create(
+            b, loc, s[0], arith::MulFOp::create(b, loc, p, y))};
+      })[0];
+      memref::StoreOp::create(b, loc, a, acc, dd);
+      return SmallVector<Value>{};
+    });
+    return {mNew, lNew};
+  }
+};
+
+struct ConvertAttnToGPUPass
+    : public PassWrapper<ConvertAttnToGPUPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvertAttnToGPUPass)
+
+  ConvertAttnToGPUPass() = default;
+  ConvertAttnToGPUPass(const ConvertAttnToGPUPass &other)
+      : PassWrapper(other) {}
+  explicit ConvertAttnToGPUPass(const ConvertAttnToGPUOptions &o) {
+    blockQ = o.blockQ;
+    blockKv = o.blockKv;
+  }
+
+  StringRef getArgument() const final { return "convert-attn-to-gpu"; }
+  StringRef getDescription() const final {
+    return "Lower attn.sdpa in destination-passing form (memrefs in and "
+           "out) to a gpu.launch: a workgroup per query block, a thread per "
+           "row, K/V tiles in workgroup memory";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
+                    memref::MemRefDialect, scf::SCFDialect>();
+  }
+
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("Query rows (threads) per workgroup"),
+                         llvm::cl::init(64)};
+  Option<int64_t> blockKv{
+      *this, "block-kv",
+      llvm::cl::desc("Keys per shared-memory tile (0 = fit 48 KB)"),
+      llvm::cl::init(0)};
+
+  void runOnOperation() override {
+    SmallVector<SdpaOp> ops;
+    getOperation().walk([&](SdpaOp op) { ops.push_back(op); });
+    for (SdpaOp op : ops)
+      if (failed(convert(op)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convert(SdpaOp op) {
+    if (blockQ < 1 || blockQ > 1024)
+      return op.emitOpError("convert-attn-to-gpu: block-q is ")
+             << blockQ << "; it must be in [1, 1024] (one thread per row)";
+    if (blockKv < 0)
+      return op.emitOpError("convert-attn-to-gpu: block-kv must be >= 0");
+    if (op.getEffectiveDropout() > 0.0)
+      return op.emitOpError(
+          "convert-attn-to-gpu: dropout is not supported by the generic GPU "
+          "kernel yet");
+    Value q = sourceMemRef(op.getQuery()), k = sourceMemRef(op.getKey()),
+          v = sourceMemRef(op.getValue());
+    Value mask = op.getMask() ? sourceMemRef(op.getMask()) : Value();
+    auto outMat = destinationOf(op.getOut());
+    auto lseMat =
+        op.getLse() ? destinationOf(op.getLse()) : bufferization::MaterializeInDestinationOp();
+    if (!q || !k || !v || (op.getMask() && !mask) || !outMat ||
+        (op.getLse() && !lseMat))
+      return op.emitOpError(
+          "convert-attn-to-gpu expects destination-passing form: every "
+          "operand a bufferization.to_tensor of a memref, every result "
+          "written by one bufferization.materialize_in_destination into a "
+          "memref (the form the JIT generates)");
+
+    ConvertAttnToGPUOptions o;
+    o.blockQ = blockQ;
+    o.blockKv = blockKv;
+    auto qt = cast<MemRefType>(q.getType());
+    int64_t eltBytes = qt.getElementType().getIntOrFloatBitWidth() / 8;
+    int64_t d = qt.getDimSize(3),
+            dv = cast<MemRefType>(v.getType()).getDimSize(3);
+    int64_t bc = resolveBlockKv(o, d, dv, eltBytes);
+    if (bc * (d + dv) * eltBytes > 48 * 1024)
+      return op.emitOpError("convert-attn-to-gpu: K and V tiles of ")
+             << bc << " keys (D = " << d << ", Dv = " << dv
+             << ") need more than 48 KB of shared memory; use a smaller "
+                "block-kv";
+
+    OpBuilder b(op);
+    KernelBuilder(b, op.getLoc(), op, q, k, v, mask, outMat.getDest(),
+                  lseMat ? lseMat.getDest() : Value(), blockQ, bc)
+        .build();
+    outMat.erase();
+    if (lseMat)
+      lseMat.erase();
+    SmallVector<Operation *> inputs;
+    for (Value t : op->getOperands())
+      if (Operation *def = t.getDefiningOp())
+        inputs.push_back(def);
+    op.erase();
+    for (Operation *def : inputs)
+      if (def->use_empty() && isa<bufferization::ToTensorOp>(def))
+        def->erase();
+    return success();
+  }
+};
+} // namespace
+
+int64_t mlir::attn::resolveBlockKv(const ConvertAttnToGPUOptions &options,
+                                   int64_t headDim, int64_t valueDim,
+                                   int64_t elementBytes) {
+  if (options.blockKv > 0)
+    return options.blockKv;
+  for (int64_t bc : {64, 32, 16, 8})
+    if (bc * (headDim + valueDim) * elementBytes <= 48 * 1024)
+      return bc;
+  return 8;
+}
+
+std::unique_ptr<Pass>
+mlir::attn::createConvertAttnToGPUPass(const ConvertAttnToGPUOptions &options) {
+  return std::make_unique<ConvertAttnToGPUPass>(options);
+}
+
+void mlir::attn::registerConvertAttnToGPUPass() {
+  PassRegistration<ConvertAttnToGPUPass>();
+}

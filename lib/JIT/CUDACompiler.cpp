@@ -1,0 +1,275 @@
+//===- CUDACompiler.cpp - the runtime's cuda target: spec -> PTX -> CUDA module -===//
+#include "attn/JIT/CUDA.h"
+
+#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/InitAll.h"
+#include "attn/JIT/JIT.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/runtime/Backend.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <mutex>
+
+using namespace mlir;
+namespace cuda = ::attn::cuda;
+
+std::string mlir::attn::jit::ptxFeaturesFor(const std::string &) {
+  // PTX ISA 8.0 (CUDA 12.0) is the first with sm_90a and covers sm_80..sm_90.
+  return "+ptx80";
+}
+
+bool mlir::attn::jit::tensorCoreEligible(const attn_spec &spec) {
+  int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+  return spec.dtype == ATTN_DTYPE_F16 && spec.head_dim % 16 == 0 &&
+         dv % 16 == 0 && spec.head_dim <= 128 && dv <= 128 &&
+         spec.mask == ATTN_MASK_NONE && spec.dropout_p == 0.0 &&
+         spec.variant == ATTN_VARIANT_DEFAULT;
+}
+
+namespace {
+/// The entry's arguments in KernelSource.cpp's order.
+std::vector<std::string> entryArgNames(const attn_spec &spec) {
+  std::vector<std::string> names = {"q", "k", "v"};
+  if (spec.mask != ATTN_MASK_NONE)
+    names.push_back("mask");
+  names.push_back("out");
+  if (spec.return_lse)
+    names.push_back("lse");
+  if (spec.dropout_p > 0.0)
+    names.push_back("seed");
+  return names;
+}
+} // namespace
+
+attn_status mlir::attn::jit::compileCudaKernel(
+    const attn_spec &spec, const CudaCompileOptions &options, std::string &ptx,
+    cuda::KernelMetadata &metadata, std::string &source, std::string &error) {
+  if (spec.variant == ATTN_VARIANT_MATH) {
+    error = "cuda: the math (reference) variant is cpu only";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if (spec.dropout_p > 0.0) {
+    error = "cuda: dropout is not supported by the generic CUDA kernel yet";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if (options.blockQ < 1 || options.blockQ > 1024) {
+    error = "cuda: block_q is " + std::to_string(options.blockQ) +
+            "; the generic kernel runs a thread per query row, so it must be "
+            "in [1, 1024]";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+
+  source = buildKernelSource(spec);
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllToLLVMIRTranslations(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  std::string diagnostics;
+  llvm::raw_string_ostream diagOS(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    diagOS << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module) {
+    error = "cuda: the kernel source does not parse: " + diagnostics;
+    return ATTN_ERROR_COMPILE;
+  }
+  if (failed(verify(*module))) {
+    error = "cuda: the kernel does not verify: " + diagnostics;
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  if (findCudaToolkit().empty()) {
+    error = "cuda: libdevice (nvvm/libdevice/libdevice.10.bc) not found: set "
+            "CUDA_HOME to a CUDA toolkit";
+    return ATTN_ERROR_UNAVAILABLE;
+  }
+
+  AttnToNVVMPipelineOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.features = ptxFeaturesFor(options.chip);
+  pipeline.format = "isa";
+  pipeline.blockQ = options.blockQ;
+  pipeline.blockKv = options.blockKv;
+  bool tensorCores = options.tensorCores && tensorCoreEligible(spec);
+  pipeline.tensorCores = tensorCores;
+  PassManager pm(&context);
+  buildAttnToNVVMPipeline(pm, pipeline);
+  if (failed(pm.run(*module))) {
+    error = "cuda: attn-to-nvvm-pipeline failed: " + diagnostics;
+    return ATTN_ERROR_COMPILE;
+  }
+
+  // The PTX, and how to launch it: the host function's gpu.launch_func
+  // names the kernel and passes the entry's memrefs.
+  SmallVector<gpu::BinaryOp> binaries;
+  SmallVector<gpu::LaunchFuncOp> launches;
+  module->walk([&](gpu::BinaryOp op) { binaries.push_back(op); });
+  module->walk([&](gpu::LaunchFuncOp op) { launches.push_back(op); });
+  if (binaries.size() != 1 || launches.size() != 1 ||
+      binaries[0].getObjects().size() != 1) {
+    error = "cuda: expected one kernel binary and one launch after the "
+            "pipeline";
+    return ATTN_ERROR_COMPILE;
+  }
+  auto object = cast<gpu::ObjectAttr>(binaries[0].getObjects()[0]);
+  ptx = object.getObject().getValue().str();
+
+  gpu::LaunchFuncOp launch = launches[0];
+  metadata = cuda::KernelMetadata();
+  metadata.entry = launch.getKernelName().str();
+  metadata.format = cuda::BinaryFormat::PTX;
+  metadata.chip = options.chip;
+  // Generic: a thread per row; tensor cores: 4 warps per 64 rows.
+  int64_t rows = tensorCores ? kNVGPUBlockQ : options.blockQ;
+  int64_t threads = tensorCores ? 32 * kNVGPUWarps : options.blockQ;
+  std::optional<int64_t> launched =
+      getConstantIntValue(launch.getBlockSizeX());
+  if (!launched || *launched != threads) {
+    error = "cuda: the kernel's block size is not the expected " +
+            std::to_string(threads) + " threads";
+    return ATTN_ERROR_COMPILE;
+  }
+  metadata.grid[0] = {cuda::Extent::Sq, rows, 1};
+  metadata.grid[1] = {cuda::Extent::Hq, 1, 1};
+  metadata.grid[2] = {cuda::Extent::B, 1, 1};
+  metadata.block[0] = static_cast<unsigned>(threads);
+  metadata.sharedBytes = 0; // the K/V tiles are static shared memory
+  std::vector<std::string> names = entryArgNames(spec);
+  for (Value operand : launch.getKernelOperands()) {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    auto memref = dyn_cast<MemRefType>(operand.getType());
+    if (!arg || !memref || arg.getArgNumber() >= names.size()) {
+      error = "cuda: a kernel parameter is not one of the entry's tensors";
+      return ATTN_ERROR_COMPILE;
+    }
+    // MLIR's memref descriptor, one scalar per kernel parameter.
+    const std::string &name = names[arg.getArgNumber()];
+    using P = cuda::ParamField;
+    using T = cuda::ParamType;
+    metadata.params.push_back({name, P::Data, 0, T::Ptr});
+    metadata.params.push_back({name, P::Data, 0, T::Ptr});
+    metadata.params.push_back({name, P::Offset, 0, T::I64});
+    for (int64_t i = 0; i < memref.getRank(); ++i)
+      metadata.params.push_back({name, P::Size, static_cast<int>(i), T::I64});
+    for (int64_t i = 0; i < memref.getRank(); ++i)
+      metadata.params.push_back({name, P::Stride, static_cast<int>(i), T::I64});
+  }
+  metadata.spec = spec;
+  return ATTN_OK;
+}
+
+bool mlir::attn::jit::assembleCubin(const std::string &ptx,
+                                    const std::string &chip, std::string &cubin,
+                                    std::string &log, std::string &error) {
+  std::string ptxas;
+  if (auto found = llvm::sys::findProgramByName("ptxas"))
+    ptxas = *found;
+  else if (!findCudaToolkit().empty() &&
+           llvm::sys::fs::can_execute(findCudaToolkit() + "/bin/ptxas"))
+    ptxas = findCudaToolkit() + "/bin/ptxas";
+  else if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    ptxas = "/usr/local/cuda/bin/ptxas";
+  if (ptxas.empty()) {
+    error = "ptxas not found on PATH nor in the CUDA toolkit";
+    return false;
+  }
+  SmallString<128> in, out, report;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("attn", "ptx", fd, in) ||
+      llvm::sys::fs::createTemporaryFile("attn", "cubin", out) ||
+      llvm::sys::fs::createTemporaryFile("attn", "log", report)) {
+    error = "cannot create temporary files for ptxas";
+    return false;
+  }
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << ptx;
+  }
+  std::string arch = "-arch=" + chip;
+  SmallVector<StringRef> argv = {ptxas, "-v", arch, in, "-o", out};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(report),
+                                          StringRef(report)};
+  std::string execError;
+  int rc = llvm::sys::ExecuteAndWait(ptxas, argv, std::nullopt, redirects, 0, 0,
+                                     &execError);
+  if (auto buf = llvm::MemoryBuffer::getFile(report))
+    log = (*buf)->getBuffer().str();
+  bool ok = rc == 0;
+  if (ok) {
+    if (auto buf = llvm::MemoryBuffer::getFile(out, /*IsText=*/false))
+      cubin = (*buf)->getBuffer().str();
+    else
+      ok = false;
+  }
+  if (!ok)
+    error = "ptxas failed (" + (execError.empty() ? "exit " + std::to_string(rc)
+                                                  : execError) +
+            "):\n" + log;
+  llvm::sys::fs::remove(in);
+  llvm::sys::fs::remove(out);
+  llvm::sys::fs::remove(report);
+  return ok;
+}
+
+namespace {
+class CUDACompiler final : public ::attn::Compiler {
+public:
+  attn_status available(std::string &error) override {
+    return cuda::driverAvailable(error);
+  }
+
+  attn_status compile(const attn_spec &spec, ::attn::CompileResult &result,
+                      std::string &error) override {
+    // An AOT artifact loaded for this spec wins over compiling.
+    std::string binary;
+    if (auto artifact = cuda::findArtifact(spec, &binary))
+      return cuda::createExecutable(*artifact, binary, result.executable,
+                                    error);
+    if (attn_status s = cuda::driverAvailable(error))
+      return s;
+    mlir::attn::jit::CudaCompileOptions options;
+    if (attn_status s = cuda::currentDeviceChip(options.chip, error))
+      return s;
+    // Newer GPUs than the PTX ISA attn targets run sm_90 PTX through the
+    // driver's JIT (PTX is forward compatible).
+    if (std::atoi(options.chip.c_str() + 3) > 90)
+      options.chip = "sm_90";
+    options.blockQ = spec.block_q > 0 ? spec.block_q : 64;
+    options.blockKv = spec.block_kv;
+    // Experimental until it has run on a GPU (docs/NVIDIA.md).
+    if (const char *tc = std::getenv("ATTN_CUDA_TENSOR_CORES"))
+      options.tensorCores = std::string(tc) == "1";
+    cuda::KernelMetadata metadata;
+    std::string ptx;
+    if (attn_status s = mlir::attn::jit::compileCudaKernel(
+            spec, options, ptx, metadata, result.source, error))
+      return s;
+    return cuda::createExecutable(metadata, ptx, result.executable, error);
+  }
+};
+
+// Loading libattn registers the cuda compiler with the runtime.
+const bool registered = [] {
+  ::attn::registerCompiler(ATTN_TARGET_CUDA, std::make_shared<CUDACompiler>());
+  return true;
+}();
+} // namespace

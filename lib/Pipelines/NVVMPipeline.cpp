@@ -1,0 +1,96 @@
+//===- NVVMPipeline.cpp - attn.sdpa to PTX for NVIDIA GPUs (the generic kernel) -===//
+#include "attn/Pipelines/Pipelines.h"
+
+#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+
+void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
+                                         const AttnToNVVMPipelineOptions &opts) {
+  // attn.sdpa in destination-passing form -> one gpu.launch per op over the
+  // caller's memrefs: grid (ceildiv(Sq, block-q), Hq, B), block-q threads.
+  // With tensor-cores, the ops the mma.sync kernel supports go there first;
+  // the rest fall through to the generic kernel.
+  if (opts.tensorCores)
+    pm.addPass(createConvertAttnToNVGPUPass());
+  ConvertAttnToGPUOptions gpuOptions;
+  gpuOptions.blockQ = opts.blockQ;
+  gpuOptions.blockKv = opts.blockKv;
+  pm.addPass(createConvertAttnToGPUPass(gpuOptions));
+
+  // The launch body becomes a gpu.func kernel in a gpu.module; its
+  // parameters are exactly the memrefs it reads. (Canonicalizing first
+  // would hoist the body's constants out of the launch, making them kernel
+  // parameters.)
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // The target: chip and PTX version (MLIR 22 defaults to PTX 6.0, which
+  // cannot target sm_90a, hence +ptx80), and libdevice for the math calls
+  // (exp2, log2 become __nv_exp2f, __nv_log2f).
+  GpuNVVMAttachTargetOptions target;
+  target.chip = opts.chip;
+  target.features = opts.features;
+  target.optLevel = 3;
+  std::string toolkit = findCudaToolkit();
+  if (!toolkit.empty())
+    target.linkLibs.push_back(toolkit + "/nvvm/libdevice/libdevice.10.bc");
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // The device code to NVVM/LLVM. The host function keeps its
+  // gpu.launch_func: the runtime launches the kernel from the artifact's
+  // metadata, so the host side is never lowered.
+  OpPassManager &dev = pm.nest<gpu::GPUModuleOp>();
+  // nvgpu (mma.sync, ldmatrix, cp.async: the tensor-core kernel's ops) to
+  // NVVM first; the generic kernel has none.
+  dev.addPass(createConvertNVGPUToNVVMPass());
+  dev.addPass(createSCFToControlFlowPass());
+  dev.addPass(memref::createExpandStridedMetadataPass());
+  dev.addPass(createLowerAffinePass());
+  dev.addPass(createConvertGpuOpsToNVVMOps());
+  dev.addPass(createCanonicalizerPass());
+  dev.addPass(createCSEPass());
+  dev.addPass(createReconcileUnrealizedCastsPass());
+
+  // NVVM -> PTX (isa), or cubin/fatbin through ptxas from the toolkit.
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = opts.format;
+  binary.toolkitPath = toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+std::string mlir::attn::findCudaToolkit() {
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *dir = std::getenv(var))
+      if (*dir && llvm::sys::fs::exists(std::string(dir) +
+                                        "/nvvm/libdevice/libdevice.10.bc"))
+        return dir;
+  if (llvm::sys::fs::exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc"))
+    return "/usr/local/cuda";
+  return "";
+}
+
+void mlir::attn::registerAttnToNVVMPipeline() {
+  registerConvertAttnToGPUPass();
+  registerConvertAttnToNVGPUPass();
+  PassPipelineRegistration<AttnToNVVMPipelineOptions>(
+      "attn-to-nvvm-pipeline",
+      "Lower attn.sdpa in destination-passing form (memrefs in and out, as "
+      "the JIT generates) to a gpu.binary holding PTX for an NVIDIA GPU: "
+      "the generic kernel (a thread per query row, K/V tiles in shared "
+      "memory; no tensor cores yet)",
+      buildAttnToNVVMPipeline);
+}

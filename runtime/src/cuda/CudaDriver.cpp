@@ -1,0 +1,105 @@
+//===- CudaDriver.cpp - dlopen libcuda.so.1 and resolve the driver API ----===//
+#include "CudaDriver.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <mutex>
+
+using namespace attn::cuda;
+
+namespace {
+struct Loaded {
+  Driver driver{};
+  bool ok = false;
+  std::string error;
+};
+
+template <typename Fn>
+bool resolve(void *lib, const char *name, Fn &fn, std::string &error) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+  if (!fn)
+    error = std::string("the CUDA driver library lacks ") + name +
+            " (driver too old?)";
+  return fn != nullptr;
+}
+
+Loaded load() {
+  Loaded l;
+  const char *name = std::getenv("ATTN_CUDA_DRIVER");
+  if (!name || !*name)
+    name = "libcuda.so.1";
+  // RTLD_LOCAL: the driver's symbols stay out of the global namespace, so
+  // a process that also links the CUDA runtime sees no clash.
+  void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char *why = dlerror();
+    l.error = std::string("cannot load the CUDA driver (") + name +
+              "): " + (why ? why : "unknown dlopen error") +
+              "; is the NVIDIA driver installed?";
+    return l;
+  }
+  Driver &d = l.driver;
+  std::string &e = l.error;
+  if (!resolve(lib, "cuInit", d.cuInit, e) ||
+      !resolve(lib, "cuDriverGetVersion", d.cuDriverGetVersion, e) ||
+      !resolve(lib, "cuDeviceGetCount", d.cuDeviceGetCount, e) ||
+      !resolve(lib, "cuDeviceGet", d.cuDeviceGet, e) ||
+      !resolve(lib, "cuDeviceGetAttribute", d.cuDeviceGetAttribute, e) ||
+      !resolve(lib, "cuDeviceGetName", d.cuDeviceGetName, e) ||
+      !resolve(lib, "cuDevicePrimaryCtxRetain", d.cuDevicePrimaryCtxRetain, e) ||
+      !resolve(lib, "cuDevicePrimaryCtxRelease_v2", d.cuDevicePrimaryCtxRelease,
+               e) ||
+      !resolve(lib, "cuCtxGetCurrent", d.cuCtxGetCurrent, e) ||
+      !resolve(lib, "cuCtxGetDevice", d.cuCtxGetDevice, e) ||
+      !resolve(lib, "cuCtxPushCurrent_v2", d.cuCtxPushCurrent, e) ||
+      !resolve(lib, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent, e) ||
+      !resolve(lib, "cuModuleLoadDataEx", d.cuModuleLoadDataEx, e) ||
+      !resolve(lib, "cuModuleUnload", d.cuModuleUnload, e) ||
+      !resolve(lib, "cuModuleGetFunction", d.cuModuleGetFunction, e) ||
+      !resolve(lib, "cuFuncSetAttribute", d.cuFuncSetAttribute, e) ||
+      !resolve(lib, "cuLaunchKernel", d.cuLaunchKernel, e) ||
+      !resolve(lib, "cuGetErrorName", d.cuGetErrorName, e) ||
+      !resolve(lib, "cuGetErrorString", d.cuGetErrorString, e)) {
+    dlclose(lib);
+    return l;
+  }
+  // The library stays loaded for the life of the process: kernels and
+  // contexts created through it may outlive any one attn context.
+  if (CUresult r = d.cuInit(0)) {
+    l.error = describe(d, "cuInit", r);
+    return l;
+  }
+  int count = 0;
+  if (CUresult r = d.cuDeviceGetCount(&count)) {
+    l.error = describe(d, "cuDeviceGetCount", r);
+    return l;
+  }
+  if (count == 0) {
+    l.error = "the CUDA driver loaded but reports no device";
+    return l;
+  }
+  l.ok = true;
+  return l;
+}
+} // namespace
+
+const Driver *attn::cuda::getDriver(std::string &error) {
+  static const Loaded loaded = load();
+  if (!loaded.ok) {
+    error = loaded.error;
+    return nullptr;
+  }
+  return &loaded.driver;
+}
+
+std::string attn::cuda::describe(const Driver &driver, const char *call,
+                                 CUresult result) {
+  const char *name = nullptr, *text = nullptr;
+  if (driver.cuGetErrorName(result, &name) != CUDA_SUCCESS || !name)
+    name = "unknown CUresult";
+  if (driver.cuGetErrorString(result, &text) != CUDA_SUCCESS || !text)
+    text = "no description";
+  return std::string(call) + " failed: " + name + " (" + std::to_string(result) +
+         ", " + text + ")";
+}

@@ -1,0 +1,79 @@
+//===- CudaDriver.h - the CUDA driver API, resolved from libcuda.so.1 at run time -===//
+//
+// The runtime has no link-time CUDA dependency: the few driver entry points
+// it needs are declared here (types and values as in cuda.h, which the
+// cuda-runtime tests check against the real header when it is installed)
+// and looked up with dlopen/dlsym the first time a CUDA kernel is needed.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_SRC_CUDA_CUDADRIVER_H
+#define ATTN_RUNTIME_SRC_CUDA_CUDADRIVER_H
+
+#include <cstddef>
+#include <string>
+
+namespace attn {
+namespace cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctx_st *;
+using CUmodule = struct CUmod_st *;
+using CUfunction = struct CUfunc_st *;
+using CUstream = struct CUstream_st *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+// CUjit_option values.
+constexpr int CU_JIT_INFO_LOG_BUFFER = 3;
+constexpr int CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr int CU_JIT_LOG_VERBOSE = 12;
+// CUfunction_attribute / CUdevice_attribute values.
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+
+/// The driver entry points attn uses. Names are the exported symbols
+/// (cuda.h maps cuCtxPushCurrent to cuCtxPushCurrent_v2 and so on).
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxGetDevice)(CUdevice *);
+  CUresult (*cuCtxPushCurrent)(CUcontext);
+  CUresult (*cuCtxPopCurrent)(CUcontext *);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                                 void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+};
+
+/// The driver, loaded and initialized (cuInit(0) succeeded, at least one
+/// device) on first use; null with `error` set when it cannot be. The
+/// answer is computed once per process. `ATTN_CUDA_DRIVER` in the
+/// environment overrides the library name (tests point it at a missing
+/// file to exercise the unavailable path on machines that have a GPU).
+const Driver *getDriver(std::string &error);
+
+/// "cuFoo failed: CUDA_ERROR_X (description)" for a failed call.
+std::string describe(const Driver &driver, const char *call, CUresult result);
+
+} // namespace cuda
+} // namespace attn
+
+#endif // ATTN_RUNTIME_SRC_CUDA_CUDADRIVER_H

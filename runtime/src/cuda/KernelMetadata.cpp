@@ -1,0 +1,756 @@
+//===- KernelMetadata.cpp - CUDA artifact metadata: JSON, grid, parameters -===//
+#include "attn/runtime/CudaKernel.h"
+
+#include "../Internal.h"
+
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+using namespace attn;
+using namespace attn::cuda;
+
+namespace {
+
+//===--- A minimal JSON reader (objects, arrays, strings, numbers, bools) ---===//
+
+struct Json {
+  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+  bool b = false;
+  double num = 0;
+  bool integral = false;
+  int64_t integer = 0;
+  std::string str;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> members;
+
+  const Json *get(const std::string &key) const {
+    for (const auto &m : members)
+      if (m.first == key)
+        return &m.second;
+    return nullptr;
+  }
+};
+
+class Reader {
+public:
+  explicit Reader(const std::string &text) : s(text) {}
+
+  bool parse(Json &out, std::string &error) {
+    if (!value(out, 0)) {
+      error = "metadata is not valid JSON: " + why + " at offset " +
+              std::to_string(pos);
+      return false;
+    }
+    skip();
+    if (pos != s.size()) {
+      error = "metadata is not valid JSON: trailing text at offset " +
+              std::to_string(pos);
+      return false;
+    }
+    return true;
+  }
+
+private:
+  const std::string &s;
+  size_t pos = 0;
+  std::string why;
+
+  void skip() {
+    while (pos < s.size() && std::strchr(" \t\r\n", s[pos]))
+      ++pos;
+  }
+  bool fail(const std::string &w) {
+    why = w;
+    return false;
+  }
+  bool literal(const char *word) {
+    size_t n = std::strlen(word);
+    if (s.compare(pos, n, word) != 0)
+      return false;
+    pos += n;
+    return true;
+  }
+  bool value(Json &v, int depth) {
+    if (depth > 32)
+      return fail("nesting too deep");
+    skip();
+    if (pos >= s.size())
+      return fail("unexpected end");
+    char c = s[pos];
+    if (c == '{')
+      return object(v, depth);
+    if (c == '[')
+      return array(v, depth);
+    if (c == '"') {
+      v.kind = Json::String;
+      return string(v.str);
+    }
+    if (literal("true")) {
+      v.kind = Json::Bool;
+      v.b = true;
+      return true;
+    }
+    if (literal("false")) {
+      v.kind = Json::Bool;
+      return true;
+    }
+    if (literal("null"))
+      return true;
+    return number(v);
+  }
+  bool number(Json &v) {
+    size_t start = pos;
+    if (pos < s.size() && (s[pos] == '-' || s[pos] == '+'))
+      ++pos;
+    while (pos < s.size() && std::strchr("0123456789.eE+-", s[pos]))
+      ++pos;
+    std::string t = s.substr(start, pos - start);
+    if (t.empty() || t == "-" || t == "+")
+      return fail("expected a value");
+    char *end = nullptr;
+    v.kind = Json::Number;
+    v.num = std::strtod(t.c_str(), &end);
+    if (*end)
+      return fail("malformed number '" + t + "'");
+    if (t.find_first_of(".eE") == std::string::npos) {
+      errno = 0;
+      long long i = std::strtoll(t.c_str(), &end, 10);
+      if (errno == 0 && !*end) {
+        v.integral = true;
+        v.integer = i;
+      }
+    } else if (std::isfinite(v.num) && v.num == std::floor(v.num) &&
+               std::fabs(v.num) < 9.0e15) {
+      v.integral = true;
+      v.integer = static_cast<int64_t>(v.num);
+    }
+    return true;
+  }
+  bool string(std::string &out) {
+    ++pos; // opening quote
+    while (pos < s.size() && s[pos] != '"') {
+      char c = s[pos++];
+      if (c == '\\') {
+        if (pos >= s.size())
+          return fail("unterminated string");
+        char e = s[pos++];
+        switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'n': out += '\n'; break;
+        case 't': out += '\t'; break;
+        case 'r': out += '\r'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        default:
+          return fail(std::string("unsupported escape \\") + e);
+        }
+      } else {
+        out += c;
+      }
+    }
+    if (pos >= s.size())
+      return fail("unterminated string");
+    ++pos;
+    return true;
+  }
+  bool array(Json &v, int depth) {
+    v.kind = Json::Array;
+    ++pos;
+    skip();
+    if (pos < s.size() && s[pos] == ']') {
+      ++pos;
+      return true;
+    }
+    while (true) {
+      v.items.emplace_back();
+      if (!value(v.items.back(), depth + 1))
+        return false;
+      skip();
+      if (pos < s.size() && s[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (pos < s.size() && s[pos] == ']') {
+        ++pos;
+        return true;
+      }
+      return fail("expected ',' or ']'");
+    }
+  }
+  bool object(Json &v, int depth) {
+    v.kind = Json::Object;
+    ++pos;
+    skip();
+    if (pos < s.size() && s[pos] == '}') {
+      ++pos;
+      return true;
+    }
+    while (true) {
+      skip();
+      if (pos >= s.size() || s[pos] != '"')
+        return fail("expected a key string");
+      std::string key;
+      if (!string(key))
+        return false;
+      if (v.get(key))
+        return fail("duplicate key '" + key + "'");
+      skip();
+      if (pos >= s.size() || s[pos] != ':')
+        return fail("expected ':'");
+      ++pos;
+      v.members.emplace_back(key, Json());
+      if (!value(v.members.back().second, depth + 1))
+        return false;
+      skip();
+      if (pos < s.size() && s[pos] == ',') {
+        ++pos;
+        continue;
+      }
+      if (pos < s.size() && s[pos] == '}') {
+        ++pos;
+        return true;
+      }
+      return fail("expected ',' or '}'");
+    }
+  }
+};
+
+//===--- Names ---===//
+
+const char *extentName(Extent e) {
+  switch (e) {
+  case Extent::One: return "1";
+  case Extent::B: return "B";
+  case Extent::Hq: return "Hq";
+  case Extent::Sq: return "Sq";
+  case Extent::Skv: return "Skv";
+  }
+  return "1";
+}
+const char *fieldName(ParamField f) {
+  switch (f) {
+  case ParamField::Data: return "data";
+  case ParamField::Offset: return "offset";
+  case ParamField::Size: return "size";
+  case ParamField::Stride: return "stride";
+  case ParamField::Seed: return "seed";
+  }
+  return "data";
+}
+const char *typeName(ParamType t) {
+  switch (t) {
+  case ParamType::Ptr: return "ptr";
+  case ParamType::I64: return "i64";
+  case ParamType::I32: return "i32";
+  }
+  return "ptr";
+}
+const char *maskName(attn_mask_kind m) {
+  return m == ATTN_MASK_BOOL ? "bool" : m == ATTN_MASK_ADDITIVE ? "additive" : "none";
+}
+const char *variantName(attn_variant v) {
+  return v == ATTN_VARIANT_MATH ? "math" : "default";
+}
+
+template <typename E, size_t N>
+bool lookup(const std::string &name, const std::pair<const char *, E> (&table)[N],
+            E &out) {
+  for (const auto &p : table)
+    if (name == p.first) {
+      out = p.second;
+      return true;
+    }
+  return false;
+}
+
+const std::pair<const char *, Extent> kExtents[] = {
+    {"1", Extent::One}, {"B", Extent::B}, {"Hq", Extent::Hq},
+    {"Sq", Extent::Sq}, {"Skv", Extent::Skv}};
+const std::pair<const char *, ParamField> kFields[] = {
+    {"data", ParamField::Data},     {"offset", ParamField::Offset},
+    {"size", ParamField::Size},     {"stride", ParamField::Stride},
+    {"seed", ParamField::Seed}};
+const std::pair<const char *, ParamType> kTypes[] = {
+    {"ptr", ParamType::Ptr}, {"i64", ParamType::I64}, {"i32", ParamType::I32}};
+const std::pair<const char *, attn_dtype> kDtypes[] = {
+    {"f16", ATTN_DTYPE_F16}, {"bf16", ATTN_DTYPE_BF16},
+    {"f32", ATTN_DTYPE_F32}, {"bool", ATTN_DTYPE_BOOL}};
+const std::pair<const char *, attn_mask_kind> kMasks[] = {
+    {"none", ATTN_MASK_NONE}, {"bool", ATTN_MASK_BOOL},
+    {"additive", ATTN_MASK_ADDITIVE}};
+const std::pair<const char *, attn_variant> kVariants[] = {
+    {"default", ATTN_VARIANT_DEFAULT}, {"math", ATTN_VARIANT_MATH}};
+const char *const kTensors[] = {"q", "k", "v", "mask", "out", "lse"};
+
+std::string quote(const std::string &s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      o += '\\';
+    if (c == '\n') {
+      o += "\\n";
+      continue;
+    }
+    o += c;
+  }
+  return o + "\"";
+}
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.17g", v);
+  return buf;
+}
+
+//===--- Typed access with messages that name the key ---===//
+
+class Fields {
+public:
+  Fields(const Json &obj, std::string where, std::string &error)
+      : obj(obj), where(std::move(where)), error(error) {}
+
+  const Json *need(const char *key, Json::Kind kind, const char *what) {
+    const Json *v = obj.get(key);
+    if (!v) {
+      error = "metadata: " + where + "missing key '" + key + "'";
+      return nullptr;
+    }
+    if (v->kind != kind) {
+      error = "metadata: " + where + "'" + key + "' must be " + what;
+      return nullptr;
+    }
+    return v;
+  }
+  bool str(const char *key, std::string &out) {
+    const Json *v = need(key, Json::String, "a string");
+    if (!v)
+      return false;
+    out = v->str;
+    return true;
+  }
+  bool integer(const char *key, int64_t &out, int64_t lo, int64_t hi) {
+    const Json *v = need(key, Json::Number, "an integer");
+    if (!v)
+      return false;
+    if (!v->integral || v->integer < lo || v->integer > hi) {
+      error = "metadata: " + where + "'" + key + "' is " + number(v->num) +
+              "; it must be an integer in [" + std::to_string(lo) + ", " +
+              std::to_string(hi) + "]";
+      return false;
+    }
+    out = v->integer;
+    return true;
+  }
+  bool real(const char *key, double &out) {
+    const Json *v = need(key, Json::Number, "a number");
+    if (!v)
+      return false;
+    out = v->num;
+    return true;
+  }
+  template <typename E, size_t N>
+  bool name(const char *key, const std::pair<const char *, E> (&table)[N],
+            E &out) {
+    std::string s;
+    if (!str(key, s))
+      return false;
+    if (!lookup(s, table, out)) {
+      std::string expected;
+      for (const auto &p : table)
+        expected += std::string(expected.empty() ? "" : ", ") + p.first;
+      error = "metadata: " + where + "'" + key + "' is '" + s +
+              "'; expected one of " + expected;
+      return false;
+    }
+    return true;
+  }
+
+private:
+  const Json &obj;
+  std::string where;
+  std::string &error;
+};
+
+int64_t extentOf(Extent e, const KernelArgs &a) {
+  switch (e) {
+  case Extent::One: return 1;
+  case Extent::B: return a.q.shape[0];
+  case Extent::Hq: return a.q.shape[1];
+  case Extent::Sq: return a.q.shape[2];
+  case Extent::Skv: return a.k.shape[2];
+  }
+  return 1;
+}
+
+const TensorView *tensorOf(const std::string &name, const KernelArgs &a) {
+  if (name == "q") return &a.q;
+  if (name == "k") return &a.k;
+  if (name == "v") return &a.v;
+  if (name == "mask") return &a.mask;
+  if (name == "out") return &a.out;
+  if (name == "lse") return &a.lse;
+  return nullptr;
+}
+} // namespace
+
+std::string cuda::writeMetadata(const KernelMetadata &m) {
+  std::ostringstream os;
+  const attn_spec &s = m.spec;
+  os << "{\n  \"format\": \"attn-cuda-kernel\",\n  \"version\": 1,\n"
+     << "  \"entry\": " << quote(m.entry) << ",\n"
+     << "  \"binary\": " << quote(m.binaryFile) << ",\n"
+     << "  \"binary_format\": \"" << (m.format == BinaryFormat::PTX ? "ptx" : "cubin")
+     << "\",\n  \"chip\": " << quote(m.chip) << ",\n  \"grid\": [";
+  for (int i = 0; i < 3; ++i)
+    os << (i ? ", " : "") << "{\"of\": \"" << extentName(m.grid[i].of)
+       << "\", \"ceildiv\": " << m.grid[i].ceildiv
+       << ", \"times\": " << m.grid[i].times << "}";
+  os << "],\n  \"block\": [" << m.block[0] << ", " << m.block[1] << ", "
+     << m.block[2] << "],\n  \"shared_bytes\": " << m.sharedBytes
+     << ",\n  \"params\": [";
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const Param &p = m.params[i];
+    os << (i ? ",\n    " : "\n    ") << "{\"field\": \"" << fieldName(p.field)
+       << "\"";
+    if (p.field != ParamField::Seed)
+      os << ", \"tensor\": " << quote(p.tensor);
+    if (p.field == ParamField::Size || p.field == ParamField::Stride)
+      os << ", \"dim\": " << p.dim;
+    os << ", \"type\": \"" << typeName(p.type) << "\"}";
+  }
+  os << "\n  ],\n  \"spec\": {\"dtype\": \"" << attn_dtype_name(s.dtype)
+     << "\", \"batch\": " << s.batch << ", \"heads_q\": " << s.heads_q
+     << ", \"heads_kv\": " << s.heads_kv << ", \"seq_q\": " << s.seq_q
+     << ", \"seq_kv\": " << s.seq_kv << ", \"head_dim\": " << s.head_dim
+     << ", \"value_dim\": " << s.value_dim << ", \"causal\": " << s.causal
+     << ", \"mask\": \"" << maskName(s.mask) << "\", \"mask_dtype\": \""
+     << attn_dtype_name(s.mask_dtype) << "\", \"scale\": " << number(s.scale)
+     << ", \"dropout_p\": " << number(s.dropout_p)
+     << ", \"return_lse\": " << s.return_lse << ", \"variant\": \""
+     << variantName(s.variant) << "\", \"block_q\": " << s.block_q
+     << ", \"block_kv\": " << s.block_kv << ", \"kv_splits\": " << s.kv_splits
+     << "}\n}\n";
+  return os.str();
+}
+
+bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
+                         std::string &error) {
+  Json root;
+  if (!Reader(text).parse(root, error))
+    return false;
+  if (root.kind != Json::Object) {
+    error = "metadata: the top level must be an object";
+    return false;
+  }
+  Fields top(root, "", error);
+  std::string format, binaryFormat;
+  int64_t version = 0;
+  if (!top.str("format", format))
+    return false;
+  if (format != "attn-cuda-kernel") {
+    error = "metadata: 'format' is '" + format + "'; expected 'attn-cuda-kernel'";
+    return false;
+  }
+  if (!top.integer("version", version, 1, 1) || !top.str("entry", m.entry) ||
+      !top.str("binary", m.binaryFile) ||
+      !top.str("binary_format", binaryFormat) || !top.str("chip", m.chip))
+    return false;
+  if (m.entry.empty() || m.binaryFile.empty()) {
+    error = "metadata: 'entry' and 'binary' must not be empty";
+    return false;
+  }
+  if (binaryFormat == "ptx")
+    m.format = BinaryFormat::PTX;
+  else if (binaryFormat == "cubin")
+    m.format = BinaryFormat::Cubin;
+  else {
+    error = "metadata: 'binary_format' is '" + binaryFormat +
+            "'; expected 'ptx' or 'cubin'";
+    return false;
+  }
+
+  const Json *grid = top.need("grid", Json::Array, "an array of 3 objects");
+  if (!grid)
+    return false;
+  if (grid->items.size() != 3) {
+    error = "metadata: 'grid' has " + std::to_string(grid->items.size()) +
+            " entries; expected 3 (x, y, z)";
+    return false;
+  }
+  for (int i = 0; i < 3; ++i) {
+    const Json &g = grid->items[i];
+    std::string where = "grid[" + std::to_string(i) + "]: ";
+    if (g.kind != Json::Object) {
+      error = "metadata: " + where + "must be an object";
+      return false;
+    }
+    Fields f(g, where, error);
+    if (!f.name("of", kExtents, m.grid[i].of) ||
+        !f.integer("ceildiv", m.grid[i].ceildiv, 1, INT32_MAX) ||
+        !f.integer("times", m.grid[i].times, 1, INT32_MAX))
+      return false;
+  }
+
+  const Json *block = top.need("block", Json::Array, "an array of 3 integers");
+  if (!block)
+    return false;
+  if (block->items.size() != 3) {
+    error = "metadata: 'block' must have 3 entries (x, y, z)";
+    return false;
+  }
+  int64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    const Json &b = block->items[i];
+    if (b.kind != Json::Number || !b.integral || b.integer < 1 ||
+        b.integer > 1024) {
+      error = "metadata: block[" + std::to_string(i) +
+              "] must be an integer in [1, 1024]";
+      return false;
+    }
+    m.block[i] = static_cast<unsigned>(b.integer);
+    threads *= b.integer;
+  }
+  if (threads > 1024) {
+    error = "metadata: the block has " + std::to_string(threads) +
+            " threads; CUDA allows at most 1024";
+    return false;
+  }
+  int64_t shared = 0;
+  // 227 KB is the most any current GPU grants one block (sm_90).
+  if (!top.integer("shared_bytes", shared, 0, 227 * 1024))
+    return false;
+  m.sharedBytes = static_cast<unsigned>(shared);
+
+  const Json *params = top.need("params", Json::Array, "an array");
+  if (!params)
+    return false;
+  m.params.clear();
+  for (size_t i = 0; i < params->items.size(); ++i) {
+    const Json &pj = params->items[i];
+    std::string where = "params[" + std::to_string(i) + "]: ";
+    if (pj.kind != Json::Object) {
+      error = "metadata: " + where + "must be an object";
+      return false;
+    }
+    Fields f(pj, where, error);
+    Param p;
+    if (!f.name("field", kFields, p.field) || !f.name("type", kTypes, p.type))
+      return false;
+    if (p.field != ParamField::Seed) {
+      if (!f.str("tensor", p.tensor))
+        return false;
+      bool known = false;
+      for (const char *t : kTensors)
+        known |= p.tensor == t;
+      if (!known) {
+        error = "metadata: " + where + "'tensor' is '" + p.tensor +
+                "'; expected q, k, v, mask, out or lse";
+        return false;
+      }
+    }
+    if (p.field == ParamField::Size || p.field == ParamField::Stride) {
+      int64_t dim = 0;
+      if (!f.integer("dim", dim, 0, p.tensor == "lse" ? 2 : 3))
+        return false;
+      p.dim = static_cast<int>(dim);
+    }
+    bool pointer = p.field == ParamField::Data;
+    if (pointer != (p.type == ParamType::Ptr)) {
+      error = "metadata: " + where + "a '" + fieldName(p.field) +
+              "' parameter must have type " + (pointer ? "'ptr'" : "'i64' or 'i32'");
+      return false;
+    }
+    m.params.push_back(p);
+  }
+
+  const Json *specJson = top.need("spec", Json::Object, "an object");
+  if (!specJson)
+    return false;
+  Fields sf(*specJson, "spec: ", error);
+  attn_spec s;
+  attn_spec_init(&s);
+  int64_t causal = 0, lse = 0;
+  const int64_t lo = ATTN_DYNAMIC, hi = INT64_MAX;
+  if (!sf.name("dtype", kDtypes, s.dtype) ||
+      !sf.integer("batch", s.batch, lo, hi) ||
+      !sf.integer("heads_q", s.heads_q, lo, hi) ||
+      !sf.integer("heads_kv", s.heads_kv, lo, hi) ||
+      !sf.integer("seq_q", s.seq_q, lo, hi) ||
+      !sf.integer("seq_kv", s.seq_kv, lo, hi) ||
+      !sf.integer("head_dim", s.head_dim, 0, hi) ||
+      !sf.integer("value_dim", s.value_dim, 0, hi) ||
+      !sf.integer("causal", causal, 0, 1) || !sf.name("mask", kMasks, s.mask) ||
+      !sf.name("mask_dtype", kDtypes, s.mask_dtype) ||
+      !sf.real("scale", s.scale) || !sf.real("dropout_p", s.dropout_p) ||
+      !sf.integer("return_lse", lse, 0, 1) ||
+      !sf.name("variant", kVariants, s.variant) ||
+      !sf.integer("block_q", s.block_q, 0, hi) ||
+      !sf.integer("block_kv", s.block_kv, 0, hi) ||
+      !sf.integer("kv_splits", s.kv_splits, 0, hi))
+    return false;
+  s.causal = static_cast<int>(causal);
+  s.return_lse = static_cast<int>(lse);
+  std::string specError;
+  if (!detail::validateSpec(s, ATTN_TARGET_CUDA, m.spec, specError)) {
+    error = "metadata: the spec is invalid: " + specError;
+    return false;
+  }
+  // Every tensor a parameter names must exist for this spec.
+  for (const Param &p : m.params) {
+    if ((p.tensor == "mask" && m.spec.mask == ATTN_MASK_NONE) ||
+        (p.tensor == "lse" && !m.spec.return_lse)) {
+      error = "metadata: a parameter reads '" + p.tensor +
+              "', which the spec does not have";
+      return false;
+    }
+    if (p.field == ParamField::Seed && m.spec.dropout_p == 0.0) {
+      error = "metadata: a parameter is the dropout seed, but the spec has "
+              "no dropout";
+      return false;
+    }
+  }
+  return true;
+}
+
+bool cuda::computeGrid(const KernelMetadata &m, const KernelArgs &a,
+                       unsigned grid[3], std::string &error) {
+  static const char *axis[] = {"x", "y", "z"};
+  // CUDA's limits: x up to 2^31-1, y and z up to 65535.
+  const int64_t limit[] = {INT32_MAX, 65535, 65535};
+  for (int i = 0; i < 3; ++i) {
+    const GridDim &g = m.grid[i];
+    int64_t e = extentOf(g.of, a);
+    int64_t n = (e + g.ceildiv - 1) / g.ceildiv;
+    if (n > 0 && g.times > limit[i] / n) {
+      error = std::string("grid.") + axis[i] + " would exceed CUDA's limit of " +
+              std::to_string(limit[i]) + " blocks";
+      return false;
+    }
+    n *= g.times;
+    if (n < 1) {
+      error = std::string("grid.") + axis[i] + " is 0 (" + extentName(g.of) +
+              " = " + std::to_string(e) + ")";
+      return false;
+    }
+    grid[i] = static_cast<unsigned>(n);
+  }
+  return true;
+}
+
+std::vector<void *> PackedParams::pointers() {
+  std::vector<void *> p;
+  p.reserve(offsets.size());
+  for (size_t off : offsets)
+    p.push_back(reinterpret_cast<char *>(storage.data()) + off);
+  return p;
+}
+
+bool cuda::packParams(const KernelMetadata &m, const KernelArgs &a,
+                      PackedParams &packed, std::string &error) {
+  packed.storage.clear();
+  packed.offsets.clear();
+  std::vector<char> bytes;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const Param &p = m.params[i];
+    uint64_t value = 0;
+    if (p.field == ParamField::Seed) {
+      value = a.seed;
+    } else {
+      const TensorView *t = tensorOf(p.tensor, a);
+      if (!t || (!t->data && p.field == ParamField::Data)) {
+        error = "parameter " + std::to_string(i) + " reads tensor '" +
+                p.tensor + "', which this launch does not have";
+        return false;
+      }
+      switch (p.field) {
+      case ParamField::Data:
+        value = reinterpret_cast<uintptr_t>(t->data);
+        break;
+      case ParamField::Offset:
+        value = 0;
+        break;
+      case ParamField::Size:
+        value = static_cast<uint64_t>(t->shape[p.dim]);
+        break;
+      case ParamField::Stride:
+        value = static_cast<uint64_t>(t->strides[p.dim]);
+        break;
+      case ParamField::Seed:
+        break;
+      }
+      if (p.type == ParamType::I32 &&
+          (p.field == ParamField::Size || p.field == ParamField::Stride) &&
+          static_cast<int64_t>(value) > INT32_MAX) {
+        error = "parameter " + std::to_string(i) + " (" + p.tensor + " " +
+                fieldName(p.field) + " " + std::to_string(p.dim) + " = " +
+                std::to_string(static_cast<int64_t>(value)) +
+                ") does not fit the kernel's 32-bit parameter";
+        return false;
+      }
+    }
+    size_t size = p.type == ParamType::I32 ? 4 : 8;
+    size_t off = (bytes.size() + size - 1) / size * size;
+    bytes.resize(off + size);
+    if (size == 4) {
+      uint32_t v32 = static_cast<uint32_t>(value);
+      std::memcpy(bytes.data() + off, &v32, 4);
+    } else {
+      std::memcpy(bytes.data() + off, &value, 8);
+    }
+    packed.offsets.push_back(off);
+  }
+  packed.storage.assign((bytes.size() + 7) / 8, 0);
+  if (!bytes.empty())
+    std::memcpy(packed.storage.data(), bytes.data(), bytes.size());
+  return true;
+}
+
+bool cuda::readArtifact(const std::string &metadataPath, KernelMetadata &m,
+                        std::string &binary, std::string &error) {
+  auto slurp = [&](const std::string &path, std::string &out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      error = "cannot read '" + path + "': " + std::strerror(errno);
+      return false;
+    }
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    out = ss.str();
+    return true;
+  };
+  std::string text;
+  if (!slurp(metadataPath, text))
+    return false;
+  if (!parseMetadata(text, m, error)) {
+    error = metadataPath + ": " + error;
+    return false;
+  }
+  std::string dir;
+  size_t slash = metadataPath.rfind('/');
+  if (slash != std::string::npos)
+    dir = metadataPath.substr(0, slash + 1);
+  std::string path = m.binaryFile[0] == '/' ? m.binaryFile : dir + m.binaryFile;
+  if (!slurp(path, binary))
+    return false;
+  if (binary.empty()) {
+    error = "'" + path + "' is empty";
+    return false;
+  }
+  if (m.format == BinaryFormat::PTX) {
+    if (binary.find(".entry " + m.entry) == std::string::npos &&
+        binary.find(".entry\t" + m.entry) == std::string::npos) {
+      error = "'" + path + "' has no PTX entry '" + m.entry + "'";
+      return false;
+    }
+  } else if (binary.size() < 4 || binary.compare(0, 4, "\x7f" "ELF") != 0) {
+    error = "'" + path + "' is not a cubin (no ELF header)";
+    return false;
+  }
+  return true;
+}
