@@ -9,8 +9,8 @@ and compares it with torch's scaled_dot_product_attention.
     python3 examples/attn_ctypes.py --lib build/lib/libattn_runtime.so \
         --artifact out.json
 
-ATTN_CUDA_TENSOR_CORES=1 makes the JIT use the experimental mma.sync kernel
-for the specs it supports (f16, no mask). No copies are made: tensors are passed as data pointers plus strides in
+The JIT uses the mma.sync kernel for the specs it supports (f16, no mask);
+ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel. No copies are made: tensors are passed as data pointers plus strides in
 elements, on torch's current stream. See docs/NVIDIA.md.
 """
 import argparse

@@ -14,8 +14,9 @@ struct CudaCompileOptions {
   std::string chip = "sm_90a";
   int64_t blockQ = 64; // query rows (threads) per workgroup
   int64_t blockKv = 0; // 0 = the largest tile that fits 48 KB
-  /// Experimental: the mma.sync kernel for the specs it supports
-  /// (tensorCoreEligible); others use the generic kernel.
+  /// The mma.sync kernel for the specs it supports (tensorCoreEligible);
+  /// others use the generic kernel. The runtime's JIT turns it on (checked
+  /// on an H200, bench/results/cuda-h200-2026-11-21); tools default off.
   bool tensorCores = false;
 };
 

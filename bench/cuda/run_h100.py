@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Checks and times attn's AOT CUDA kernels on a GPU, against PyTorch.
+
+Runs on the GPU machine from carried files only (no build there):
+libattn_runtime.so and the artifacts that bench/cuda/make_artifacts.sh wrote
+(PTX + metadata per kernel kind, dynamic B/H/S). For every artifact:
+
+1. correctness against a float64 reference on fresh random inputs, with the
+   output poisoned (NaN) before each launch, over odd lengths, Sq != Skv both
+   ways (causal rows that see no key must be 0), GQA, decode (Sq = 1), BSHD
+   strides; PyTorch's flash backend is scored against the same reference so
+   the error is read against FlashAttention-2's own;
+2. timing with CUDA events (median) at B*S = 16k tokens, hidden 2048
+   (H = 32 at D = 64, 16 at D = 128), S = 512..16k, next to PyTorch's SDPA
+   backends (flash, cuDNN, efficient) on the same inputs in the same process;
+3. decode (Sq = 1, long Skv, GQA) in GB/s of K/V read.
+
+Writes results.json/.csv/.md and a chart (PNG) under --out.
+"""
+import argparse
+import ctypes
+import glob
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+import attn_ctypes as A  # noqa: E402
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--artifacts", default=".carry/cuda")
+ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
+ap.add_argument("--quick", action="store_true", help="small correctness set only")
+ap.add_argument("--budget-s", type=float, default=420.0,
+                help="stop timing new configs after this many seconds")
+args = ap.parse_args()
+os.makedirs(args.out, exist_ok=True)
+T0 = time.time()
+
+lib = A.load(os.path.join(args.artifacts, "libattn_runtime.so"))
+dev = torch.device("cuda")
+TORCH_DT = {A.ATTN_DTYPE_F16: torch.float16, A.ATTN_DTYPE_BF16: torch.bfloat16,
+            A.ATTN_DTYPE_F32: torch.float32}
+# Tolerances vs the float64 reference (rel_l2 = ||out - ref|| / ||ref||):
+# f16/bf16 inputs with f32 accumulation; tensor-core kernels also round P to
+# the input type before P.V, as FlashAttention does.
+TOL = {torch.float16: 4e-3, torch.bfloat16: 2.5e-2, torch.float32: 1e-5}
+
+
+class Kernel:
+    def __init__(self, meta_path):
+        self.name = os.path.basename(meta_path)[:-5]
+        self.spec = A.AttnSpec()
+        A.check(lib, lib.attn_cuda_load_artifact(meta_path.encode(),
+                                                 ctypes.byref(self.spec)),
+                "attn_cuda_load_artifact " + meta_path)
+        self.ctx = ctypes.c_void_p()
+        A.check(lib, lib.attn_context_create(ctypes.byref(self.ctx)), "ctx")
+        self.k = ctypes.c_void_p()
+        A.check(lib, lib.attn_compile(self.ctx, ctypes.byref(self.spec),
+                                      A.ATTN_TARGET_CUDA, ctypes.byref(self.k)),
+                "attn_compile " + self.name)
+        self.dtype = TORCH_DT[self.spec.dtype]
+        self.causal = bool(self.spec.causal)
+        self.D = self.spec.head_dim
+
+    def launch(self, q, k, v, out):
+        la = A.AttnLaunchArgs()
+        la.q, la.k, la.v, la.out = A.tensor(q), A.tensor(k), A.tensor(v), A.tensor(out)
+        la.stream = torch.cuda.current_stream().cuda_stream
+        st = lib.attn_launch(self.k, ctypes.byref(la))
+        if st != A.ATTN_OK:
+            raise RuntimeError("attn_launch: " + lib.attn_last_error().decode())
+
+
+def make(B, H, S, D, dtype, bshd=False):
+    if bshd:
+        return torch.randn(B, S, H, D, device=dev, dtype=dtype).transpose(1, 2)
+    return torch.randn(B, H, S, D, device=dev, dtype=dtype)
+
+
+def reference(q, k, v, causal, scale):
+    """float64, bottom-right causal, rows with no key -> 0."""
+    Hq, Hkv = q.shape[1], k.shape[1]
+    kr = k.double().repeat_interleave(Hq // Hkv, dim=1)
+    vr = v.double().repeat_interleave(Hq // Hkv, dim=1)
+    Sq, Skv = q.shape[2], k.shape[2]
+    mask = None
+    if causal:
+        i = torch.arange(Sq, device=dev)[:, None]
+        j = torch.arange(Skv, device=dev)[None, :]
+        mask = j <= i + (Skv - Sq)
+    with sdpa_kernel(SDPBackend.MATH):
+        ref = F.scaled_dot_product_attention(q.double(), kr, vr, attn_mask=mask,
+                                             scale=scale)
+    if mask is not None:
+        ref = torch.where(mask.any(-1)[None, None, :, None], ref,
+                          torch.zeros_like(ref))
+    return ref
+
+
+def rel_l2(out, ref):
+    return ((out.double() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def check(kern, B, Hq, Hkv, Sq, Skv, bshd=False):
+    D = kern.D
+    q = make(B, Hq, Sq, D, kern.dtype, bshd)
+    k = make(B, Hkv, Skv, D, kern.dtype, bshd)
+    v = make(B, Hkv, Skv, D, kern.dtype, bshd)
+    out = make(B, Hq, Sq, D, kern.dtype, bshd).fill_(float("nan"))
+    kern.launch(q, k, v, out)
+    torch.cuda.synchronize()
+    scale = 1.0 / math.sqrt(D)
+    ref = reference(q, k, v, kern.causal, scale)
+    nan = bool(torch.isnan(out).any().item())
+    err = float("inf") if nan else rel_l2(out, ref)
+    maxabs = float("inf") if nan else (out.double() - ref).abs().max().item()
+    flash_err = None
+    if (not kern.causal or Sq == Skv) and kern.dtype != torch.float32:
+        try:
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                fo = F.scaled_dot_product_attention(q, k, v, is_causal=kern.causal,
+                                                    enable_gqa=Hq != Hkv)
+            flash_err = rel_l2(fo, ref)
+        except RuntimeError:
+            pass
+    ok = (not nan) and err <= TOL[kern.dtype]
+    return dict(kernel=kern.name, B=B, Hq=Hq, Hkv=Hkv, Sq=Sq, Skv=Skv, D=D,
+                bshd=bshd, nan=nan, rel_l2=err, max_abs=maxabs,
+                flash_rel_l2=flash_err, tol=TOL[kern.dtype], ok=ok)
+
+
+def time_fn(fn, budget_ms=600.0):
+    """Median ms over repeats sized to the budget, after a warm-up."""
+    fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); fn(); e.record(); torch.cuda.synchronize()
+    one = max(s.elapsed_time(e), 1e-3)
+    reps = int(max(3, min(50, budget_ms / one)))
+    times = []
+    for _ in range(reps):
+        s.record(); fn(); e.record(); torch.cuda.synchronize()
+        times.append(s.elapsed_time(e))
+    return statistics.median(times)
+
+
+def flops(B, H, Sq, Skv, D, causal):
+    f = 4.0 * B * H * Sq * Skv * D
+    return f / 2 if causal and Sq == Skv else f
+
+
+kernels = [Kernel(p) for p in sorted(glob.glob(os.path.join(args.artifacts, "*.json")))]
+print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__,
+      "kernels:", [k.name for k in kernels], flush=True)
+
+# 1. correctness
+checks = []
+shapes = [(2, 4, 4, 257, 257, False), (1, 8, 2, 100, 300, False),
+          (1, 4, 1, 300, 100, False), (1, 4, 2, 1, 1000, False),
+          (2, 2, 2, 129, 65, True), (1, 16, 16, 1024, 1024, False)]
+if args.quick:
+    shapes = shapes[:2]
+for kern in kernels:
+    for (B, Hq, Hkv, Sq, Skv, bshd) in shapes:
+        torch.manual_seed(len(checks) + 1)
+        try:
+            r = check(kern, B, Hq, Hkv, Sq, Skv, bshd)
+        except Exception as ex:  # report, keep going
+            r = dict(kernel=kern.name, B=B, Hq=Hq, Hkv=Hkv, Sq=Sq, Skv=Skv,
+                     D=kern.D, bshd=bshd, ok=False, error=str(ex))
+        checks.append(r)
+        print("check", json.dumps(r), flush=True)
+n_ok = sum(1 for c in checks if c["ok"])
+print(f"correctness: {n_ok} ok, {len(checks) - n_ok} failed", flush=True)
+
+timings, decode = [], []
+if not args.quick:
+    # 2. prefill timing, 16k tokens, hidden 2048
+    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+                "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    for S in (512, 1024, 2048, 4096, 8192, 16384):
+        for kern in kernels:
+            if time.time() - T0 > args.budget_s:
+                break
+            D = kern.D
+            H, B = 2048 // D, 16384 // S
+            if not next((c for c in checks if c["kernel"] == kern.name and c["ok"]), None):
+                continue
+            torch.manual_seed(S)
+            q, k, v = (make(B, H, S, D, kern.dtype) for _ in range(3))
+            out = torch.empty_like(q)
+            row = dict(kernel=kern.name, dtype=str(kern.dtype).split(".")[1], D=D,
+                       causal=kern.causal, S=S, B=B, H=H)
+            fl = flops(B, H, S, S, D, kern.causal)
+            try:
+                ms = time_fn(lambda: kern.launch(q, k, v, out))
+                row["attn_ms"], row["attn_tflops"] = ms, fl / ms / 1e9
+            except Exception as ex:
+                row["attn_error"] = str(ex)
+            for name, be in backends.items():
+                try:
+                    with sdpa_kernel(be):
+                        ms = time_fn(lambda: F.scaled_dot_product_attention(
+                            q, k, v, is_causal=kern.causal))
+                    row[name + "_ms"], row[name + "_tflops"] = ms, fl / ms / 1e9
+                except RuntimeError:
+                    pass
+            timings.append(row)
+            print("time", json.dumps(row), flush=True)
+
+    # 3. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second
+    for kern in kernels:
+        if kern.D != 128 or kern.causal or time.time() - T0 > args.budget_s + 60:
+            continue
+        for (B, Skv) in ((1, 4096), (1, 32768), (1, 131072), (16, 4096)):
+            Hq, Hkv, D = 32, 8, 128
+            q = make(B, Hq, 1, D, kern.dtype)
+            k, v = make(B, Hkv, Skv, D, kern.dtype), make(B, Hkv, Skv, D, kern.dtype)
+            out = torch.empty_like(q)
+            kv_bytes = 2 * B * Hkv * Skv * D * k.element_size()
+            row = dict(kernel=kern.name, B=B, Hq=Hq, Hkv=Hkv, Skv=Skv, D=D)
+            try:
+                ms = time_fn(lambda: kern.launch(q, k, v, out))
+                row["attn_ms"], row["attn_gbps"] = ms, kv_bytes / ms / 1e6
+            except Exception as ex:
+                row["attn_error"] = str(ex)
+            try:
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    ms = time_fn(lambda: F.scaled_dot_product_attention(
+                        q, k, v, enable_gqa=True))
+                row["flash_ms"], row["flash_gbps"] = ms, kv_bytes / ms / 1e6
+            except RuntimeError as ex:
+                row["flash_error"] = str(ex)[:200]
+            decode.append(row)
+            print("decode", json.dumps(row), flush=True)
+
+meta = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__,
+            date=time.strftime("%Y-%m-%d"), elapsed_s=time.time() - T0)
+with open(os.path.join(args.out, "results.json"), "w") as f:
+    json.dump(dict(meta=meta, checks=checks, timings=timings, decode=decode), f, indent=1)
+
+lines = [f"{meta['device']}, PyTorch {meta['torch']}, {meta['date']}.", "",
+         "Correctness (rel_l2 vs float64; flash = PyTorch's flash backend on the same inputs):", "",
+         "| kernel | B | Hq | Hkv | Sq | Skv | bshd | rel_l2 | flash rel_l2 | ok |",
+         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+for c in checks:
+    fe = c.get("flash_rel_l2")
+    lines.append(f"| {c['kernel']} | {c['B']} | {c['Hq']} | {c['Hkv']} | {c['Sq']} | {c['Skv']} | "
+                 f"{c['bshd']} | {c.get('rel_l2', float('nan')):.2e} | "
+                 f"{'' if fe is None else format(fe, '.2e')} | {'ok' if c['ok'] else 'FAIL ' + c.get('error', '')} |")
+lines += ["", "Prefill, 16k tokens, hidden 2048 (TFLOP/s):", "",
+          "| kernel | causal | S | attn | flash | cuDNN | efficient |",
+          "| --- | --- | --- | --- | --- | --- | --- |"]
+for t in timings:
+    g = lambda k: f"{t[k]:.1f}" if k in t else "-"
+    lines.append(f"| {t['kernel']} | {t['causal']} | {t['S']} | {g('attn_tflops')} | "
+                 f"{g('flash_tflops')} | {g('cudnn_tflops')} | {g('efficient_tflops')} |")
+lines += ["", "Decode, Sq = 1, Hq = 32, Hkv = 8, D = 128 (GB/s of K/V read):", "",
+          "| kernel | B | Skv | attn | flash |", "| --- | --- | --- | --- | --- |"]
+for d in decode:
+    g = lambda k: f"{d[k]:.0f}" if k in d else "-"
+    lines.append(f"| {d['kernel']} | {d['B']} | {d['Skv']} | {g('attn_gbps')} | {g('flash_gbps')} |")
+md = "\n".join(lines) + "\n"
+with open(os.path.join(args.out, "results.md"), "w") as f:
+    f.write(md)
+with open(os.path.join(args.out, "results.csv"), "w") as f:
+    keys = ["kernel", "dtype", "D", "causal", "S", "B", "H", "attn_tflops",
+            "flash_tflops", "cudnn_tflops", "efficient_tflops"]
+    f.write(",".join(keys) + "\n")
+    for t in timings:
+        f.write(",".join(str(t.get(k, "")) for k in keys) + "\n")
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    groups = sorted({(t["D"], t["causal"]) for t in timings})
+    fig, axes = plt.subplots(1, max(1, len(groups)), figsize=(5 * max(1, len(groups)), 4))
+    axes = axes if len(groups) > 1 else [axes]
+    for ax, (D, causal) in zip(axes, groups):
+        rows = [t for t in timings if t["D"] == D and t["causal"] == causal and t["dtype"] == "float16"]
+        for series in sorted({t["kernel"] for t in rows}):
+            pts = [(t["S"], t["attn_tflops"]) for t in rows if t["kernel"] == series and "attn_tflops" in t]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label="attn " + series)
+        for be in ("flash", "cudnn", "efficient"):
+            pts = sorted({(t["S"], t[be + "_tflops"]) for t in rows if be + "_tflops" in t})
+            if pts:
+                ax.plot(*zip(*pts), marker="x", linestyle="--", label="torch " + be)
+        ax.set_xscale("log", base=2)
+        ax.set_title(f"f16, D={D}, causal={causal}")
+        ax.set_xlabel("sequence length")
+        ax.set_ylabel("TFLOP/s")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "tflops.png"), dpi=110)
+except Exception as ex:
+    print("chart skipped:", ex)
+print(md)
