@@ -90,4 +90,5 @@ void mlir::attn::registerAttnPipelines() {
       "FlashAttention rewrite (or, with math=1, the reference lowering), "
       "bufferization, loops with the parallel tiles on OpenMP, LLVM",
       buildAttnToCPUPipeline);
+  registerAttnSPIRVPipeline();
 }
