@@ -22,6 +22,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -173,8 +174,28 @@ public:
     }
     mlir::attn::AttnToSPIRVPipelineOptions options;
     options.variant = "portable"; // coopmat: not built yet (docs/Vulkan.md)
-    options.blockQ = spec.block_q > 0 ? spec.block_q : 16;
-    options.blockKv = spec.block_kv > 0 ? spec.block_kv : 16;
+    // Tail tiles would have dynamic shapes, and a kernel has no dynamic
+    // private memory: blocks must divide the sequence lengths. By default
+    // the largest divisor up to 16 is taken (1 for a prime length: correct,
+    // but slow).
+    auto largestDivisor = [](int64_t n, int64_t cap) {
+      for (int64_t b = std::min(n, cap); b > 1; --b)
+        if (n % b == 0)
+          return b;
+      return int64_t(1);
+    };
+    options.blockQ =
+        spec.block_q > 0 ? spec.block_q : largestDivisor(spec.seq_q, 16);
+    options.blockKv =
+        spec.block_kv > 0 ? spec.block_kv : largestDivisor(spec.seq_kv, 16);
+    if (spec.seq_q % options.blockQ || spec.seq_kv % options.blockKv)
+      return unsupported(
+          "block sizes must divide the sequence lengths (block_q " +
+          std::to_string(options.blockQ) + " vs seq_q " +
+          std::to_string(spec.seq_q) + ", block_kv " +
+          std::to_string(options.blockKv) + " vs seq_kv " +
+          std::to_string(spec.seq_kv) + "): tail tiles would need dynamic "
+          "private memory");
     options.f16 = f16;
     PassManager pm(&context);
     std::string buildError;

@@ -11,11 +11,16 @@
 //      class (function arguments keep the default space: storage buffers),
 //   3. hoists those private buffers out of the sequential loops inside a
 //      parallel tile, so each is allocated once per tile (their uses are
-//      confined to one iteration, so sharing across iterations is safe).
+//      confined to one iteration, so sharing across iterations is safe),
+//   4. wraps a function whose only tile was folded away (one tile in all:
+//      the canonicalizer inlines a single-iteration scf.forall) into a
+//      one-iteration scf.parallel, so it still becomes a kernel. Nothing
+//      may canonicalize between this step and the GPU mapping.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotModuleBufferize.h"
@@ -42,7 +47,8 @@ struct SPIRVBufferizePass
            "temporaries in Function-storage memory, hoisted out of sequential loops";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<bufferization::BufferizationDialect, spirv::SPIRVDialect,
+    registry.insert<arith::ArithDialect, scf::SCFDialect,
+                    bufferization::BufferizationDialect, spirv::SPIRVDialect,
                     linalg::LinalgDialect, memref::MemRefDialect>();
   }
 
@@ -99,6 +105,15 @@ struct SPIRVBufferizePass
       return;
     }
 
+    // Copies of a buffer onto itself (an iteration that updated in place,
+    // the output written where it already is) are no-ops; erased here
+    // since no canonicalization follows before the GPU mapping.
+    module.walk([&](linalg::CopyOp copy) {
+      if (copy.hasPureBufferSemantics() &&
+          copy.getDpsInputs()[0] == copy.getDpsInits()[0])
+        copy.erase();
+    });
+
     // 3. Private buffers leave the sequential loops of a tile.
     module.walk([&](memref::AllocOp alloc) {
       auto type = alloc.getType();
@@ -119,6 +134,33 @@ struct SPIRVBufferizePass
       }
       if (outermost)
         alloc->moveBefore(outermost);
+    });
+
+    // 4. A single tile still needs a kernel.
+    module.walk([&](func::FuncOp fn) {
+      if (fn.isExternal())
+        return;
+      bool parallel = false;
+      fn.walk([&](Operation *op) {
+        if (isa<scf::ForallOp, scf::ParallelOp>(op))
+          parallel = true;
+      });
+      if (parallel || !llvm::hasSingleElement(fn.getBody()))
+        return;
+      Block &body = fn.getBody().front();
+      OpBuilder b(ctx);
+      b.setInsertionPointToStart(&body);
+      Location loc = fn.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                          ValueRange{one}, ValueRange{one});
+      Block *loopBody = loop.getBody();
+      // Everything after the loop but the return moves into it.
+      for (Operation &op : llvm::make_early_inc_range(
+               llvm::make_range(std::next(loop->getIterator()),
+                                body.getTerminator()->getIterator())))
+        op.moveBefore(loopBody->getTerminator());
     });
   }
 };

@@ -44,9 +44,9 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   // L2 -> buffers. Tile outputs go straight into the caller's buffers;
   // every temporary becomes a fixed-size private buffer, once per tile.
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  // No canonicalization from here to the GPU mapping: it would fold the
+  // one-iteration loop a single-tile kernel is wrapped in.
   pm.addPass(createSPIRVBufferizePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
 
   // Buffers -> one workgroup per parallel tile (B, Hq, q-block); one
   // invocation runs the tile's key loop and arithmetic sequentially. The
