@@ -196,7 +196,8 @@ public:
           std::to_string(options.blockKv) + " vs seq_kv " +
           std::to_string(spec.seq_kv) + "): tail tiles would need dynamic "
           "private memory");
-    options.f16 = f16;
+    // f32 kernels do not require 16-bit features even with this on.
+    options.f16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
     PassManager pm(&context);
     std::string buildError;
     if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {

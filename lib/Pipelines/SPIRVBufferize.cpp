@@ -117,8 +117,15 @@ struct SPIRVBufferizePass
     // 3. Private buffers leave the sequential loops of a tile.
     module.walk([&](memref::AllocOp alloc) {
       auto type = alloc.getType();
-      if (type.getMemorySpace() != privateSpace)
+      if (type.getMemorySpace() != privateSpace) {
+        // Bufferization gives a copy the source's memory space; a kernel
+        // cannot allocate storage buffers.
+        alloc.emitError("attn-to-spirv-pipeline: a copy of an argument "
+                        "buffer would be allocated in device memory, which "
+                        "a kernel cannot do");
+        signalPassFailure();
         return;
+      }
       if (!type.hasStaticShape()) {
         alloc.emitError("attn-to-spirv-pipeline: a temporary has a dynamic "
                         "shape; SPIR-V kernels need static tile shapes");
