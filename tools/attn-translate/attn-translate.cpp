@@ -108,13 +108,6 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
     options.variant = clVariant;
     options.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 16;
     options.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 16;
-    bool f16 = false;
-    module.walk([&](Operation *inner) {
-      for (Type t : inner->getResultTypes())
-        if (auto shaped = dyn_cast<ShapedType>(t))
-          f16 |= shaped.getElementType().isF16();
-    });
-    options.f16 = f16;
     std::string error;
     if (failed(attn::buildAttnToSPIRVPipeline(pm, options, error)))
       return module.emitError(error);

@@ -49,10 +49,12 @@ struct AttnToSPIRVPipelineOptions
                          llvm::cl::init(16)};
   Option<int64_t> blockKv{*this, "block-kv", llvm::cl::desc("Key block size"),
                           llvm::cl::init(16)};
-  Option<bool> f16{*this, "f16",
-                   llvm::cl::desc("Require 16-bit storage and Float16 (f16 "
-                                  "tensors)"),
-                   llvm::cl::init(false)};
+  Option<bool> f16{
+      *this, "f16",
+      llvm::cl::desc("Target devices with 16-bit storage and Float16 (the "
+                     "module requires them only where f16 is used; off: f16 "
+                     "buffers are emulated with 32-bit words)"),
+      llvm::cl::init(true)};
 };
 
 /// attn.sdpa on tensors with static shapes -> a host function with one
