@@ -53,12 +53,18 @@ def _probe(target):
         return False
 
 
+# Debian's spirv-tools validator, for the SPIR-V that attn-translate writes.
+_spirv_val = shutil.which("spirv-val")
+if _spirv_val:
+    config.available_features.add("spirv-val")
+    config.substitutions.append(("%spirv_val", _spirv_val))
+
 for target in ("vulkan", "cuda"):
     if _probe(target):
         config.available_features.add(target)
 
 lit_config.note("attn optional features: " + ", ".join(
-    f for f in ("ptxas", "vulkan", "cuda") if f in config.available_features)
+    f for f in ("ptxas", "spirv-val", "vulkan", "cuda") if f in config.available_features)
     + " (missing ones skip their tests)")
 
 # mlir-runner and its support libraries, for execution tests of the lowered

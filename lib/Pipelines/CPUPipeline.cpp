@@ -91,4 +91,5 @@ void mlir::attn::registerAttnPipelines() {
       "bufferization, loops with the parallel tiles on OpenMP, LLVM",
       buildAttnToCPUPipeline);
   registerAttnToNVVMPipeline();
+  registerAttnSPIRVPipeline();
 }

@@ -550,8 +550,10 @@ int main(int argc, char **argv) {
   }
 
   // The C API takes memory of the target; it allocates none itself, so
-  // only host memory (the cpu target) can be filled and checked here.
-  if (o.target != ATTN_TARGET_CPU)
+  // only host memory can be filled and checked here. That is the cpu
+  // target's memory, and the vulkan target's too: its launches take host
+  // pointers and stage them into device buffers (docs/Vulkan.md).
+  if (o.target != ATTN_TARGET_CPU && o.target != ATTN_TARGET_VULKAN)
     fatal(std::string("running on target '") + attn_target_name(o.target) +
           "' needs device buffers, which attn-run cannot allocate; use "
           "--probe or --dump-ir");

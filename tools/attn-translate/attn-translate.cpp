@@ -3,8 +3,9 @@
 // attn-translate takes IR from attn.sdpa down and writes an artifact. Today
 // that is LLVM IR for the host CPU (--attn-to-llvmir, running
 // attn-to-cpu-pipeline first when the input is not yet in the LLVM
-// dialect); the NVVM (PTX, cubin) and SPIR-V artifacts register here too as
-// their backends land. Every upstream translation stays available.
+// dialect) and SPIR-V for Vulkan (--attn-to-spirv --variant=portable,
+// running attn-to-spirv-pipeline first, with launch metadata beside the
+// .spv); the NVVM artifacts register here too as their backend lands. Every upstream translation stays available.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/InitAll.h"
@@ -14,6 +15,7 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllTranslations.h"
@@ -41,6 +43,16 @@ llvm::cl::opt<int64_t> clBlockQ("block-q",
 llvm::cl::opt<int64_t> clBlockKv("block-kv",
                                  llvm::cl::desc("--attn-to-llvmir: key block"),
                                  llvm::cl::init(64));
+llvm::cl::opt<std::string>
+    clVariant("variant",
+              llvm::cl::desc("--attn-to-spirv: portable or coopmat"),
+              llvm::cl::init("portable"));
+llvm::cl::opt<std::string>
+    clSpirvMetadata("spirv-metadata",
+               llvm::cl::desc("--attn-to-spirv: where to write the launch "
+                              "metadata (default: the output path with "
+                              ".json instead of .spv)"),
+               llvm::cl::init(""));
 
 llvm::cl::opt<std::string>
     clChip("chip",
@@ -160,6 +172,60 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
   llvmModule->print(os, nullptr);
   return success();
 }
+/// The -o of mlirTranslateMain (a function-local option there, found by
+/// name once the command line is parsed).
+std::string outputPath() {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("o");
+  if (it == options.end())
+    return "-";
+  return static_cast<llvm::cl::opt<std::string> *>(it->second)->getValue();
+}
+
+LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("attn-to-spirv expects a builtin.module");
+  bool lowered = !module.getOps<spirv::ModuleOp>().empty();
+  if (!lowered) {
+    PassManager pm(module.getContext());
+    if (failed(applyPassManagerCLOptions(pm)))
+      return failure();
+    mlir::attn::AttnToSPIRVPipelineOptions options;
+    options.variant = clVariant;
+    options.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 16;
+    options.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 16;
+    std::string error;
+    if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, error)))
+      return module.emitError(error);
+    if (failed(pm.run(module)))
+      return module.emitError("attn-to-spirv-pipeline failed");
+  }
+  mlir::attn::SPIRVKernelArtifact artifact;
+  std::string error;
+  if (failed(mlir::attn::extractSPIRVKernel(module, artifact, error)))
+    return module.emitError(error);
+  os.write(reinterpret_cast<const char *>(artifact.words.data()),
+           artifact.words.size() * sizeof(uint32_t));
+
+  // The launch metadata goes beside the .spv, unless named explicitly.
+  std::string metadataPath = clSpirvMetadata;
+  if (metadataPath.empty()) {
+    std::string out = outputPath();
+    if (out == "-")
+      return success(); // stdout: nowhere beside it
+    llvm::StringRef base(out);
+    metadataPath = (base.ends_with(".spv") ? base.drop_back(4) : base).str() +
+                   ".json";
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream meta(metadataPath, ec);
+  if (ec)
+    return module.emitError("cannot write " + metadataPath + ": " +
+                            ec.message());
+  meta << mlir::attn::spirvKernelMetadataJSON(artifact, clVariant);
+  return success();
+}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -193,5 +259,12 @@ int main(int argc, char **argv) {
         return attnToCuda(op, os, /*cubin=*/true);
       },
       cudaDialects);
+  TranslateFromMLIRRegistration spirvReg(
+      "attn-to-spirv",
+      "attn IR at any level -> a SPIR-V binary for Vulkan (runs "
+      "attn-to-spirv-pipeline when needed), plus its launch metadata "
+      "(.json beside the output, or --spirv-metadata)",
+      attnToSPIRV,
+      [](DialectRegistry &registry) { mlir::attn::registerAllDialects(registry); });
   return failed(mlirTranslateMain(argc, argv, "attn translation driver\n"));
 }

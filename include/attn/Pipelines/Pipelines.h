@@ -2,6 +2,7 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
@@ -76,6 +77,65 @@ std::string findCudaToolkit();
 
 /// Registers attn-to-nvvm-pipeline and convert-attn-to-gpu.
 void registerAttnToNVVMPipeline();
+/// Options of attn-to-spirv-pipeline.
+struct AttnToSPIRVPipelineOptions
+    : public PassPipelineOptions<AttnToSPIRVPipelineOptions> {
+  Option<std::string> variant{
+      *this, "variant",
+      llvm::cl::desc("portable (Vulkan 1.1, no cooperative matrices) or "
+                     "coopmat (not implemented yet)"),
+      llvm::cl::init("portable")};
+  Option<int64_t> blockQ{*this, "block-q", llvm::cl::desc("Query tile rows"),
+                         llvm::cl::init(16)};
+  Option<int64_t> blockKv{*this, "block-kv", llvm::cl::desc("Key block size"),
+                          llvm::cl::init(16)};
+  Option<bool> f16{
+      *this, "f16",
+      llvm::cl::desc("Target devices with 16-bit storage and Float16 (the "
+                     "module requires them only where f16 is used; off: f16 "
+                     "buffers are emulated with 32-bit words)"),
+      llvm::cl::init(true)};
+};
+
+/// attn.sdpa on tensors with static shapes -> a host function with one
+/// gpu.launch_func of a spirv.module (see docs/Vulkan.md). Fails with
+/// `error` set for options it cannot build.
+LogicalResult buildAttnToSPIRVPipeline(OpPassManager &pm,
+                                       const AttnToSPIRVPipelineOptions &options,
+                                       std::string &error);
+
+/// The bufferization step of attn-to-spirv-pipeline (attn-spirv-bufferize).
+std::unique_ptr<Pass> createSPIRVBufferizePass();
+void registerSPIRVBufferizePass();
+/// Its step that sets each kernel's spirv.entry_point_abi
+/// (attn-spirv-entry-point-abi).
+std::unique_ptr<Pass> createSPIRVEntryPointABIPass();
+void registerSPIRVEntryPointABIPass();
+
+/// A kernel lowered by attn-to-spirv-pipeline, ready for a Vulkan runtime.
+struct SPIRVKernelArtifact {
+  std::vector<uint32_t> words; // the serialized spirv.module
+  std::string entry;           // its OpEntryPoint name
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  unsigned hostArgs = 0;
+  /// Storage-buffer binding i (set 0) is host function argument
+  /// bindingArgs[i].
+  std::vector<unsigned> bindingArgs;
+  bool f16 = false; // needs Float16 / 16-bit storage
+};
+
+/// Reads the artifact off a module after attn-to-spirv-pipeline; fails with
+/// `error` set when the module is not of that form.
+LogicalResult extractSPIRVKernel(ModuleOp module, SPIRVKernelArtifact &out,
+                                 std::string &error);
+
+/// The launch metadata attn-translate writes beside a .spv (JSON).
+std::string spirvKernelMetadataJSON(const SPIRVKernelArtifact &artifact,
+                                    const std::string &variant);
+
+/// Registers attn-to-spirv-pipeline and its steps.
+void registerAttnSPIRVPipeline();
 
 /// Registers every attn pipeline with the global pass registry.
 void registerAttnPipelines();

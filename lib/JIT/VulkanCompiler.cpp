@@ -1,0 +1,238 @@
+//===- VulkanCompiler.cpp - the runtime's vulkan target: SPIR-V + Vulkan --===//
+//
+// spec -> kernel source (static shapes, dense layouts) -> attn-to-spirv-
+// pipeline (portable variant) -> SPIR-V words + launch metadata -> a
+// Vulkan compute program (runtime/src/vulkan). Launch pointers are host
+// memory: the runtime stages them into device buffers (see Vulkan.h).
+//
+//===----------------------------------------------------------------------===//
+#include "attn/InitAll.h"
+#include "attn/JIT/JIT.h"
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/runtime/Backend.h"
+#include "attn/runtime/Vulkan.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+using namespace mlir;
+
+namespace {
+
+namespace vk = ::attn::vulkan;
+
+size_t elemSize(attn_dtype t) {
+  switch (t) {
+  case ATTN_DTYPE_F16:
+  case ATTN_DTYPE_BF16:
+    return 2;
+  case ATTN_DTYPE_F32:
+    return 4;
+  case ATTN_DTYPE_BOOL:
+    return 1;
+  }
+  return 4;
+}
+
+vk::HostTensor hostTensor(const ::attn::TensorView &t, size_t es, bool input) {
+  vk::HostTensor h;
+  h.data = t.data;
+  h.rank = static_cast<int>(t.rank);
+  for (int i = 0; i < 4; ++i) {
+    h.shape[i] = t.shape[i];
+    h.strides[i] = t.strides[i];
+  }
+  h.elemSize = es;
+  h.input = input;
+  h.output = !input;
+  return h;
+}
+
+class VulkanExecutable final : public ::attn::Executable {
+public:
+  VulkanExecutable(std::unique_ptr<vk::Program> program,
+                   mlir::attn::SPIRVKernelArtifact artifact,
+                   const attn_spec &spec)
+      : program(std::move(program)), artifact(std::move(artifact)),
+        spec(spec) {}
+
+  attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
+    // Host function arguments in order: q, k, v, [mask], out, [lse].
+    size_t es = elemSize(spec.dtype);
+    std::vector<vk::HostTensor> args = {hostTensor(a.q, es, true),
+                                        hostTensor(a.k, es, true),
+                                        hostTensor(a.v, es, true)};
+    if (spec.mask != ATTN_MASK_NONE)
+      args.push_back(hostTensor(a.mask, elemSize(spec.mask_dtype), true));
+    args.push_back(hostTensor(a.out, es, false));
+    if (spec.return_lse)
+      args.push_back(hostTensor(a.lse, 4, false));
+    if (args.size() != artifact.hostArgs) {
+      error = "vulkan: the kernel takes " + std::to_string(artifact.hostArgs) +
+              " tensors but the spec implies " + std::to_string(args.size());
+      return ATTN_ERROR_BACKEND;
+    }
+    std::vector<vk::HostTensor> bindings;
+    for (unsigned arg : artifact.bindingArgs)
+      bindings.push_back(args[arg]);
+    return program->run(bindings, {}, artifact.grid, nullptr, error);
+  }
+
+private:
+  std::unique_ptr<vk::Program> program;
+  mlir::attn::SPIRVKernelArtifact artifact;
+  attn_spec spec;
+};
+
+/// The kernel source with dense (identity-layout) memrefs: the staging copy
+/// packs every tensor, so the kernel never needs strides.
+std::string denseKernelSource(const attn_spec &spec) {
+  std::string s = mlir::attn::jit::buildKernelSource(spec);
+  for (const char *layout :
+       {", strided<[?, ?, ?, 1], offset: ?>", ", strided<[?, ?, 1], offset: ?>"})
+    for (size_t pos; (pos = s.find(layout)) != std::string::npos;)
+      s.erase(pos, std::strlen(layout));
+  return s;
+}
+
+class VulkanCompiler final : public ::attn::Compiler {
+public:
+  attn_status available(std::string &error) override {
+    vk::DeviceInfo info;
+    return vk::deviceInfo(info, error);
+  }
+
+  attn_status compile(const attn_spec &spec, ::attn::CompileResult &result,
+                      std::string &error) override {
+    vk::DeviceInfo info;
+    if (attn_status s = vk::deviceInfo(info, error))
+      return s;
+    // What the portable variant does not do yet; each is a clear refusal.
+    auto unsupported = [&](const std::string &why) {
+      error = "vulkan: " + why;
+      return ATTN_ERROR_UNSUPPORTED;
+    };
+    for (int64_t d : {spec.batch, spec.heads_q, spec.heads_kv, spec.seq_q,
+                      spec.seq_kv})
+      if (d == ATTN_DYNAMIC)
+        return unsupported("the SPIR-V kernels need static shapes for now "
+                           "(set batch, heads_q, heads_kv, seq_q and seq_kv; "
+                           "attn-run: --static-shapes)");
+    if (spec.variant == ATTN_VARIANT_MATH)
+      return unsupported("the math (reference) variant is cpu only");
+    if (spec.dtype == ATTN_DTYPE_BF16)
+      return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type");
+    if (spec.dropout_p > 0.0)
+      return unsupported("dropout is not implemented in the SPIR-V kernels");
+    if (spec.mask != ATTN_MASK_NONE)
+      return unsupported("masks are not implemented in the SPIR-V kernels "
+                         "(causal is)");
+    if (spec.return_lse)
+      return unsupported("lse is not implemented in the SPIR-V kernels");
+    bool f16 = spec.dtype == ATTN_DTYPE_F16;
+    if (f16 && !(info.shaderFloat16 && info.storageBuffer16BitAccess))
+      return unsupported("device '" + info.name +
+                         "' lacks shaderFloat16 / storageBuffer16BitAccess, "
+                         "which f16 kernels need");
+
+    // The pipeline names upstream steps textually, so the pass registry
+    // must know them (the tools register at startup; libattn does here).
+    static std::once_flag registerOnce;
+    std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
+
+    result.source = denseKernelSource(spec);
+    DialectRegistry registry;
+    mlir::attn::registerAllDialects(registry);
+    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+    context.loadAllAvailableDialects();
+    std::string diagnostics;
+    llvm::raw_string_ostream diagOS(diagnostics);
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      diagOS << diag.getLocation() << ": " << diag << "\n";
+      return success();
+    });
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(result.source, &context);
+    if (!module) {
+      error = "vulkan: the kernel source does not parse: " + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+    if (failed(verify(*module))) {
+      error = "vulkan: the kernel does not verify: " + diagnostics;
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    mlir::attn::AttnToSPIRVPipelineOptions options;
+    options.variant = "portable"; // coopmat: not built yet (docs/Vulkan.md)
+    // Tail tiles would have dynamic shapes, and a kernel has no dynamic
+    // private memory: blocks must divide the sequence lengths. By default
+    // the largest divisor up to 16 is taken (1 for a prime length: correct,
+    // but slow).
+    auto largestDivisor = [](int64_t n, int64_t cap) {
+      for (int64_t b = std::min(n, cap); b > 1; --b)
+        if (n % b == 0)
+          return b;
+      return int64_t(1);
+    };
+    options.blockQ =
+        spec.block_q > 0 ? spec.block_q : largestDivisor(spec.seq_q, 16);
+    options.blockKv =
+        spec.block_kv > 0 ? spec.block_kv : largestDivisor(spec.seq_kv, 16);
+    if (spec.seq_q % options.blockQ || spec.seq_kv % options.blockKv)
+      return unsupported(
+          "block sizes must divide the sequence lengths (block_q " +
+          std::to_string(options.blockQ) + " vs seq_q " +
+          std::to_string(spec.seq_q) + ", block_kv " +
+          std::to_string(options.blockKv) + " vs seq_kv " +
+          std::to_string(spec.seq_kv) + "): tail tiles would need dynamic "
+          "private memory");
+    // f32 kernels do not require 16-bit features even with this on.
+    options.f16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
+    PassManager pm(&context);
+    std::string buildError;
+    if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {
+      error = "vulkan: " + buildError;
+      return ATTN_ERROR_COMPILE;
+    }
+    if (failed(pm.run(*module))) {
+      error = "vulkan: the SPIR-V pipeline failed: " + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+    mlir::attn::SPIRVKernelArtifact artifact;
+    if (failed(mlir::attn::extractSPIRVKernel(*module, artifact, error))) {
+      error = "vulkan: " + error + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+    vk::ProgramDesc desc;
+    desc.spirv = artifact.words;
+    desc.entry = artifact.entry;
+    desc.numBuffers = static_cast<uint32_t>(artifact.bindingArgs.size());
+    desc.needsFloat16 = artifact.f16;
+    std::unique_ptr<vk::Program> program;
+    if (attn_status s = vk::createProgram(desc, program, error))
+      return s;
+    result.executable = std::make_unique<VulkanExecutable>(
+        std::move(program), std::move(artifact), spec);
+    return ATTN_OK;
+  }
+};
+
+// Loading libattn registers the vulkan compiler with the runtime; whether a
+// device exists is asked only when the target is used.
+const bool registered = [] {
+  ::attn::registerCompiler(ATTN_TARGET_VULKAN,
+                           std::make_shared<VulkanCompiler>());
+  return true;
+}();
+
+} // namespace

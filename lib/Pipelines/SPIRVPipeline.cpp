@@ -1,0 +1,109 @@
+//===- SPIRVPipeline.cpp - attn.sdpa on tensors to SPIR-V for Vulkan ------===//
+#include "attn/Pipelines/Pipelines.h"
+
+#include "attn/Dialect/Attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+LogicalResult
+mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
+                                     const AttnToSPIRVPipelineOptions &opts,
+                                     std::string &error) {
+  if (opts.variant != "portable") {
+    // The cooperative-matrix variant (docs/Vulkan.md) is designed, not built.
+    error = "attn-to-spirv-pipeline: variant '" + opts.variant +
+            "' is not implemented; only 'portable' is";
+    return failure();
+  }
+  auto addSteps = [&](const std::string &steps) -> LogicalResult {
+    std::string parseErrors;
+    llvm::raw_string_ostream os(parseErrors);
+    if (failed(parsePassPipeline(steps, pm, os))) {
+      error = "attn-to-spirv-pipeline: " + parseErrors;
+      return failure();
+    }
+    return success();
+  };
+  // L0 -> L2: the same FlashAttention rewrite as every target. Split-KV is
+  // off: its merge would be a second kernel.
+  AttnTileSdpaPassOptions tile;
+  tile.blockQ = opts.blockQ;
+  tile.blockKv = opts.blockKv;
+  tile.kvSplits = 1;
+  pm.addPass(createAttnTileSdpaPass(tile));
+  pm.addPass(createAttnDecomposeOnlineAttentionPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // L2 -> buffers. Tile outputs go straight into the caller's buffers;
+  // every temporary becomes a fixed-size private buffer, once per tile.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  // No canonicalization from here to the GPU mapping: it would fold the
+  // one-iteration loop a single-tile kernel is wrapped in.
+  pm.addPass(createSPIRVBufferizePass());
+
+  // Buffers -> one workgroup per parallel tile (B, Hq, q-block); one
+  // invocation runs the tile's key loop and arithmetic sequentially. The
+  // private buffers become Function-storage variables.
+  std::string gpuSteps =
+      "func.func(convert-linalg-to-loops,"
+      "promote-buffers-to-stack{max-alloc-size-in-bytes=1048576 "
+      "max-rank-of-allocated-memref=4},"
+      "scf-forall-to-parallel,gpu-map-parallel-loops,"
+      "convert-parallel-loops-to-gpu,canonicalize,"
+      "gpu-launch-sink-index-computations),"
+      "gpu-kernel-outlining";
+  if (failed(addSteps(gpuSteps)))
+    return failure();
+  pm.addPass(createSPIRVEntryPointABIPass());
+  gpuSteps = "";
+  // Vulkan 1.1 (SPIR-V 1.3); 16-bit storage and arithmetic only for f16.
+  std::string caps = "Shader";
+  std::string exts = "SPV_KHR_storage_buffer_storage_class";
+  if (opts.f16) {
+    caps += ",StorageBuffer16BitAccess,Float16";
+    exts += ",SPV_KHR_16bit_storage";
+  }
+  gpuSteps += "spirv-attach-target{ver=v1.3 caps=" + caps + " exts=" + exts +
+              " client_api=Vulkan},";
+  // Subviews folded into loads/stores, index math to arith, memory spaces
+  // to storage classes, then GPU/SCF/arith/math/memref to SPIR-V.
+  gpuSteps += "func.func(lower-affine),"
+              "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},convert-math-to-spirv,"
+              "lower-affine,canonicalize),"
+              "map-memref-spirv-storage-class{client-api=vulkan},"
+              "convert-gpu-to-spirv,"
+              "spirv.module(spirv-lower-abi-attrs,spirv-update-vce,"
+              "canonicalize)";
+  return addSteps(gpuSteps);
+}
+
+void mlir::attn::registerAttnSPIRVPipeline() {
+  registerSPIRVBufferizePass();
+  registerSPIRVEntryPointABIPass();
+  registerPassPipeline(
+      "attn-to-spirv-pipeline",
+      "Lower attn.sdpa on tensors (static shapes) to a host function that "
+      "launches a spirv.module: the FlashAttention rewrite, bufferization "
+      "with private temporaries, one workgroup per tile, GPU to SPIR-V",
+      [](OpPassManager &pm, StringRef optionsText,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        AttnToSPIRVPipelineOptions opts;
+        if (failed(opts.parseFromString(optionsText)))
+          return failure();
+        std::string error;
+        if (failed(buildAttnToSPIRVPipeline(pm, opts, error)))
+          return errorHandler(error);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+        AttnToSPIRVPipelineOptions opts;
+        optionsHandler(opts);
+      });
+}

@@ -1,0 +1,114 @@
+//===- Vulkan.h - the vulkan backend's runtime: device, programs, runs --*- C++ -*-===//
+//
+// What the Vulkan compiler (lib/JIT/VulkanCompiler.cpp) and tests use to run
+// SPIR-V compute kernels. libvulkan.so.1 is dlopen'ed on first use, so
+// nothing links against Vulkan and no Vulkan header is needed here.
+//
+// Memory model: the attn C API takes caller memory "on the target"; for the
+// vulkan target that memory is host memory. A run copies every input into a
+// device buffer through a host-visible staging buffer (packing strided
+// tensors densely), dispatches, and copies the outputs back into the
+// caller's strided memory. Nothing is written to an output unless the
+// dispatch succeeded.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_RUNTIME_VULKAN_H
+#define ATTN_RUNTIME_VULKAN_H
+
+#include "attn/runtime/attn.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attn::vulkan {
+
+/// One VK_KHR_cooperative_matrix configuration (A: MxK, B: KxN, C/R: MxN).
+/// Component types use VkComponentTypeKHR values (0 = f16, 1 = f32, ...);
+/// scope uses VkScopeKHR (3 = subgroup).
+struct CoopMatShape {
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t aType = 0, bType = 0, cType = 0, resultType = 0;
+  bool saturating = false;
+  uint32_t scope = 0;
+};
+
+/// What the selected device can do, as far as the kernels care.
+struct DeviceInfo {
+  std::string name;
+  uint32_t index = 0;          // in vkEnumeratePhysicalDevices order
+  uint32_t apiVersion = 0;     // VK_MAKE_API_VERSION encoding
+  uint32_t deviceType = 0;     // VkPhysicalDeviceType
+  bool storageBuffer16BitAccess = false;
+  bool shaderFloat16 = false;
+  bool subgroupSizeControl = false;
+  uint32_t subgroupSize = 0;
+  uint32_t minSubgroupSize = 0, maxSubgroupSize = 0;
+  bool cooperativeMatrix = false; // extension present and feature enabled
+  std::vector<CoopMatShape> coopMatShapes;
+  uint32_t maxComputeSharedMemorySize = 0;
+  uint32_t maxComputeWorkGroupCount[3] = {0, 0, 0};
+  uint32_t maxComputeWorkGroupInvocations = 0;
+  uint32_t maxPushConstantsSize = 0;
+  uint32_t maxStorageBufferRange = 0;
+  bool timestamps = false;     // the compute queue supports timestamp queries
+  double timestampPeriodNs = 0.0;
+};
+
+/// Returns the device, opening it on first use (process-wide, thread-safe).
+/// Device selection: ATTN_VULKAN_DEVICE is either an index into the
+/// enumerated devices or a case-insensitive substring of a device name;
+/// without it, the first discrete GPU, else integrated, else any device.
+/// ATTN_VULKAN_LOADER overrides the loader's file name (for tests).
+/// Fails with ATTN_ERROR_UNAVAILABLE and a message saying what is missing
+/// (loader, instance, device) and how to get it; a failed open is retried
+/// on the next call.
+attn_status deviceInfo(DeviceInfo &info, std::string &error);
+
+/// One host tensor bound to a storage buffer: rank-1..4 strided view with
+/// `elemSize`-byte elements. The device buffer holds it densely packed
+/// (row-major over `shape`), which is what the kernels index.
+struct HostTensor {
+  void *data = nullptr;
+  int rank = 0;
+  int64_t shape[4] = {0, 0, 0, 0};
+  int64_t strides[4] = {0, 0, 0, 0}; // in elements; 0 = broadcast
+  size_t elemSize = 0;
+  bool input = true;   // copied host -> device before the dispatch
+  bool output = false; // copied device -> host after it
+};
+
+/// What a SPIR-V module needs to be launched.
+struct ProgramDesc {
+  std::vector<uint32_t> spirv;
+  std::string entry;           // OpEntryPoint name
+  uint32_t numBuffers = 0;     // storage buffers at set 0, bindings 0..n-1
+  uint32_t pushConstantBytes = 0;
+  bool needsFloat16 = false;   // shaderFloat16 + 16-bit storage
+};
+
+/// A compute pipeline on the device. Runs serialize on the device's queue.
+class Program {
+public:
+  virtual ~Program() = default;
+  /// Stages `buffers` (one per binding, in order), dispatches
+  /// `groups[0..2]` workgroups, copies outputs back. `gpuMs`, when not
+  /// null, receives the dispatch's time from timestamp queries (negative
+  /// when the queue has none).
+  virtual attn_status run(const std::vector<HostTensor> &buffers,
+                          const std::vector<uint8_t> &pushConstants,
+                          const uint32_t groups[3], double *gpuMs,
+                          std::string &error) = 0;
+};
+
+/// Creates a pipeline from SPIR-V. Fails with ATTN_ERROR_UNSUPPORTED when
+/// the device lacks a feature the program needs, ATTN_ERROR_BACKEND when
+/// the driver rejects the module.
+attn_status createProgram(const ProgramDesc &desc,
+                          std::unique_ptr<Program> &program,
+                          std::string &error);
+
+} // namespace attn::vulkan
+
+#endif // ATTN_RUNTIME_VULKAN_H

@@ -1,0 +1,805 @@
+//===- Device.cpp - the vulkan backend's instance, device and programs ----===//
+#include "attn/runtime/Vulkan.h"
+
+#include "Loader.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace attn::vulkan;
+
+namespace {
+
+// VK_KHR_cooperative_matrix is newer than Debian's 1.3.239 headers; these
+// mirror the registry (vk.xml) so the properties can be queried anyway.
+constexpr VkStructureType kCoopMatFeaturesSType =
+    static_cast<VkStructureType>(1000506000);
+constexpr VkStructureType kCoopMatPropertiesSType =
+    static_cast<VkStructureType>(1000506001);
+constexpr const char *kCoopMatExtension = "VK_KHR_cooperative_matrix";
+
+struct CoopMatFeaturesKHR {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 cooperativeMatrix;
+  VkBool32 cooperativeMatrixRobustBufferAccess;
+};
+
+struct CoopMatPropertiesKHR {
+  VkStructureType sType;
+  void *pNext;
+  uint32_t MSize, NSize, KSize;
+  uint32_t AType, BType, CType, ResultType; // VkComponentTypeKHR
+  VkBool32 saturatingAccumulation;
+  uint32_t scope; // VkScopeKHR
+};
+
+using PFN_getCoopMatProperties = VkResult(VKAPI_PTR *)(VkPhysicalDevice,
+                                                      uint32_t *,
+                                                      CoopMatPropertiesKHR *);
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// The process-wide device. Opened once; never closed (drivers dislike
+/// teardown from static destructors, and the OS reclaims everything).
+struct Device {
+  Functions vk;
+  VkInstance instance = VK_NULL_HANDLE;
+  VkPhysicalDevice physical = VK_NULL_HANDLE;
+  VkDevice device = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  uint32_t queueFamily = 0;
+  VkPhysicalDeviceMemoryProperties memory{};
+  DeviceInfo info;
+  std::mutex queueMutex; // one submission at a time
+
+  attn_status open(std::string &error);
+};
+
+attn_status unavailable(std::string &error, const std::string &message) {
+  error = "vulkan: " + message;
+  return ATTN_ERROR_UNAVAILABLE;
+}
+
+bool hasExtension(const std::vector<VkExtensionProperties> &exts,
+                  const char *name) {
+  for (const auto &e : exts)
+    if (std::strcmp(e.extensionName, name) == 0)
+      return true;
+  return false;
+}
+
+attn_status Device::open(std::string &error) {
+  if (!vk.loadLibrary(error))
+    return unavailable(error, error);
+
+  uint32_t loaderVersion = VK_API_VERSION_1_0;
+  if (vk.vkEnumerateInstanceVersion)
+    vk.vkEnumerateInstanceVersion(&loaderVersion);
+  if (loaderVersion < VK_API_VERSION_1_1)
+    return unavailable(error, "the Vulkan loader supports only Vulkan 1.0; "
+                              "attn needs 1.1 or newer");
+  VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
+  app.pApplicationName = "attn";
+  app.apiVersion = std::min<uint32_t>(loaderVersion, VK_API_VERSION_1_3);
+  VkInstanceCreateInfo ici{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  ici.pApplicationInfo = &app;
+  VkResult r = vk.vkCreateInstance(&ici, nullptr, &instance);
+  if (r != VK_SUCCESS)
+    return unavailable(error, "vkCreateInstance failed: " + resultString(r) +
+                                  " (is a Vulkan driver installed? Debian: "
+                                  "mesa-vulkan-drivers provides lavapipe)");
+  if (!vk.loadInstance(instance, error))
+    return unavailable(error, error);
+
+  uint32_t count = 0;
+  r = vk.vkEnumeratePhysicalDevices(instance, &count, nullptr);
+  if (r != VK_SUCCESS || count == 0)
+    return unavailable(error,
+                       "no Vulkan device found (" +
+                           (r == VK_SUCCESS ? std::string("0 devices")
+                                            : resultString(r)) +
+                           "); install a driver, e.g. mesa-vulkan-drivers "
+                           "for the lavapipe CPU device");
+  std::vector<VkPhysicalDevice> devices(count);
+  vk.vkEnumeratePhysicalDevices(instance, &count, devices.data());
+  devices.resize(count);
+  std::vector<VkPhysicalDeviceProperties> props(count);
+  for (uint32_t i = 0; i < count; ++i)
+    vk.vkGetPhysicalDeviceProperties(devices[i], &props[i]);
+
+  // Selection: ATTN_VULKAN_DEVICE (index or name substring), else prefer
+  // discrete, integrated, virtual, then CPU devices.
+  int64_t chosen = -1;
+  if (const char *sel = std::getenv("ATTN_VULKAN_DEVICE"); sel && *sel) {
+    std::string s(sel);
+    char *end = nullptr;
+    long idx = std::strtol(sel, &end, 10);
+    std::string names;
+    for (uint32_t i = 0; i < count; ++i)
+      names += (i ? ", " : "") + std::to_string(i) + ": " +
+               props[i].deviceName;
+    if (*end == '\0') {
+      if (idx < 0 || idx >= static_cast<long>(count))
+        return unavailable(error, "ATTN_VULKAN_DEVICE=" + s +
+                                      " is out of range; devices are " + names);
+      chosen = idx;
+    } else {
+      for (uint32_t i = 0; i < count && chosen < 0; ++i)
+        if (lower(props[i].deviceName).find(lower(s)) != std::string::npos)
+          chosen = i;
+      if (chosen < 0)
+        return unavailable(error, "ATTN_VULKAN_DEVICE='" + s +
+                                      "' matches no device name; devices are " +
+                                      names);
+    }
+  } else {
+    auto rank = [](VkPhysicalDeviceType t) {
+      switch (t) {
+      case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return 0;
+      case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return 1;
+      case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return 2;
+      case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return 3;
+      default:
+        return 4;
+      }
+    };
+    for (uint32_t i = 0; i < count; ++i)
+      if (chosen < 0 || rank(props[i].deviceType) < rank(props[chosen].deviceType))
+        chosen = i;
+  }
+  physical = devices[chosen];
+  const VkPhysicalDeviceProperties &p = props[chosen];
+  info.name = p.deviceName;
+  info.index = static_cast<uint32_t>(chosen);
+  info.apiVersion = p.apiVersion;
+  info.deviceType = p.deviceType;
+  if (p.apiVersion < VK_API_VERSION_1_1)
+    return unavailable(error, "device '" + info.name +
+                                  "' supports only Vulkan 1.0; attn needs 1.1");
+  info.maxComputeSharedMemorySize = p.limits.maxComputeSharedMemorySize;
+  for (int i = 0; i < 3; ++i)
+    info.maxComputeWorkGroupCount[i] = p.limits.maxComputeWorkGroupCount[i];
+  info.maxComputeWorkGroupInvocations = p.limits.maxComputeWorkGroupInvocations;
+  info.maxPushConstantsSize = p.limits.maxPushConstantsSize;
+  info.maxStorageBufferRange = p.limits.maxStorageBufferRange;
+  info.timestampPeriodNs = p.limits.timestampPeriod;
+
+  uint32_t extCount = 0;
+  vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &extCount, nullptr);
+  std::vector<VkExtensionProperties> exts(extCount);
+  vk.vkEnumerateDeviceExtensionProperties(physical, nullptr, &extCount,
+                                          exts.data());
+  exts.resize(extCount);
+  bool v12 = p.apiVersion >= VK_API_VERSION_1_2;
+  bool v13 = p.apiVersion >= VK_API_VERSION_1_3;
+  bool hasF16Ext = v12 || hasExtension(exts, "VK_KHR_shader_float16_int8");
+  bool hasSscExt = v13 || hasExtension(exts, "VK_EXT_subgroup_size_control");
+  bool hasCoopMat = hasExtension(exts, kCoopMatExtension) &&
+                    vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+
+  // Features: a pNext chain of only the structures this device knows.
+  VkPhysicalDevice16BitStorageFeatures storage16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDeviceShaderFloat16Int8Features f16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  VkPhysicalDeviceSubgroupSizeControlFeatures ssc{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  CoopMatFeaturesKHR coop{kCoopMatFeaturesSType, nullptr, VK_FALSE, VK_FALSE};
+  VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  void **tail = &features.pNext;
+  auto chain = [&](auto &s) {
+    *tail = &s;
+    tail = &s.pNext;
+  };
+  chain(storage16);
+  if (hasF16Ext)
+    chain(f16);
+  if (hasSscExt)
+    chain(ssc);
+  if (hasCoopMat)
+    chain(coop);
+  vk.vkGetPhysicalDeviceFeatures2(physical, &features);
+  info.storageBuffer16BitAccess = storage16.storageBuffer16BitAccess;
+  info.shaderFloat16 = hasF16Ext && f16.shaderFloat16;
+  info.subgroupSizeControl = hasSscExt && ssc.subgroupSizeControl;
+  info.cooperativeMatrix = hasCoopMat && coop.cooperativeMatrix;
+
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties sscProps{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  if (hasSscExt)
+    subgroup.pNext = &sscProps;
+  vk.vkGetPhysicalDeviceProperties2(physical, &props2);
+  info.subgroupSize = subgroup.subgroupSize;
+  info.minSubgroupSize = hasSscExt ? sscProps.minSubgroupSize : subgroup.subgroupSize;
+  info.maxSubgroupSize = hasSscExt ? sscProps.maxSubgroupSize : subgroup.subgroupSize;
+
+  if (info.cooperativeMatrix) {
+    auto get = reinterpret_cast<PFN_getCoopMatProperties>(
+        vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR);
+    uint32_t n = 0;
+    if (get(physical, &n, nullptr) == VK_SUCCESS && n) {
+      std::vector<CoopMatPropertiesKHR> shapes(
+          n, CoopMatPropertiesKHR{kCoopMatPropertiesSType, nullptr});
+      if (get(physical, &n, shapes.data()) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n; ++i) {
+          const auto &s = shapes[i];
+          info.coopMatShapes.push_back(
+              {s.MSize, s.NSize, s.KSize, s.AType, s.BType, s.CType,
+               s.ResultType, s.saturatingAccumulation != VK_FALSE, s.scope});
+        }
+    }
+  }
+
+  // A queue family with compute; prefer one without graphics (async).
+  uint32_t qfCount = 0;
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &qfCount, nullptr);
+  std::vector<VkQueueFamilyProperties> qfs(qfCount);
+  vk.vkGetPhysicalDeviceQueueFamilyProperties(physical, &qfCount, qfs.data());
+  int64_t family = -1;
+  for (uint32_t i = 0; i < qfCount; ++i) {
+    if (!(qfs[i].queueFlags & VK_QUEUE_COMPUTE_BIT))
+      continue;
+    if (family < 0 || !(qfs[i].queueFlags & VK_QUEUE_GRAPHICS_BIT))
+      family = i;
+  }
+  if (family < 0)
+    return unavailable(error, "device '" + info.name + "' has no compute queue");
+  queueFamily = static_cast<uint32_t>(family);
+  info.timestamps = qfs[family].timestampValidBits > 0;
+
+  // Enable what the kernels may use, as far as the device has it.
+  VkPhysicalDevice16BitStorageFeatures enStorage16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  enStorage16.storageBuffer16BitAccess = storage16.storageBuffer16BitAccess;
+  VkPhysicalDeviceShaderFloat16Int8Features enF16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  enF16.shaderFloat16 = info.shaderFloat16;
+  VkPhysicalDeviceSubgroupSizeControlFeatures enSsc{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
+  enSsc.subgroupSizeControl = info.subgroupSizeControl;
+  CoopMatFeaturesKHR enCoop{kCoopMatFeaturesSType, nullptr,
+                            info.cooperativeMatrix, VK_FALSE};
+  VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  tail = &enabled.pNext;
+  chain(enStorage16);
+  std::vector<const char *> enabledExts;
+  if (hasF16Ext) {
+    chain(enF16);
+    if (!v12)
+      enabledExts.push_back("VK_KHR_shader_float16_int8");
+  }
+  if (hasSscExt) {
+    chain(enSsc);
+    if (!v13)
+      enabledExts.push_back("VK_EXT_subgroup_size_control");
+  }
+  if (info.cooperativeMatrix) {
+    chain(enCoop);
+    enabledExts.push_back(kCoopMatExtension);
+  }
+  if (!v12 && hasExtension(exts, "VK_KHR_16bit_storage"))
+    enabledExts.push_back("VK_KHR_16bit_storage");
+
+  float priority = 1.0f;
+  VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
+  qci.queueFamilyIndex = queueFamily;
+  qci.queueCount = 1;
+  qci.pQueuePriorities = &priority;
+  VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
+  dci.pNext = &enabled;
+  dci.queueCreateInfoCount = 1;
+  dci.pQueueCreateInfos = &qci;
+  dci.enabledExtensionCount = static_cast<uint32_t>(enabledExts.size());
+  dci.ppEnabledExtensionNames = enabledExts.data();
+  r = vk.vkCreateDevice(physical, &dci, nullptr, &device);
+  if (r != VK_SUCCESS)
+    return unavailable(error, "vkCreateDevice failed on '" + info.name +
+                                  "': " + resultString(r));
+  vk.vkGetDeviceQueue(device, queueFamily, 0, &queue);
+  vk.vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+  return ATTN_OK;
+}
+
+std::mutex deviceMutex;
+Device *theDevice = nullptr;
+
+/// The opened device, or null with `error` set. A failed open leaves
+/// nothing behind (the half-built Device is leaked on purpose only when
+/// the driver holds handles to it; the loader library stays mapped).
+attn_status getDevice(Device *&out, std::string &error) {
+  std::lock_guard<std::mutex> lock(deviceMutex);
+  if (!theDevice) {
+    auto *d = new Device();
+    attn_status s = d->open(error);
+    if (s != ATTN_OK) {
+      if (d->instance != VK_NULL_HANDLE && d->vk.vkDestroyInstance)
+        d->vk.vkDestroyInstance(d->instance, nullptr);
+      delete d;
+      return s;
+    }
+    theDevice = d;
+  }
+  out = theDevice;
+  return ATTN_OK;
+}
+
+// --- Programs ---------------------------------------------------------------
+
+/// A buffer with its memory.
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  VkDeviceSize size = 0;
+};
+
+/// Owns every Vulkan object of one run; destroys them on every exit path.
+struct RunResources {
+  Device &d;
+  std::vector<Buffer> buffers;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkDescriptorPool descriptorPool = VK_NULL_HANDLE;
+  VkQueryPool queries = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  explicit RunResources(Device &d) : d(d) {}
+  ~RunResources() {
+    auto &vk = d.vk;
+    if (fence)
+      vk.vkDestroyFence(d.device, fence, nullptr);
+    if (queries)
+      vk.vkDestroyQueryPool(d.device, queries, nullptr);
+    if (descriptorPool)
+      vk.vkDestroyDescriptorPool(d.device, descriptorPool, nullptr);
+    if (pool)
+      vk.vkDestroyCommandPool(d.device, pool, nullptr);
+    for (Buffer &b : buffers) {
+      if (b.buffer)
+        vk.vkDestroyBuffer(d.device, b.buffer, nullptr);
+      if (b.memory)
+        vk.vkFreeMemory(d.device, b.memory, nullptr);
+    }
+  }
+};
+
+int64_t findMemoryType(const VkPhysicalDeviceMemoryProperties &mem,
+                       uint32_t typeBits, VkMemoryPropertyFlags want) {
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
+    if ((typeBits & (1u << i)) &&
+        (mem.memoryTypes[i].propertyFlags & want) == want)
+      return i;
+  return -1;
+}
+
+attn_status backend(std::string &error, const std::string &what, VkResult r) {
+  error = "vulkan: " + what + " failed: " + resultString(r);
+  return ATTN_ERROR_BACKEND;
+}
+
+attn_status makeBuffer(Device &d, VkDeviceSize size, VkBufferUsageFlags usage,
+                       bool hostVisible, Buffer &b, std::string &error) {
+  VkBufferCreateInfo bci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  bci.size = size;
+  bci.usage = usage;
+  bci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult r = d.vk.vkCreateBuffer(d.device, &bci, nullptr, &b.buffer);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkCreateBuffer", r);
+  VkMemoryRequirements req;
+  d.vk.vkGetBufferMemoryRequirements(d.device, b.buffer, &req);
+  int64_t type =
+      hostVisible
+          ? findMemoryType(d.memory, req.memoryTypeBits,
+                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                               VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)
+          : findMemoryType(d.memory, req.memoryTypeBits,
+                           VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+  if (type < 0 && !hostVisible)
+    type = findMemoryType(d.memory, req.memoryTypeBits, 0);
+  if (type < 0) {
+    error = std::string("vulkan: no ") +
+            (hostVisible ? "host-visible coherent" : "device") +
+            " memory type for a buffer";
+    return ATTN_ERROR_BACKEND;
+  }
+  VkMemoryAllocateInfo mai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  mai.allocationSize = req.size;
+  mai.memoryTypeIndex = static_cast<uint32_t>(type);
+  r = d.vk.vkAllocateMemory(d.device, &mai, nullptr, &b.memory);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkAllocateMemory (" + std::to_string(req.size) +
+                              " bytes)",
+                   r);
+  r = d.vk.vkBindBufferMemory(d.device, b.buffer, b.memory, 0);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkBindBufferMemory", r);
+  b.size = size;
+  return ATTN_OK;
+}
+
+int64_t elementCount(const HostTensor &t) {
+  int64_t n = 1;
+  for (int i = 0; i < t.rank; ++i)
+    n *= t.shape[i];
+  return n;
+}
+
+/// Copies between a strided host tensor and its dense packing, innermost
+/// dimension contiguous on both sides when its stride is 1.
+void copyStrided(const HostTensor &t, uint8_t *dense, bool toDense) {
+  int64_t shape[4] = {1, 1, 1, 1}, strides[4] = {0, 0, 0, 0};
+  for (int i = 0; i < t.rank; ++i) {
+    shape[4 - t.rank + i] = t.shape[i];
+    strides[4 - t.rank + i] = t.strides[i];
+  }
+  const size_t es = t.elemSize;
+  auto *host = static_cast<uint8_t *>(t.data);
+  bool contiguousRows = strides[3] == 1;
+  size_t rowBytes = static_cast<size_t>(shape[3]) * es;
+  for (int64_t a = 0; a < shape[0]; ++a)
+    for (int64_t b = 0; b < shape[1]; ++b)
+      for (int64_t c = 0; c < shape[2]; ++c) {
+        int64_t base = a * strides[0] + b * strides[1] + c * strides[2];
+        uint8_t *h = host + base * static_cast<int64_t>(es);
+        if (contiguousRows) {
+          if (toDense)
+            std::memcpy(dense, h, rowBytes);
+          else
+            std::memcpy(h, dense, rowBytes);
+          dense += rowBytes;
+          continue;
+        }
+        for (int64_t e = 0; e < shape[3]; ++e, dense += es) {
+          uint8_t *he = h + e * strides[3] * static_cast<int64_t>(es);
+          if (toDense)
+            std::memcpy(dense, he, es);
+          else
+            std::memcpy(he, dense, es);
+        }
+      }
+}
+
+class VulkanProgram final : public Program {
+public:
+  VulkanProgram(Device &d, const ProgramDesc &desc) : d(d), desc(desc) {}
+  ~VulkanProgram() override {
+    auto &vk = d.vk;
+    if (pipeline)
+      vk.vkDestroyPipeline(d.device, pipeline, nullptr);
+    if (layout)
+      vk.vkDestroyPipelineLayout(d.device, layout, nullptr);
+    if (setLayout)
+      vk.vkDestroyDescriptorSetLayout(d.device, setLayout, nullptr);
+    if (module)
+      vk.vkDestroyShaderModule(d.device, module, nullptr);
+  }
+
+  attn_status init(std::string &error) {
+    auto &vk = d.vk;
+    VkShaderModuleCreateInfo smci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    smci.codeSize = desc.spirv.size() * sizeof(uint32_t);
+    smci.pCode = desc.spirv.data();
+    VkResult r = vk.vkCreateShaderModule(d.device, &smci, nullptr, &module);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateShaderModule", r);
+    std::vector<VkDescriptorSetLayoutBinding> bindings(desc.numBuffers);
+    for (uint32_t i = 0; i < desc.numBuffers; ++i) {
+      bindings[i] = {};
+      bindings[i].binding = i;
+      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dslci{
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dslci.bindingCount = desc.numBuffers;
+    dslci.pBindings = bindings.data();
+    r = vk.vkCreateDescriptorSetLayout(d.device, &dslci, nullptr, &setLayout);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateDescriptorSetLayout", r);
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                              desc.pushConstantBytes};
+    VkPipelineLayoutCreateInfo plci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    plci.setLayoutCount = 1;
+    plci.pSetLayouts = &setLayout;
+    plci.pushConstantRangeCount = desc.pushConstantBytes ? 1 : 0;
+    plci.pPushConstantRanges = &range;
+    r = vk.vkCreatePipelineLayout(d.device, &plci, nullptr, &layout);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreatePipelineLayout", r);
+    VkComputePipelineCreateInfo cpci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    cpci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cpci.stage.module = module;
+    cpci.stage.pName = desc.entry.c_str();
+    cpci.layout = layout;
+    r = vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cpci, nullptr,
+                                    &pipeline);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateComputePipelines (entry '" + desc.entry +
+                                "')",
+                     r);
+    return ATTN_OK;
+  }
+
+  attn_status run(const std::vector<HostTensor> &tensors,
+                  const std::vector<uint8_t> &pushConstants,
+                  const uint32_t groups[3], double *gpuMs,
+                  std::string &error) override {
+    auto &vk = d.vk;
+    if (tensors.size() != desc.numBuffers) {
+      error = "vulkan: the program takes " + std::to_string(desc.numBuffers) +
+              " buffers, got " + std::to_string(tensors.size());
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    if (pushConstants.size() != desc.pushConstantBytes) {
+      error = "vulkan: the program takes " +
+              std::to_string(desc.pushConstantBytes) +
+              " bytes of push constants, got " +
+              std::to_string(pushConstants.size());
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    for (int i = 0; i < 3; ++i)
+      if (groups[i] == 0 || groups[i] > d.info.maxComputeWorkGroupCount[i]) {
+        error = "vulkan: workgroup count " + std::to_string(groups[i]) +
+                " in dimension " + std::to_string(i) +
+                " is outside the device's range [1, " +
+                std::to_string(d.info.maxComputeWorkGroupCount[i]) + "]";
+        return ATTN_ERROR_UNSUPPORTED;
+      }
+
+    RunResources res(d);
+    const size_t n = tensors.size();
+    // Per binding: staging (host-visible) at 2i, device-local at 2i+1.
+    res.buffers.resize(2 * n);
+    std::vector<VkDeviceSize> sizes(n);
+    for (size_t i = 0; i < n; ++i) {
+      const HostTensor &t = tensors[i];
+      int64_t bytes = elementCount(t) * static_cast<int64_t>(t.elemSize);
+      // Storage buffers are addressed in 4-byte words by the kernels.
+      sizes[i] = static_cast<VkDeviceSize>((std::max<int64_t>(bytes, 4) + 3) & ~int64_t(3));
+      if (sizes[i] > d.info.maxStorageBufferRange) {
+        error = "vulkan: buffer " + std::to_string(i) + " needs " +
+                std::to_string(sizes[i]) +
+                " bytes, more than the device's maxStorageBufferRange (" +
+                std::to_string(d.info.maxStorageBufferRange) + ")";
+        return ATTN_ERROR_UNSUPPORTED;
+      }
+      if (attn_status s = makeBuffer(d, sizes[i],
+                                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                         VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                     true, res.buffers[2 * i], error))
+        return s;
+      if (attn_status s = makeBuffer(d, sizes[i],
+                                     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                         VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                         VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                     false, res.buffers[2 * i + 1], error))
+        return s;
+      void *mapped = nullptr;
+      VkResult r = vk.vkMapMemory(d.device, res.buffers[2 * i].memory, 0,
+                                  VK_WHOLE_SIZE, 0, &mapped);
+      if (r != VK_SUCCESS)
+        return backend(error, "vkMapMemory", r);
+      // Inputs are packed densely; pure outputs start zeroed so a kernel
+      // that skips elements is deterministic.
+      if (t.input)
+        copyStrided(t, static_cast<uint8_t *>(mapped), /*toDense=*/true);
+      else
+        std::memset(mapped, 0, sizes[i]);
+      vk.vkUnmapMemory(d.device, res.buffers[2 * i].memory);
+    }
+
+    VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                  static_cast<uint32_t>(std::max<size_t>(n, 1))};
+    VkDescriptorPoolCreateInfo dpci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    dpci.maxSets = 1;
+    dpci.poolSizeCount = 1;
+    dpci.pPoolSizes = &poolSize;
+    VkResult r =
+        vk.vkCreateDescriptorPool(d.device, &dpci, nullptr, &res.descriptorPool);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateDescriptorPool", r);
+    VkDescriptorSetAllocateInfo dsai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    dsai.descriptorPool = res.descriptorPool;
+    dsai.descriptorSetCount = 1;
+    dsai.pSetLayouts = &setLayout;
+    VkDescriptorSet set;
+    r = vk.vkAllocateDescriptorSets(d.device, &dsai, &set);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkAllocateDescriptorSets", r);
+    std::vector<VkDescriptorBufferInfo> infos(n);
+    std::vector<VkWriteDescriptorSet> writes(n);
+    for (size_t i = 0; i < n; ++i) {
+      infos[i] = {res.buffers[2 * i + 1].buffer, 0, VK_WHOLE_SIZE};
+      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+      writes[i].dstSet = set;
+      writes[i].dstBinding = static_cast<uint32_t>(i);
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    vk.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(n), writes.data(),
+                              0, nullptr);
+
+    VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cpci.queueFamilyIndex = d.queueFamily;
+    r = vk.vkCreateCommandPool(d.device, &cpci, nullptr, &res.pool);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateCommandPool", r);
+    VkCommandBufferAllocateInfo cbai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cbai.commandPool = res.pool;
+    cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cbai.commandBufferCount = 1;
+    VkCommandBuffer cb;
+    r = vk.vkAllocateCommandBuffers(d.device, &cbai, &cb);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkAllocateCommandBuffers", r);
+    bool timed = gpuMs && d.info.timestamps;
+    if (timed) {
+      VkQueryPoolCreateInfo qpci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+      qpci.queryType = VK_QUERY_TYPE_TIMESTAMP;
+      qpci.queryCount = 2;
+      r = vk.vkCreateQueryPool(d.device, &qpci, nullptr, &res.queries);
+      if (r != VK_SUCCESS)
+        return backend(error, "vkCreateQueryPool", r);
+    }
+
+    VkCommandBufferBeginInfo cbbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    cbbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vk.vkBeginCommandBuffer(cb, &cbbi);
+    for (size_t i = 0; i < n; ++i) {
+      VkBufferCopy region{0, 0, sizes[i]};
+      vk.vkCmdCopyBuffer(cb, res.buffers[2 * i].buffer,
+                         res.buffers[2 * i + 1].buffer, 1, &region);
+    }
+    VkMemoryBarrier toShader{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    toShader.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    toShader.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+    vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                            &toShader, 0, nullptr, 0, nullptr);
+    if (timed) {
+      vk.vkCmdResetQueryPool(cb, res.queries, 0, 2);
+      vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, res.queries, 0);
+    }
+    vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1,
+                               &set, 0, nullptr);
+    if (!pushConstants.empty())
+      vk.vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                            static_cast<uint32_t>(pushConstants.size()),
+                            pushConstants.data());
+    vk.vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+    if (timed)
+      vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                             res.queries, 1);
+    VkMemoryBarrier toTransfer{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    toTransfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    toTransfer.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+    vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                            VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &toTransfer,
+                            0, nullptr, 0, nullptr);
+    for (size_t i = 0; i < n; ++i) {
+      if (!tensors[i].output)
+        continue;
+      VkBufferCopy region{0, 0, sizes[i]};
+      vk.vkCmdCopyBuffer(cb, res.buffers[2 * i + 1].buffer,
+                         res.buffers[2 * i].buffer, 1, &region);
+    }
+    VkMemoryBarrier toHost{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    toHost.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                            VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0,
+                            nullptr, 0, nullptr);
+    r = vk.vkEndCommandBuffer(cb);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkEndCommandBuffer", r);
+
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = vk.vkCreateFence(d.device, &fci, nullptr, &res.fence);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateFence", r);
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cb;
+    {
+      std::lock_guard<std::mutex> lock(d.queueMutex);
+      r = vk.vkQueueSubmit(d.queue, 1, &si, res.fence);
+    }
+    if (r != VK_SUCCESS)
+      return backend(error, "vkQueueSubmit", r);
+    r = vk.vkWaitForFences(d.device, 1, &res.fence, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkWaitForFences", r);
+
+    if (timed) {
+      uint64_t stamps[2] = {0, 0};
+      r = vk.vkGetQueryPoolResults(d.device, res.queries, 0, 2, sizeof(stamps),
+                                   stamps, sizeof(uint64_t),
+                                   VK_QUERY_RESULT_64_BIT |
+                                       VK_QUERY_RESULT_WAIT_BIT);
+      if (r != VK_SUCCESS)
+        return backend(error, "vkGetQueryPoolResults", r);
+      *gpuMs = double(stamps[1] - stamps[0]) * d.info.timestampPeriodNs * 1e-6;
+    } else if (gpuMs) {
+      *gpuMs = -1.0;
+    }
+
+    for (size_t i = 0; i < n; ++i) {
+      if (!tensors[i].output)
+        continue;
+      void *mapped = nullptr;
+      r = vk.vkMapMemory(d.device, res.buffers[2 * i].memory, 0, VK_WHOLE_SIZE,
+                         0, &mapped);
+      if (r != VK_SUCCESS)
+        return backend(error, "vkMapMemory (read-back)", r);
+      copyStrided(tensors[i], static_cast<uint8_t *>(mapped), /*toDense=*/false);
+      vk.vkUnmapMemory(d.device, res.buffers[2 * i].memory);
+    }
+    return ATTN_OK;
+  }
+
+private:
+  Device &d;
+  ProgramDesc desc;
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+};
+
+} // namespace
+
+attn_status attn::vulkan::deviceInfo(DeviceInfo &info, std::string &error) {
+  Device *d = nullptr;
+  if (attn_status s = getDevice(d, error))
+    return s;
+  info = d->info;
+  return ATTN_OK;
+}
+
+attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
+                                        std::unique_ptr<Program> &program,
+                                        std::string &error) {
+  Device *d = nullptr;
+  if (attn_status s = getDevice(d, error))
+    return s;
+  if (desc.spirv.size() < 5 || desc.spirv[0] != 0x07230203u) {
+    error = "vulkan: the program is not a SPIR-V module (bad magic number)";
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  if (desc.needsFloat16 &&
+      !(d->info.shaderFloat16 && d->info.storageBuffer16BitAccess)) {
+    error = "vulkan: device '" + d->info.name +
+            "' lacks shaderFloat16 or storageBuffer16BitAccess, which f16 "
+            "kernels need";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if (desc.pushConstantBytes > d->info.maxPushConstantsSize) {
+    error = "vulkan: " + std::to_string(desc.pushConstantBytes) +
+            " bytes of push constants exceed the device's limit of " +
+            std::to_string(d->info.maxPushConstantsSize);
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  auto p = std::make_unique<VulkanProgram>(*d, desc);
+  if (attn_status s = p->init(error))
+    return s;
+  program = std::move(p);
+  return ATTN_OK;
+}

@@ -1,0 +1,74 @@
+// RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline | FileCheck %s
+// RUN: not attn-opt %s --split-input-file --attn-to-spirv-pipeline=variant=coopmat 2>&1 | FileCheck %s --check-prefix=COOPMAT
+
+// COOPMAT: variant 'coopmat' is not implemented; only 'portable' is
+
+// One workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
+// Kernel operands are ordered by first use (q, out, k, v), which is why the
+// launch metadata records the binding of each host argument.
+// CHECK-LABEL: func.func @attn_kernel
+// CHECK-SAME: (%[[Q:[^:]+]]: memref<1x2x64x16xf32, #spirv.storage_class<StorageBuffer>>, %[[K:[^:]+]]: {{.*}}, %[[V:[^:]+]]: {{.*}}, %[[OUT:[^:]+]]: {{.*}})
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK: gpu.launch_func @attn_kernel_kernel::@attn_kernel_kernel blocks in (%[[C2]], %[[C4]], %[[C1]]) threads in (%[[C1]], %[[C1]], %[[C1]]) args(%[[Q]] : {{.*}}, %[[OUT]] : {{.*}}, %[[K]] : {{.*}}, %[[V]] : {{.*}})
+// Nothing else runs on the host.
+// CHECK-NEXT: return
+// CHECK: spirv.module @__spv__attn_kernel_kernel Logical GLSL450
+// CHECK-SAME: api=Vulkan
+// CHECK-COUNT-4: spirv.GlobalVariable @attn_kernel_kernel_arg_{{[0-3]}} bind(0, {{[0-3]}}) : !spirv.ptr<!spirv.struct<(!spirv.array<2048 x f32, stride=4> [0])>, StorageBuffer>
+// CHECK: spirv.func @attn_kernel_kernel()
+// The tile's temporaries (S and acc 16x16, max and sum 16) are Function
+// variables, not buffers.
+// CHECK: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32>)>, Function>
+// CHECK: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<16 x f32>)>, Function>
+// exp2(x) = exp(x * ln 2).
+// CHECK: spirv.GL.Exp
+// CHECK: spirv.EntryPoint "GLCompute" @attn_kernel_kernel
+// CHECK: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 1, 1, 1
+// No heap allocation is left anywhere (the gpu.module keeps its allocas).
+// CHECK-NOT: memref.alloc(
+func.func @attn_kernel(%q: memref<1x2x64x16xf32>, %k: memref<1x2x64x16xf32>, %v: memref<1x2x64x16xf32>, %out: memref<1x2x64x16xf32>) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x2x64x16xf32> to tensor<1x2x64x16xf32>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x2x64x16xf32> to tensor<1x2x64x16xf32>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x2x64x16xf32> to tensor<1x2x64x16xf32>
+  %o = attn.sdpa %q_t, %k_t, %v_t causal : tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32> -> tensor<1x2x64x16xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x2x64x16xf32>, memref<1x2x64x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// A single tile in all: the one-iteration loop the canonicalizer would fold
+// is kept, so the tile still runs as a kernel (grid 1 x 1 x 1).
+// CHECK-LABEL: func.func @single_tile
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK: gpu.launch_func @single_tile_kernel::@single_tile_kernel blocks in (%[[C1]], %[[C1]], %[[C1]]) threads in (%[[C1]], %[[C1]], %[[C1]])
+// CHECK-NEXT: return
+// CHECK: spirv.module @__spv__single_tile_kernel
+// CHECK: spirv.EntryPoint "GLCompute" @single_tile_kernel
+func.func @single_tile(%q: memref<1x1x8x16xf32>, %k: memref<1x1x32x16xf32>, %v: memref<1x1x32x16xf32>, %out: memref<1x1x8x16xf32>) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x1x8x16xf32> to tensor<1x1x8x16xf32>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x16xf32> to tensor<1x1x32x16xf32>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x1x32x16xf32> to tensor<1x1x32x16xf32>
+  %o = attn.sdpa %q_t, %k_t, %v_t : tensor<1x1x8x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32> -> tensor<1x1x8x16xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x8x16xf32>, memref<1x1x8x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// f16 tensors: 16-bit storage buffers, f32 arithmetic inside the tile.
+// CHECK-LABEL: func.func @half
+// CHECK: spirv.module @__spv__half_kernel
+// CHECK-SAME: StorageBuffer16BitAccess
+// CHECK: spirv.GlobalVariable @half_kernel_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<512 x f16, stride=2> [0])>, StorageBuffer>
+// CHECK: spirv.FConvert {{.*}} : f16 to f32
+func.func @half(%q: memref<1x1x32x16xf16>, %k: memref<1x1x32x16xf16>, %v: memref<1x1x32x16xf16>, %out: memref<1x1x32x16xf16>) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x1x32x16xf16> to tensor<1x1x32x16xf16>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x16xf16> to tensor<1x1x32x16xf16>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x1x32x16xf16> to tensor<1x1x32x16xf16>
+  %o = attn.sdpa %q_t, %k_t, %v_t : tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16> -> tensor<1x1x32x16xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x32x16xf16>, memref<1x1x32x16xf16>) -> ()
+  return
+}

@@ -1,0 +1,33 @@
+// attn-translate --attn-to-spirv: the .spv of the portable variant, its
+// launch metadata beside it, and (where spirv-val exists) a module that the
+// Vulkan 1.1 validator accepts.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-translate --attn-to-spirv --variant=portable %s -o %t/k.spv
+// RUN: FileCheck %s --input-file=%t/k.json
+// RUN: od -A n -t x4 -N 4 %t/k.spv | FileCheck %s --check-prefix=MAGIC
+// RUN: not attn-translate --attn-to-spirv --variant=coopmat %s -o %t/c.spv 2>&1 | FileCheck %s --check-prefix=COOPMAT
+// RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --spirv-metadata=%t/meta.json
+// RUN: FileCheck %s --input-file=%t/meta.json
+
+// The grid is B*Hq = 3 by Sq/16 = 2 tiles (x: heads, y: q-blocks), one
+// invocation each; binding i is host argument "arg" (here in argument
+// order; outlining may reorder them, see to-spirv-pipeline.mlir).
+// CHECK: "variant": "portable"
+// CHECK: "entry": "attn_kernel_kernel"
+// CHECK: "workgroups": [3, 2, 1]
+// CHECK: "workgroup_size": [1, 1, 1]
+// CHECK: "push_constant_bytes": 0
+// CHECK: "host_args": 4
+// CHECK: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 3}]
+// CHECK: "needs_float16": true
+
+// MAGIC: 07230203
+// COOPMAT: variant 'coopmat' is not implemented; only 'portable' is
+func.func @attn_kernel(%q: memref<1x3x32x16xf16>, %k: memref<1x3x48x16xf16>, %v: memref<1x3x48x16xf16>, %out: memref<1x3x32x16xf16>) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x3x32x16xf16> to tensor<1x3x32x16xf16>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x3x48x16xf16> to tensor<1x3x48x16xf16>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x3x48x16xf16> to tensor<1x3x48x16xf16>
+  %o = attn.sdpa %q_t, %k_t, %v_t causal : tensor<1x3x32x16xf16>, tensor<1x3x48x16xf16>, tensor<1x3x48x16xf16> -> tensor<1x3x32x16xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x3x32x16xf16>, memref<1x3x32x16xf16>) -> ()
+  return
+}
