@@ -276,10 +276,14 @@ public:
       options.chip = "sm_90";
     options.blockQ = spec.block_q > 0 ? spec.block_q : 64;
     options.blockKv = spec.block_kv;
-    // The tensor-core kernel matched the float64 reference and PyTorch's
-    // flash backend on an H200 (bench/results/cuda-h200-2026-11-21) and is
-    // 8-10x faster than the generic one, so the JIT uses it where it
-    // applies; ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel.
+    // The tensor-core kernel's first version matched the float64
+    // reference and PyTorch's flash backend on an H200
+    // (bench/results/cuda-h200-2026-11-21) and was 8-10x faster than the
+    // generic one, so the JIT uses it where it applies;
+    // ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel (also the way out
+    // for q/k/v rows that are not 16-byte aligned, which the tensor-core
+    // kernel's launch rejects). The cp.async/swizzle version is not
+    // GPU-checked yet (docs/NVIDIA.md).
     options.tensorCores = true;
     if (const char *tc = std::getenv("ATTN_CUDA_TENSOR_CORES"))
       options.tensorCores = std::string(tc) != "0";
