@@ -37,9 +37,9 @@ std::string mlir::attn::jit::ptxFeaturesFor(const std::string &) {
 
 bool mlir::attn::jit::tensorCoreEligible(const attn_spec &spec) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
-  return spec.dtype == ATTN_DTYPE_F16 && spec.head_dim % 16 == 0 &&
-         dv % 16 == 0 && spec.head_dim <= 128 && dv <= 128 &&
-         spec.mask == ATTN_MASK_NONE && spec.dropout_p == 0.0 &&
+  return (spec.dtype == ATTN_DTYPE_F16 || spec.dtype == ATTN_DTYPE_BF16) &&
+         spec.head_dim % 16 == 0 && dv % 16 == 0 && spec.head_dim <= 128 &&
+         dv <= 128 && spec.dropout_p == 0.0 &&
          spec.variant == ATTN_VARIANT_DEFAULT;
 }
 
@@ -111,6 +111,8 @@ attn_status mlir::attn::jit::compileCudaKernel(
   pipeline.blockKv = options.blockKv;
   bool tensorCores = options.tensorCores && tensorCoreEligible(spec);
   pipeline.tensorCores = tensorCores;
+  pipeline.warps = options.warps;
+  pipeline.stages = options.stages;
   PassManager pm(&context);
   buildAttnToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(*module))) {
@@ -138,9 +140,17 @@ attn_status mlir::attn::jit::compileCudaKernel(
   metadata.entry = launch.getKernelName().str();
   metadata.format = cuda::BinaryFormat::PTX;
   metadata.chip = options.chip;
-  // Generic: a thread per row; tensor cores: 4 warps per 64 rows.
-  int64_t rows = tensorCores ? kNVGPUBlockQ : options.blockQ;
-  int64_t threads = tensorCores ? 32 * kNVGPUWarps : options.blockQ;
+  // Generic: a thread per row, the K/V tiles in static shared memory;
+  // tensor cores: 16 rows per warp, the K/V ring in dynamic shared memory.
+  int64_t rows = options.blockQ, threads = options.blockQ, shared = 0;
+  if (tensorCores) {
+    NVGPUGeometry geo = resolveNVGPUGeometry(
+        {options.warps, options.stages}, spec.head_dim,
+        spec.value_dim ? spec.value_dim : spec.head_dim, 2);
+    rows = geo.blockQ;
+    threads = 32 * geo.warps;
+    shared = geo.sharedBytes;
+  }
   std::optional<int64_t> launched =
       getConstantIntValue(launch.getBlockSizeX());
   if (!launched || *launched != threads) {
@@ -148,11 +158,22 @@ attn_status mlir::attn::jit::compileCudaKernel(
             std::to_string(threads) + " threads";
     return ATTN_ERROR_COMPILE;
   }
+  std::optional<int64_t> dynamicShared =
+      launch.getDynamicSharedMemorySize()
+          ? getConstantIntValue(launch.getDynamicSharedMemorySize())
+          : std::optional<int64_t>(0);
+  if (!dynamicShared || *dynamicShared != shared) {
+    error = "cuda: the kernel's dynamic shared memory is not the expected " +
+            std::to_string(shared) + " bytes";
+    return ATTN_ERROR_COMPILE;
+  }
   metadata.grid[0] = {cuda::Extent::Sq, rows, 1};
   metadata.grid[1] = {cuda::Extent::Hq, 1, 1};
   metadata.grid[2] = {cuda::Extent::B, 1, 1};
   metadata.block[0] = static_cast<unsigned>(threads);
-  metadata.sharedBytes = 0; // the K/V tiles are static shared memory
+  metadata.sharedBytes = static_cast<unsigned>(shared);
+  // cp.async moves 16-byte chunks of q, k and v rows.
+  metadata.alignBytes = tensorCores ? kNVGPUGlobalAlignment : 0;
   std::vector<std::string> names = entryArgNames(spec);
   for (Value operand : launch.getKernelOperands()) {
     auto arg = dyn_cast<BlockArgument>(operand);
@@ -255,10 +276,14 @@ public:
       options.chip = "sm_90";
     options.blockQ = spec.block_q > 0 ? spec.block_q : 64;
     options.blockKv = spec.block_kv;
-    // The tensor-core kernel matched the float64 reference and PyTorch's
-    // flash backend on an H200 (bench/results/cuda-h200-2026-11-21) and is
-    // 8-10x faster than the generic one, so the JIT uses it where it
-    // applies; ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel.
+    // The tensor-core kernel's first version matched the float64
+    // reference and PyTorch's flash backend on an H200
+    // (bench/results/cuda-h200-2026-11-21) and was 8-10x faster than the
+    // generic one, so the JIT uses it where it applies;
+    // ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel (also the way out
+    // for q/k/v rows that are not 16-byte aligned, which the tensor-core
+    // kernel's launch rejects). The cp.async/swizzle version is not
+    // GPU-checked yet (docs/NVIDIA.md).
     options.tensorCores = true;
     if (const char *tc = std::getenv("ATTN_CUDA_TENSOR_CORES"))
       options.tensorCores = std::string(tc) != "0";

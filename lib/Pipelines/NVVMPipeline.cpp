@@ -23,8 +23,12 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   // caller's memrefs: grid (ceildiv(Sq, block-q), Hq, B), block-q threads.
   // With tensor-cores, the ops the mma.sync kernel supports go there first;
   // the rest fall through to the generic kernel.
-  if (opts.tensorCores)
-    pm.addPass(createConvertAttnToNVGPUPass());
+  if (opts.tensorCores) {
+    ConvertAttnToNVGPUOptions tc;
+    tc.warps = opts.warps;
+    tc.stages = opts.stages;
+    pm.addPass(createConvertAttnToNVGPUPass(tc));
+  }
   ConvertAttnToGPUOptions gpuOptions;
   gpuOptions.blockQ = opts.blockQ;
   gpuOptions.blockKv = opts.blockKv;
@@ -91,6 +95,6 @@ void mlir::attn::registerAttnToNVVMPipeline() {
       "Lower attn.sdpa in destination-passing form (memrefs in and out, as "
       "the JIT generates) to a gpu.binary holding PTX for an NVIDIA GPU: "
       "the generic kernel (a thread per query row, K/V tiles in shared "
-      "memory; no tensor cores yet)",
+      "memory), or with tensor-cores=1 the mma.sync kernel where it applies",
       buildAttnToNVVMPipeline);
 }

@@ -18,10 +18,12 @@ struct CudaCompileOptions {
   /// others use the generic kernel. The runtime's JIT turns it on (checked
   /// on an H200, bench/results/cuda-h200-2026-11-21); tools default off.
   bool tensorCores = false;
+  int64_t warps = 0;  // tensor cores: 4 or 8 (0 = 8 for D, Dv <= 64)
+  int64_t stages = 2; // tensor cores: depth of the cp.async K/V ring
 };
 
-/// Whether convert-attn-to-nvgpu handles `spec`: f16, D and Dv multiples of
-/// 16 up to 128, no mask, no dropout.
+/// Whether convert-attn-to-nvgpu handles `spec`: f16 or bf16, D and Dv
+/// multiples of 16 up to 128, any mask, no dropout, the default variant.
 bool tensorCoreEligible(const attn_spec &spec);
 
 /// The PTX version a chip needs (+ptx80 covers sm_80 through sm_90a).

@@ -62,9 +62,19 @@ struct AttnToNVVMPipelineOptions
       llvm::cl::init(0)};
   Option<bool> tensorCores{
       *this, "tensor-cores",
-      llvm::cl::desc("Experimental: use the mma.sync kernel "
-                     "(convert-attn-to-nvgpu) where it applies"),
+      llvm::cl::desc("Use the mma.sync kernel (convert-attn-to-nvgpu) "
+                     "where it applies"),
       llvm::cl::init(false)};
+  Option<int64_t> warps{
+      *this, "warps",
+      llvm::cl::desc("Tensor-core kernel: warps per workgroup (16 query rows "
+                     "each), 4 or 8; 0 = 8 when D and Dv <= 64, else 4"),
+      llvm::cl::init(0)};
+  Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("Tensor-core kernel: K/V tiles in flight in the "
+                     "cp.async ring (2 to 4)"),
+      llvm::cl::init(2)};
 };
 
 /// attn.sdpa in destination-passing form -> gpu.binary with PTX (NVVM).

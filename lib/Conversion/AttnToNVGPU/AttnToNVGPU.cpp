@@ -1,23 +1,38 @@
 //===- AttnToNVGPU.cpp - attn.sdpa to a tensor-core (mma.sync) gpu.launch --===//
 //
-// The FlashAttention-2 kernel on tensor cores, first version (f16): a workgroup
-// of 4 warps per 64 query rows, each warp owning 16 rows. Q.K^T and P.V are
-// nvgpu.mma.sync m16n8k16 (f16/bf16 in, f32 accumulators); K and V tiles of
-// 64 keys are staged in workgroup memory and read as B fragments with
-// nvgpu.ldmatrix (transposed for V, from 16-byte aligned tiles); Q's A fragments are loaded once from
-// global memory. The online softmax runs on the accumulator fragments: each
-// thread holds two rows (g and g + 8 of its warp's 16) and reduces row
-// maxima across its quad with xor shuffles; the row sums stay per-thread
-// partial until the end. P is converted to the element type in registers
-// and reused as the A operand of P.V (the C fragment of m16n8k16 is laid
-// out as half of an A fragment). Not yet: cp.async multi-stage loads,
-// swizzled shared memory, masks, dropout, split-KV (docs/NVIDIA.md).
+// The FlashAttention-2 kernel on tensor cores (f16, bf16): a workgroup of
+// 4 or 8 warps, each warp owning 16 query rows. Q.K^T and P.V are mma.sync
+// m16n8k16 (f16/bf16 in, f32 accumulators): nvgpu.mma.sync for f16,
+// nvvm.mma.sync for bf16 (MLIR 22's nvgpu.mma.sync cannot deduce bf16 PTX
+// types).
+//
+// Shared memory (dynamic, one i8 buffer cut by memref.view) is a ring of
+// `stages` K/V tiles of 64 keys, filled by cp.async (nvgpu.device_async_copy,
+// 16-byte chunks, rows past the end zero-filled by a source size of 0):
+// block j + stages - 1 is in flight while block j is computed. Within a
+// tile row, 16-byte chunk c is stored at chunk c ^ swizzle(row), so that
+// the 8 row addresses of every ldmatrix (same logical chunk, 8 consecutive
+// rows) fall into 8 distinct 16-byte bank groups. Q goes through the same
+// path once (cp.async, then ldmatrix x4 to A fragments), aliasing the last
+// stage, which the prologue does not fill.
+//
+// The online softmax runs on the accumulator fragments: each thread holds
+// two rows (g and g + 8 of its warp's 16) and reduces row maxima across its
+// quad with xor shuffles; the row sums stay per-thread partial until the
+// end. P is converted to the element type in registers and reused as the A
+// operand of P.V (the C fragment of m16n8k16 is laid out as half of an A
+// fragment). Masks (bool keep-mask or additive float, broadcast over B/H)
+// are read per S fragment element. Not yet: dropout, split-KV
+// (docs/NVIDIA.md).
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16), lane = 4 g + t:
 //   A (16x16): a[0] = A[g][2t..2t+1], a[1] = A[g+8][2t..], a[2] = A[g][8+2t..],
 //              a[3] = A[g+8][8+2t..]
 //   B (16x8):  b[0] = B[2t..2t+1][g], b[1] = B[8+2t..][g]
 //   C (16x8):  c[0] = C[g][2t..2t+1], c[1] = C[g+8][2t..]
+// ldmatrix .x4: lanes 8i..8i+7 give the row addresses of matrix i, which
+// lands in register i (thread 4g + t gets row g, columns 2t, 2t + 1; with
+// .trans, column g, rows 2t, 2t + 1).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
@@ -27,6 +42,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -34,9 +51,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/Pass.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 
 using namespace mlir;
@@ -65,39 +83,62 @@ bufferization::MaterializeInDestinationOp destinationOf(Value result) {
   return mat;
 }
 
+/// The XOR swizzle of a tile with rows of `width` elements (16-bit), in
+/// 16-byte chunks: chunk c of row r is stored at c ^ ((r / rowDiv) % p).
+/// p is a power of two dividing the chunk count (so c ^ x stays in the
+/// row); rowDiv > 1 when a row is narrower than the 128 bytes of the 32
+/// banks (several rows per bank line). For every width here, p * rowDiv
+/// divides 8, so rows r and r + 16 k swizzle alike: ldmatrix addresses
+/// (a multiple of 16 plus a lane's row) need only the lane's part.
+struct Swizzle {
+  int64_t p, rowDiv;
+  static Swizzle forWidth(int64_t width) {
+    int64_t n = width / 8;
+    int64_t p = std::min<int64_t>(8, n & -n);
+    int64_t rowDiv = (p == n && n < 8) ? 8 / n : 1;
+    return {p, rowDiv};
+  }
+};
+
 class TensorCoreKernel {
 public:
   TensorCoreKernel(OpBuilder &b, Location loc, SdpaOp op, Value q, Value k,
-                   Value v, Value out, Value lse)
-      : b(b), loc(loc), op(op), q(q), k(k), v(v), out(out), lse(lse) {
+                   Value v, Value mask, Value out, Value lse,
+                   const NVGPUGeometry &geo)
+      : b(b), loc(loc), op(op), q(q), k(k), v(v), mask(mask), out(out),
+        lse(lse), geo(geo) {
     elt = cast<MemRefType>(q.getType()).getElementType();
     d = cast<MemRefType>(q.getType()).getDimSize(3);
     dv = cast<MemRefType>(v.getType()).getDimSize(3);
+    eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    stageBytes = kNVGPUBlockKv * (d + dv) * eltBytes;
+    int64_t qBytes = geo.blockQ * d * eltBytes;
+    qOffset = qBytes <= stageBytes ? (geo.stages - 1) * stageBytes
+                                   : geo.stages * stageBytes;
   }
 
   void build() {
     Value sq = dim(q, 2), hq = dim(q, 1), batch = dim(q, 0);
     Value gx = arith::DivUIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, sq, idx(kNVGPUBlockQ - 1)),
-        idx(kNVGPUBlockQ));
-    // The K and V tiles are module-level workgroup globals aligned to 16
-    // bytes, as ldmatrix needs for every row address (launch attributions
-    // are only element-aligned); outlining copies them into the kernel's
-    // gpu.module.
-    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                         gpu::AddressSpace::Workgroup);
-    auto kTile = MemRefType::get({kNVGPUBlockKv, d}, elt,
-                                 MemRefLayoutAttrInterface{}, wg);
-    auto vTile = MemRefType::get({kNVGPUBlockKv, dv}, elt,
-                                 MemRefLayoutAttrInterface{}, wg);
-    std::string kName = makeGlobal("k", kTile), vName = makeGlobal("v", vTile);
+        b, loc, arith::AddIOp::create(b, loc, sq, idx(geo.blockQ - 1)),
+        idx(geo.blockQ));
     Value one = idx(1);
+    Value shared = arith::ConstantOp::create(
+        b, loc, b.getI32IntegerAttr(static_cast<int32_t>(geo.sharedBytes)));
     auto launch = gpu::LaunchOp::create(b, loc, gx, hq, batch,
-                                        idx(kWarp * kNVGPUWarps), one, one);
+                                        idx(kWarp * geo.warps), one, one,
+                                        shared);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    ks = memref::GetGlobalOp::create(b, loc, kTile, kName);
-    vs = memref::GetGlobalOp::create(b, loc, vTile, vName);
+    // The dynamic shared memory, 16-byte aligned; every view below starts
+    // at a multiple of 16 bytes, as cp.async and ldmatrix need.
+    Value base = memref::GetGlobalOp::create(b, loc, smemGlobalType(),
+                                             smemGlobal());
+    smem = memref::CastOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface{}, workgroup()),
+        base);
     body(launch.getThreadIds().x, launch.getBlockIds().x,
          launch.getBlockIds().y, launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
@@ -107,10 +148,35 @@ private:
   OpBuilder &b;
   Location loc;
   SdpaOp op;
-  Value q, k, v, out, lse, ks, vs;
-  int64_t d = 0, dv = 0;
+  Value q, k, v, mask, out, lse, smem;
+  NVGPUGeometry geo;
+  int64_t d = 0, dv = 0, eltBytes = 2, stageBytes = 0, qOffset = 0;
   Type elt;
 
+  MemRefType smemGlobalType() {
+    return MemRefType::get({0}, b.getI8Type(), MemRefLayoutAttrInterface{},
+                           workgroup());
+  }
+  /// The dynamic shared memory as an external, zero-sized workgroup global
+  /// (PTX `.extern .shared .align 16 .b8 name[]`). Not
+  /// gpu.dynamic_shared_memory: MLIR 22 lowers that to an internal global,
+  /// which the NVPTX backend demotes to a 1-byte static variable.
+  StringRef smemGlobal() {
+    static constexpr StringLiteral name = "__attn_tc_dynamic_smem";
+    auto module = op->getParentOfType<ModuleOp>();
+    if (!module.lookupSymbol(name)) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(module.getBody());
+      memref::GlobalOp::create(b, loc, name, b.getStringAttr("public"),
+                               smemGlobalType(), Attribute(),
+                               /*constant=*/false, b.getI64IntegerAttr(16));
+    }
+    return name;
+  }
+  Attribute workgroup() {
+    return gpu::AddressSpaceAttr::get(b.getContext(),
+                                      gpu::AddressSpace::Workgroup);
+  }
   Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
   Value f32(double x) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(x));
@@ -121,25 +187,15 @@ private:
       return idx(t.getDimSize(i));
     return memref::DimOp::create(b, loc, m, i);
   }
-  /// An uninitialized, 16-byte aligned workgroup global with a fresh name.
-  std::string makeGlobal(StringRef what, MemRefType type) {
-    auto module = op->getParentOfType<ModuleOp>();
-    SymbolTable symbols(module);
-    std::string name;
-    for (int i = 0;; ++i) {
-      name = ("__attn_tc_" + what + "_tile_" + Twine(i)).str();
-      if (!symbols.lookup(name))
-        break;
-    }
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(module.getBody());
-    memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"), type,
-                             b.getUnitAttr(), /*constant=*/false,
-                             b.getI64IntegerAttr(16));
-    return name;
-  }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divui(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, idx(y));
+  }
+  Value remui(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, idx(y));
+  }
   Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value subf(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
@@ -155,6 +211,14 @@ private:
   Value extract(Value vec, int64_t i, int64_t j) {
     return vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i, j});
   }
+  Value toF32(Value x) {
+    Type t = x.getType();
+    if (t.isF32())
+      return x;
+    if (t.getIntOrFloatBitWidth() > 32)
+      return arith::TruncFOp::create(b, loc, b.getF32Type(), x);
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+  }
   /// A quad-uniform value: combine over the 4 threads of a quad.
   Value quadReduce(Value x, bool isMax) {
     for (int32_t offset : {1, 2}) {
@@ -166,73 +230,212 @@ private:
     return x;
   }
 
-  /// Element of src at [bi, h, row, col], 0 when row >= rows (the load is
-  /// clamped to a valid row).
-  Value loadOrZero(Value src, Value bi, Value h, Value row, Value rows,
-                   Value col) {
-    Value valid = ult(row, rows);
-    Value last = arith::SubIOp::create(b, loc, rows, idx(1));
-    Value safeRow = arith::MinUIOp::create(b, loc, row, last);
-    Value x = memref::LoadOp::create(b, loc, src,
-                                     ValueRange{bi, h, safeRow, col});
-    Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(elt, 0.0));
-    return select(valid, x, zero);
+  /// A [rows x width] tile of the shared buffer at `byteShift`.
+  Value view(int64_t rows, int64_t width, Value byteShift) {
+    auto type = MemRefType::get({rows, width}, elt, MemRefLayoutAttrInterface{},
+                                workgroup());
+    return memref::ViewOp::create(b, loc, type, smem, byteShift, ValueRange{});
+  }
+  Value swizzle(const Swizzle &s, Value row) {
+    return remui(divui(row, s.rowDiv), s.p);
+  }
+  /// Element column of logical 16-byte chunk `chunk` in a row whose swizzle
+  /// is `sw`.
+  Value physColumn(Value chunk, Value sw) {
+    return mul(arith::XOrIOp::create(b, loc, chunk, sw), idx(8));
   }
 
-  /// tile[r, c] = src[bi, hk, j0 + r, c], zero for keys past Skv (so P.V
-  /// never multiplies stale data, which could be NaN, by a zero P).
-  void loadTile(Value src, Value tile, int64_t width, Value bi, Value hk,
-                Value j0, Value skv, Value tid) {
-    int64_t threads = kWarp * kNVGPUWarps;
-    auto loop = scf::ForOp::create(b, loc, tid, idx(kNVGPUBlockKv * width),
-                                   idx(threads));
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    Value e = loop.getInductionVar();
-    Value r = arith::DivUIOp::create(b, loc, e, idx(width));
-    Value c = arith::RemUIOp::create(b, loc, e, idx(width));
-    Value x = loadOrZero(src, bi, hk, add(j0, r), skv, c);
-    memref::StoreOp::create(b, loc, x, tile, ValueRange{r, c});
+  /// cp.async of rows [row0, row0 + rows) of src[bi, head] into `tile`
+  /// ([rows x width], swizzled), 16 bytes per copy, consecutive threads on
+  /// consecutive chunks (coalesced). Rows at or past `limit` (>= 1) are
+  /// zero-filled: source size 0, source address clamped to row limit - 1,
+  /// so a stale or NaN value never reaches the tile.
+  void issueTile(Value src, Value tile, int64_t rows, int64_t width,
+                 Value bi, Value head, Value row0, Value limit, Value tid) {
+    int64_t perRow = width / 8, total = rows * perRow,
+            threads = kWarp * geo.warps;
+    Swizzle s = Swizzle::forWidth(width);
+    Value last = sub(limit, idx(1));
+    for (int64_t base = 0; base < total; base += threads) {
+      auto copy = [&] {
+        Value e = add(tid, idx(base));
+        Value r = divui(e, perRow), c = remui(e, perRow);
+        Value row = add(row0, r);
+        Value valid = ult(row, limit);
+        Value safeRow = arith::MinUIOp::create(b, loc, row, last);
+        Value srcElements = select(valid, idx(8), idx(0));
+        nvgpu::DeviceAsyncCopyOp::create(
+            b, loc, tile, ValueRange{r, physColumn(c, swizzle(s, r))}, src,
+            ValueRange{bi, head, safeRow, mul(c, idx(8))}, b.getIndexAttr(8),
+            srcElements, b.getUnitAttr());
+      };
+      if (base + threads <= total) {
+        copy();
+        continue;
+      }
+      auto ifOp = scf::IfOp::create(b, loc, ult(add(tid, idx(base)),
+                                                idx(total)),
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      copy();
+    }
   }
+
+  Value stageShift(Value stage) { return mul(stage, idx(stageBytes)); }
+  Value kTile(Value stage) {
+    return view(kNVGPUBlockKv, d, stageShift(stage));
+  }
+  Value vTile(Value stage) {
+    return view(kNVGPUBlockKv, dv,
+                add(stageShift(stage), idx(kNVGPUBlockKv * d * eltBytes)));
+  }
+
+  /// Issues key block `blk` into ring stage blk % stages when blk < nBlocks,
+  /// then commits a cp.async group (always, so that every thread counts the
+  /// same groups).
+  void issueBlock(Value blk, Value nBlocks, Value bi, Value hk, Value skv,
+                  Value tid) {
+    auto ifOp = scf::IfOp::create(b, loc, ult(blk, nBlocks), false);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value stage = remui(blk, geo.stages);
+      Value j0 = mul(blk, idx(kNVGPUBlockKv));
+      issueTile(k, kTile(stage), kNVGPUBlockKv, d, bi, hk, j0, skv, tid);
+      issueTile(v, vTile(stage), kNVGPUBlockKv, dv, bi, hk, j0, skv, tid);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  }
+  void waitGroups(int64_t pending) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, b.getI32IntegerAttr(pending));
+  }
+
+  /// D = A B + C on one m16n8k16 tile.
+  Value mma(Value a, Value bFrag, Value c) {
+    if (elt.isF16())
+      return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                      ArrayRef<int64_t>{16, 8, 16});
+    // bf16: nvvm.mma.sync takes each pair of bf16 as an i32 register.
+    Type i32 = b.getI32Type();
+    auto pack = [&](Value frag, int64_t i) {
+      Value pair = vector::ExtractOp::create(b, loc, frag, ArrayRef<int64_t>{i});
+      Value asInt = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, i32), pair);
+      return Value(
+          vector::ExtractOp::create(b, loc, asInt, ArrayRef<int64_t>{0}));
+    };
+    SmallVector<Value> aRegs, bRegs, cRegs;
+    for (int64_t i = 0; i < 4; ++i)
+      aRegs.push_back(pack(a, i));
+    for (int64_t i = 0; i < 2; ++i)
+      bRegs.push_back(pack(bFrag, i));
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        cRegs.push_back(extract(c, i, j));
+    Type f32t = b.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), {f32t, f32t, f32t, f32t});
+    Value res = NVVM::MmaOp::create(
+        b, loc, resultType, aRegs, bRegs, cRegs, ArrayRef<int64_t>{16, 8, 16},
+        std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> d4;
+    for (int64_t i = 0; i < 4; ++i)
+      d4.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
+    return vector::FromElementsOp::create(b, loc, c.getType(), d4);
+  }
+
+  /// Rows 0-1 (matrices 0, 1) or 2-3 of an ldmatrix x4 result as a B
+  /// fragment.
+  Value halfOf(Value x4, int64_t which) {
+    SmallVector<Value> e;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        e.push_back(extract(x4, 2 * which + i, j));
+    return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, elt),
+                                          e);
+  }
+
+  /// Index of a possibly broadcast mask dimension (static 1 -> 0; dynamic
+  /// extent 1 -> 0).
+  Value maskIndex(int64_t i, Value at) {
+    auto t = cast<MemRefType>(mask.getType());
+    if (!t.isDynamicDim(i))
+      return t.getDimSize(i) == 1 ? idx(0) : at;
+    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        dim(mask, i), idx(1));
+    return select(isOne, idx(0), at);
+  }
+
+  struct Lane {
+    Value tid, lane, warp, t2;
+    Value rows[2];     // r0 = row0 + 16 warp + g, r1 = r0 + 8
+    Value maskRows[2]; // rows clamped to Sq - 1 (mask reads)
+    Value maskB, maskH;
+  };
 
   void body(Value tid, Value qb, Value h, Value bi) {
     Value sq = dim(q, 2), skv = dim(k, 2);
     Value hk = arith::DivUIOp::create(
         b, loc, h, arith::DivUIOp::create(b, loc, dim(q, 1), dim(k, 1)));
-    Value warp = arith::DivUIOp::create(b, loc, tid, idx(kWarp));
-    Value lane = arith::RemUIOp::create(b, loc, tid, idx(kWarp));
-    Value g = arith::DivUIOp::create(b, loc, lane, idx(4));
-    Value t = arith::RemUIOp::create(b, loc, lane, idx(4));
-    Value t2 = mul(t, idx(2));
-    Value row0 = mul(qb, idx(kNVGPUBlockQ));
-    Value r0 = add(add(row0, mul(warp, idx(16))), g); // rows r0 and r0 + 8
-    Value r1 = add(r0, idx(8));
-    Value diag = arith::SubIOp::create(b, loc, skv, sq);
-
-    // Q's A fragments, one per 16 columns of D (rows past Sq read as 0).
-    auto fragA = VectorType::get({4, 2}, elt);
-    SmallVector<Value> qFrag;
-    for (int64_t kc = 0; kc < d; kc += 16) {
-      SmallVector<Value> e;
-      for (auto [row, cOff] : {std::pair{r0, 0}, std::pair{r1, 0},
-                              std::pair{r0, 8}, std::pair{r1, 8}})
-        for (int64_t j = 0; j < 2; ++j)
-          e.push_back(loadOrZero(q, bi, h, row, sq,
-                                 add(t2, idx(kc + cOff + j))));
-      qFrag.push_back(vector::FromElementsOp::create(b, loc, fragA, e));
+    Lane ln;
+    ln.tid = tid;
+    ln.warp = divui(tid, kWarp);
+    ln.lane = remui(tid, kWarp);
+    Value g = divui(ln.lane, 4);
+    ln.t2 = mul(remui(ln.lane, 4), idx(2));
+    Value row0 = mul(qb, idx(geo.blockQ));
+    ln.rows[0] = add(add(row0, mul(ln.warp, idx(16))), g);
+    ln.rows[1] = add(ln.rows[0], idx(8));
+    if (mask) {
+      Value lastRow = sub(sq, idx(1));
+      for (int64_t half = 0; half < 2; ++half)
+        ln.maskRows[half] =
+            arith::MinUIOp::create(b, loc, ln.rows[half], lastRow);
+      ln.maskB = maskIndex(0, bi);
+      ln.maskH = maskIndex(1, h);
     }
+    Value diag = sub(skv, sq);
 
     // Causal: stop after the workgroup's last visible key.
     Value kvEnd = skv;
     if (op.getCausal()) {
       Value rowsEnd =
-          arith::MinUIOp::create(b, loc, add(row0, idx(kNVGPUBlockQ)), sq);
+          arith::MinUIOp::create(b, loc, add(row0, idx(geo.blockQ)), sq);
       kvEnd = arith::MinSIOp::create(
           b, loc, arith::MaxSIOp::create(b, loc, add(rowsEnd, diag), idx(0)),
           skv);
     }
-    Value nBlocks = arith::DivUIOp::create(
-        b, loc, add(kvEnd, idx(kNVGPUBlockKv - 1)), idx(kNVGPUBlockKv));
+    Value nBlocks = divui(add(kvEnd, idx(kNVGPUBlockKv - 1)), kNVGPUBlockKv);
+
+    // Prologue: Q (one group), then blocks 0 .. stages - 2 (a group each).
+    // Q sits in the last stage's space, which no block uses before the
+    // first iteration's barrier.
+    Value qTile = view(geo.blockQ, d, idx(qOffset));
+    issueTile(q, qTile, geo.blockQ, d, bi, h, row0, sq, tid);
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    for (int64_t s = 0; s + 1 < geo.stages; ++s)
+      issueBlock(idx(s), nBlocks, bi, hk, skv, tid);
+    waitGroups(geo.stages - 1); // the Q group is complete
+    gpu::BarrierOp::create(b, loc);
+
+    // Q's A fragments by ldmatrix x4: lanes 0-15 address rows 16 warp + l
+    // at chunk 2 kc, lanes 16-31 the same rows at chunk 2 kc + 1.
+    auto fragA = VectorType::get({4, 2}, elt);
+    Swizzle qs = Swizzle::forWidth(d);
+    Value l16 = remui(ln.lane, 16), hi16 = divui(ln.lane, 16);
+    Value qSw = swizzle(qs, l16);
+    SmallVector<Value> qFrag;
+    for (int64_t kc = 0; kc < d / 16; ++kc)
+      qFrag.push_back(nvgpu::LdMatrixOp::create(
+          b, loc, fragA, qTile,
+          ValueRange{add(mul(ln.warp, idx(16)), l16),
+                     physColumn(add(idx(2 * kc), hi16), qSw)},
+          /*transpose=*/false, /*numTiles=*/4));
 
     auto fragC = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = arith::ConstantOp::create(
@@ -246,10 +449,17 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      ValueRange st = loop.getRegionIterArgs();
+      Value jb = loop.getInductionVar();
+      // Block jb's group is complete once at most stages - 2 newer groups
+      // are pending; the barrier publishes every thread's copies and
+      // ensures all warps are done with block jb - 1, whose stage the next
+      // issue overwrites (at jb = 0: the stage holding Q).
+      waitGroups(geo.stages - 2);
+      gpu::BarrierOp::create(b, loc);
+      issueBlock(add(jb, idx(geo.stages - 1)), nBlocks, bi, hk, skv, tid);
       SmallVector<Value> next =
-          foldBlock(st, loop.getInductionVar(), qFrag, bi, hk, tid, lane, r0,
-                    r1, t2, skv, diag, nOut);
+          foldBlock(loop.getRegionIterArgs(), jb, qFrag, bi, h, ln, skv,
+                    diag, nOut);
       scf::YieldOp::create(b, loc, next);
     }
     ValueRange res = loop.getResults();
@@ -258,93 +468,106 @@ private:
                   quadReduce(res[nOut + 3], false)};
 
     // out = l == 0 ? 0 : acc / l; lse = l == 0 ? -inf : (m + log2 l) ln 2.
-    Value rows[2] = {r0, r1};
     for (int64_t half = 0; half < 2; ++half) {
+      Value row = ln.rows[half];
       Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           l[half], zero);
       Value inv = arith::DivFOp::create(b, loc, f32(1.0), l[half]);
-      auto ifOp = scf::IfOp::create(b, loc, ult(rows[half], sq), false);
+      auto ifOp = scf::IfOp::create(b, loc, ult(row, sq), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       for (int64_t n = 0; n < nOut; ++n)
         for (int64_t j = 0; j < 2; ++j) {
           Value o = mulf(extract(res[n], half, j), inv);
           o = select(empty, zero, o);
-          if (!elt.isF32())
-            o = arith::TruncFOp::create(b, loc, elt, o);
+          o = arith::TruncFOp::create(b, loc, elt, o);
           memref::StoreOp::create(
-              b, loc, o, out,
-              ValueRange{bi, h, rows[half], add(t2, idx(n * 8 + j))});
+              b, loc, o, out, ValueRange{bi, h, row, add(ln.t2, idx(n * 8 + j))});
         }
       if (lse) {
         // One thread of the quad writes the row's lse.
         Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                            t2, idx(0));
+                                            ln.t2, idx(0));
         auto w = scf::IfOp::create(b, loc, first, false);
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&w.getThenRegion().front());
         Value x = mulf(addf(m[half], math::Log2Op::create(b, loc, l[half])),
                        f32(kLn2));
         x = select(empty, negInf, x);
-        memref::StoreOp::create(b, loc, x, lse,
-                                ValueRange{bi, h, rows[half]});
+        memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, row});
       }
     }
   }
 
-  SmallVector<Value> foldBlock(ValueRange st, Value jb,
-                               ArrayRef<Value> qFrag, Value bi, Value hk,
-                               Value tid, Value lane, Value r0, Value r1,
-                               Value t2, Value skv, Value diag, int64_t nOut) {
+  SmallVector<Value> foldBlock(ValueRange st, Value jb, ArrayRef<Value> qFrag,
+                               Value bi, Value h, const Lane &ln, Value skv,
+                               Value diag, int64_t nOut) {
     Value j0 = mul(jb, idx(kNVGPUBlockKv));
-    gpu::BarrierOp::create(b, loc);
-    loadTile(k, ks, d, bi, hk, j0, skv, tid);
-    loadTile(v, vs, dv, bi, hk, j0, skv, tid);
-    gpu::BarrierOp::create(b, loc);
-
-    // S = Q . K^T: 8 n-tiles of 8 keys, each a sum over D / 16 mma.sync.
-    auto fragB = VectorType::get({2, 2}, elt);
-    Value l8 = arith::RemUIOp::create(b, loc, lane, idx(8));
-    Value l16 = arith::RemUIOp::create(b, loc, lane, idx(16));
-    Value kHalf = mul(arith::DivUIOp::create(b, loc, l16, idx(8)), idx(8));
+    Value stage = remui(jb, geo.stages);
+    Value ks = kTile(stage), vs = vTile(stage);
+    Value lane = ln.lane;
+    Value l8 = remui(lane, 8), l16 = remui(lane, 16);
+    Value bit3 = remui(divui(lane, 8), 2), hi16 = divui(lane, 16);
+    auto fragX4 = VectorType::get({4, 2}, elt);
     auto fragC = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0)));
     int64_t nTiles = kNVGPUBlockKv / 8;
     Value scale = f32(op.getEffectiveScale() * kLog2e);
     Value negInf = f32(-INFINITY);
-    // s[tile][half][j]: rows r0 (half 0) / r1, keys j0 + 8 tile + 2t + j.
+
+    // S = Q . K^T, two 8-key n-tiles (16 keys) at a time: ldmatrix x4
+    // lanes 0-7 address keys 16 np + l at chunk 2 kc, lanes 8-15 the same
+    // keys at chunk 2 kc + 1, lanes 16-31 keys 16 np + 8 + l likewise, so
+    // registers 0-1 are tile 2 np's B fragment and 2-3 tile 2 np + 1's.
+    Swizzle kSw = Swizzle::forWidth(d);
+    Value kRow = add(mul(hi16, idx(8)), l8);
+    Value kSwz = swizzle(kSw, kRow);
+    SmallVector<Value> sAcc(nTiles, zeroC);
+    for (int64_t np = 0; np < nTiles / 2; ++np)
+      for (int64_t kc = 0; kc < d / 16; ++kc) {
+        Value x4 = nvgpu::LdMatrixOp::create(
+            b, loc, fragX4, ks,
+            ValueRange{add(idx(16 * np), kRow),
+                       physColumn(add(idx(2 * kc), bit3), kSwz)},
+            /*transpose=*/false, /*numTiles=*/4);
+        sAcc[2 * np] = mma(qFrag[kc], halfOf(x4, 0), sAcc[2 * np]);
+        sAcc[2 * np + 1] = mma(qFrag[kc], halfOf(x4, 1), sAcc[2 * np + 1]);
+      }
+
+    // Scale by scale log2 e, then the mask, then -inf past Skv and above
+    // the causal diagonal. s[tile][half][j]: row rows[half], key
+    // j0 + 8 tile + 2t + j.
     SmallVector<std::array<std::array<Value, 2>, 2>> s(nTiles);
     Value rowMax[2] = {negInf, negInf};
-    Value rows[2] = {r0, r1};
-    for (int64_t n = 0; n < nTiles; ++n) {
-      Value acc = zeroC;
-      for (int64_t kc = 0; kc < d / 16; ++kc) {
-        // Lanes 0-7 address keys n*8 + l at column kc*16, lanes 8-15 the
-        // same keys at kc*16 + 8 (lanes 16-31 repeat, their addresses unused).
-        Value bFrag = nvgpu::LdMatrixOp::create(
-            b, loc, fragB, ks,
-            ValueRange{add(idx(n * 8), l8), add(idx(kc * 16), kHalf)},
-            /*transpose=*/false, /*numTiles=*/2);
-        acc = nvgpu::MmaSyncOp::create(b, loc, qFrag[kc], bFrag, acc,
-                                       ArrayRef<int64_t>{16, 8, 16});
-      }
+    Value lastKey = mask ? sub(skv, idx(1)) : Value();
+    for (int64_t n = 0; n < nTiles; ++n)
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t j = 0; j < 2; ++j) {
-          Value x = mulf(extract(acc, half, j), scale);
-          Value key = add(j0, add(t2, idx(n * 8 + j)));
+          Value x = mulf(extract(sAcc[n], half, j), scale);
+          Value key = add(j0, add(ln.t2, idx(n * 8 + j)));
+          if (mask) {
+            Value safeKey = arith::MinUIOp::create(b, loc, key, lastKey);
+            Value mv = memref::LoadOp::create(
+                b, loc, mask,
+                ValueRange{ln.maskB, ln.maskH, ln.maskRows[half], safeKey});
+            if (mv.getType().isInteger(1))
+              x = select(mv, x, negInf);
+            else
+              x = addf(x, mulf(toF32(mv), f32(kLog2e)));
+          }
           Value hidden = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::uge, key, skv);
           if (op.getCausal()) {
-            Value above = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::sgt, key, add(rows[half], diag));
+            Value above =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
+                                      add(ln.rows[half], diag));
             hidden = arith::OrIOp::create(b, loc, hidden, above);
           }
           x = select(hidden, negInf, x);
           s[n][half][j] = x;
           rowMax[half] = maxf(rowMax[half], x);
         }
-    }
 
     // Per row: m' = max(m, quad max), m_safe = m' == -inf ? 0 : m',
     // alpha = exp2(m - m_safe), P = exp2(S - m_safe), partial l.
@@ -368,7 +591,6 @@ private:
 
     // P as A fragments (16 keys each) in the element type, straight from
     // the score fragments: tiles 2kk and 2kk + 1.
-    auto fragA = VectorType::get({4, 2}, elt);
     SmallVector<Value> pFrag;
     for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
       SmallVector<Value> e;
@@ -377,28 +599,34 @@ private:
                                 std::pair{2 * kk + 1, 1}})
         for (int64_t j = 0; j < 2; ++j)
           e.push_back(arith::TruncFOp::create(b, loc, elt, s[tile][half][j]));
-      pFrag.push_back(vector::FromElementsOp::create(b, loc, fragA, e));
+      pFrag.push_back(vector::FromElementsOp::create(b, loc, fragX4, e));
     }
 
-    // acc' = alpha acc + P . V: V's B fragments by transposed ldmatrix
-    // (lanes 0-15 address keys kk*16 + l at column n*8).
-    SmallVector<Value> next;
+    // acc' = alpha acc + P . V. V's B fragments by ldmatrix x4 .trans: lanes
+    // 0-15 address keys 16 kk + l at chunk 2 np (registers 0-1: output
+    // tile 2 np), lanes 16-31 the same keys at chunk 2 np + 1 (tile
+    // 2 np + 1).
+    SmallVector<Value> acc;
     for (int64_t n = 0; n < nOut; ++n) {
-      Value acc = st[n];
       SmallVector<Value> scaled;
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t j = 0; j < 2; ++j)
-          scaled.push_back(mulf(extract(acc, half, j), alpha[half]));
-      acc = vector::FromElementsOp::create(b, loc, fragC, scaled);
-      for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
-        Value bFrag = nvgpu::LdMatrixOp::create(
-            b, loc, fragB, vs, ValueRange{add(idx(kk * 16), l16), idx(n * 8)},
-            /*transpose=*/true, /*numTiles=*/2);
-        acc = nvgpu::MmaSyncOp::create(b, loc, pFrag[kk], bFrag, acc,
-                                       ArrayRef<int64_t>{16, 8, 16});
-      }
-      next.push_back(acc);
+          scaled.push_back(mulf(extract(st[n], half, j), alpha[half]));
+      acc.push_back(vector::FromElementsOp::create(b, loc, fragC, scaled));
     }
+    Swizzle vSw = Swizzle::forWidth(dv);
+    Value vSwz = swizzle(vSw, l16);
+    for (int64_t np = 0; np < nOut / 2; ++np)
+      for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+        Value x4 = nvgpu::LdMatrixOp::create(
+            b, loc, fragX4, vs,
+            ValueRange{add(idx(16 * kk), l16),
+                       physColumn(add(idx(2 * np), hi16), vSwz)},
+            /*transpose=*/true, /*numTiles=*/4);
+        acc[2 * np] = mma(pFrag[kk], halfOf(x4, 0), acc[2 * np]);
+        acc[2 * np + 1] = mma(pFrag[kk], halfOf(x4, 1), acc[2 * np + 1]);
+      }
+    SmallVector<Value> next(acc);
     next.append({mNew[0], mNew[1], lNew[0], lNew[1]});
     return next;
   }
@@ -408,20 +636,48 @@ struct ConvertAttnToNVGPUPass
     : public PassWrapper<ConvertAttnToNVGPUPass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ConvertAttnToNVGPUPass)
 
-  StringRef getArgument() const final { return "convert-attn-to-nvgpu"; }
-  StringRef getDescription() const final {
-    return "Lower the attn.sdpa ops the tensor-core kernel supports (f16, "
-           "D and Dv multiples of 16 up to 128, no mask or dropout; "
-           "destination-passing form) to a gpu.launch of nvgpu.mma.sync and "
-           "nvgpu.ldmatrix; others are left for convert-attn-to-gpu";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
-                    memref::MemRefDialect, nvgpu::NVGPUDialect,
-                    scf::SCFDialect, vector::VectorDialect>();
+  ConvertAttnToNVGPUPass() = default;
+  ConvertAttnToNVGPUPass(const ConvertAttnToNVGPUPass &other)
+      : PassWrapper(other) {}
+  explicit ConvertAttnToNVGPUPass(const ConvertAttnToNVGPUOptions &o) {
+    warps = o.warps;
+    stages = o.stages;
   }
 
+  StringRef getArgument() const final { return "convert-attn-to-nvgpu"; }
+  StringRef getDescription() const final {
+    return "Lower the attn.sdpa ops the tensor-core kernel supports (f16 or "
+           "bf16, D and Dv multiples of 16 up to 128, an optional bool or "
+           "additive mask, no dropout; destination-passing form) to a "
+           "gpu.launch of cp.async (a swizzled multi-stage K/V ring in "
+           "dynamic shared memory), ldmatrix and mma.sync; requires q, k, v "
+           "rows 16-byte aligned in global memory (the runtime checks it at "
+           "launch); others are left for convert-attn-to-gpu";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                    math::MathDialect, memref::MemRefDialect,
+                    nvgpu::NVGPUDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
+  }
+
+  Option<int64_t> warps{
+      *this, "warps",
+      llvm::cl::desc("Warps per workgroup (16 query rows each): 4 or 8; 0 = "
+                     "8 when D and Dv <= 64, else 4"),
+      llvm::cl::init(0)};
+  Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("K/V tiles in flight in the cp.async ring (2 to 4)"),
+      llvm::cl::init(2)};
+
   void runOnOperation() override {
+    if ((warps != 0 && warps != 4 && warps != 8) || stages < 2 ||
+        stages > 4) {
+      getOperation().emitError("convert-attn-to-nvgpu: warps must be 0, 4 or "
+                               "8 and stages in [2, 4]");
+      return signalPassFailure();
+    }
     SmallVector<SdpaOp> ops;
     getOperation().walk([&](SdpaOp op) { ops.push_back(op); });
     for (SdpaOp op : ops)
@@ -432,20 +688,34 @@ struct ConvertAttnToNVGPUPass
     Type elt = op.getQueryType().getElementType();
     int64_t d = op.getQueryType().getDimSize(3);
     int64_t dv = op.getValueType().getDimSize(3);
-    // f16 only: MLIR 22's nvgpu.mma.sync cannot lower bf16 operands.
-    if (!elt.isF16() || d % 16 || dv % 16 || d > 128 ||
-        dv > 128 || op.getMask() || op.getEffectiveDropout() > 0.0)
+    if (!(elt.isF16() || elt.isBF16()) || d % 16 || dv % 16 || d > 128 ||
+        dv > 128 || op.getEffectiveDropout() > 0.0)
       return;
     Value q = sourceMemRef(op.getQuery()), k = sourceMemRef(op.getKey()),
           v = sourceMemRef(op.getValue());
+    Value mask = op.getMask() ? sourceMemRef(op.getMask()) : Value();
     auto outMat = destinationOf(op.getOut());
     auto lseMat = op.getLse() ? destinationOf(op.getLse())
                               : bufferization::MaterializeInDestinationOp();
-    if (!q || !k || !v || !outMat || (op.getLse() && !lseMat))
+    if (!q || !k || !v || (op.getMask() && !mask) || !outMat ||
+        (op.getLse() && !lseMat))
       return; // convert-attn-to-gpu reports the form
+    // cp.async needs unit-stride rows.
+    for (Value m : {q, k, v}) {
+      int64_t offset;
+      SmallVector<int64_t> strides;
+      if (failed(cast<MemRefType>(m.getType()).getStridesAndOffset(strides,
+                                                                   offset)) ||
+          strides.back() != 1)
+        return;
+    }
+    ConvertAttnToNVGPUOptions o;
+    o.warps = warps;
+    o.stages = stages;
+    NVGPUGeometry geo = resolveNVGPUGeometry(o, d, dv, 2);
     OpBuilder b(op);
-    TensorCoreKernel(b, op.getLoc(), op, q, k, v, outMat.getDest(),
-                     lseMat ? lseMat.getDest() : Value())
+    TensorCoreKernel(b, op.getLoc(), op, q, k, v, mask, outMat.getDest(),
+                     lseMat ? lseMat.getDest() : Value(), geo)
         .build();
     outMat.erase();
     if (lseMat)
@@ -462,8 +732,25 @@ struct ConvertAttnToNVGPUPass
 };
 } // namespace
 
-std::unique_ptr<Pass> mlir::attn::createConvertAttnToNVGPUPass() {
-  return std::make_unique<ConvertAttnToNVGPUPass>();
+NVGPUGeometry
+mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
+                                 int64_t headDim, int64_t valueDim,
+                                 int64_t elementBytes) {
+  NVGPUGeometry g;
+  g.warps = options.warps ? options.warps
+                          : (headDim <= 64 && valueDim <= 64 ? 8 : 4);
+  g.blockQ = 16 * g.warps;
+  g.stages = options.stages;
+  int64_t stage = kNVGPUBlockKv * (headDim + valueDim) * elementBytes;
+  int64_t qBytes = g.blockQ * headDim * elementBytes;
+  // Q aliases the last stage when it fits there (see the prologue).
+  g.sharedBytes = g.stages * stage + (qBytes <= stage ? 0 : qBytes);
+  return g;
+}
+
+std::unique_ptr<Pass> mlir::attn::createConvertAttnToNVGPUPass(
+    const ConvertAttnToNVGPUOptions &options) {
+  return std::make_unique<ConvertAttnToNVGPUPass>(options);
 }
 
 void mlir::attn::registerConvertAttnToNVGPUPass() {

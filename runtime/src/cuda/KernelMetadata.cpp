@@ -315,6 +315,7 @@ public:
   Fields(const Json &obj, std::string where, std::string &error)
       : obj(obj), where(std::move(where)), error(error) {}
 
+  bool has(const char *key) const { return obj.get(key) != nullptr; }
   const Json *need(const char *key, Json::Kind kind, const char *what) {
     const Json *v = obj.get(key);
     if (!v) {
@@ -413,7 +414,7 @@ std::string cuda::writeMetadata(const KernelMetadata &m) {
        << ", \"times\": " << m.grid[i].times << "}";
   os << "],\n  \"block\": [" << m.block[0] << ", " << m.block[1] << ", "
      << m.block[2] << "],\n  \"shared_bytes\": " << m.sharedBytes
-     << ",\n  \"params\": [";
+     << ",\n  \"align_bytes\": " << m.alignBytes << ",\n  \"params\": [";
   for (size_t i = 0; i < m.params.size(); ++i) {
     const Param &p = m.params[i];
     os << (i ? ",\n    " : "\n    ") << "{\"field\": \"" << fieldName(p.field)
@@ -526,6 +527,19 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
   if (!top.integer("shared_bytes", shared, 0, 227 * 1024))
     return false;
   m.sharedBytes = static_cast<unsigned>(shared);
+  // Optional (artifacts written before it existed have no requirement).
+  m.alignBytes = 0;
+  if (top.has("align_bytes")) {
+    int64_t align = 0;
+    if (!top.integer("align_bytes", align, 0, 256))
+      return false;
+    if (align & (align - 1)) {
+      error = "metadata: 'align_bytes' is " + std::to_string(align) +
+              "; it must be 0 or a power of two";
+      return false;
+    }
+    m.alignBytes = static_cast<unsigned>(align);
+  }
 
   const Json *params = top.need("params", Json::Array, "an array");
   if (!params)
@@ -655,6 +669,32 @@ bool cuda::packParams(const KernelMetadata &m, const KernelArgs &a,
                       PackedParams &packed, std::string &error) {
   packed.storage.clear();
   packed.offsets.clear();
+  if (m.alignBytes > 1) {
+    int64_t eltBytes = m.spec.dtype == ATTN_DTYPE_F32 ? 4 : 2;
+    for (const char *name : {"q", "k", "v"}) {
+      const TensorView *t = tensorOf(name, a);
+      if (!t)
+        continue;
+      bool ok = reinterpret_cast<uintptr_t>(t->data) % m.alignBytes == 0;
+      for (int i = 0; i + 1 < t->rank; ++i)
+        ok &= (t->strides[i] * eltBytes) % m.alignBytes == 0;
+      if (!ok) {
+        std::string strides;
+        for (int i = 0; i < t->rank; ++i)
+          strides += (i ? ", " : "") + std::to_string(t->strides[i]);
+        error = "tensor '" + std::string(name) + "' (strides [" + strides +
+                "]) is not " + std::to_string(m.alignBytes) +
+                "-byte aligned: this kernel copies its rows in " +
+                std::to_string(m.alignBytes) +
+                "-byte chunks (cp.async), so the data pointer and every "
+                "stride but the last must be multiples of " +
+                std::to_string(m.alignBytes) +
+                " bytes; pass aligned tensors, or set "
+                "ATTN_CUDA_TENSOR_CORES=0 for the generic kernel";
+        return false;
+      }
+    }
+  }
   std::vector<char> bytes;
   for (size_t i = 0; i < m.params.size(); ++i) {
     const Param &p = m.params[i];

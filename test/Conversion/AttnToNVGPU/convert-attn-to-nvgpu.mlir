@@ -1,31 +1,68 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu | FileCheck %s
 
-// Causal f16, D = 32: 4 warps (128 threads) per 64 query rows; K/V tiles of
-// 64 keys in 16-byte aligned workgroup globals.
-// CHECK-DAG: memref.global "private" @[[VT:__attn_tc_v_tile_[0-9]+]] : memref<64x32xf16, #gpu.address_space<workgroup>> = uninitialized {alignment = 16 : i64}
-// CHECK-DAG: memref.global "private" @[[KT:__attn_tc_k_tile_[0-9]+]] : memref<64x32xf16, #gpu.address_space<workgroup>> = uninitialized {alignment = 16 : i64}
+// Causal f16, D = 32: 8 warps (256 threads) per 128 query rows (D <= 64);
+// a ring of 2 K/V stages of 64 keys in dynamic shared memory (2 x 64 x
+// (32 + 32) x 2 bytes = 16384), Q aliasing stage 1.
+// CHECK: memref.global "public" @__attn_tc_dynamic_smem : memref<0xi8, #gpu.address_space<workgroup>> {alignment = 16 : i64}
 // CHECK-LABEL: func.func @causal
 // CHECK-SAME: (%[[Q:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[OUT:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>)
 // CHECK-NOT: attn.sdpa
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.+}} = %[[C128:.+]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
-// CHECK: %[[KS:.+]] = memref.get_global @[[KT]]
-// CHECK: %[[VS:.+]] = memref.get_global @[[VT]]
-// Q's A fragments (D / 16 = 2) loaded once, rows past Sq as 0
-// CHECK: memref.load %[[Q]]
-// CHECK: %[[QA0:.+]] = vector.from_elements {{.*}} : vector<4x2xf16>
-// CHECK: %[[QA1:.+]] = vector.from_elements {{.*}} : vector<4x2xf16>
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.+}} = %c256, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) dynamic_shared_memory_size %c16384_i32
+// CHECK: %[[G:.+]] = memref.get_global @__attn_tc_dynamic_smem
+// CHECK: %[[SMEM:.+]] = memref.cast %[[G]] : memref<0xi8, #gpu.address_space<workgroup>> to memref<?xi8, #gpu.address_space<workgroup>>
+// Q (128 x 32) by cp.async into stage 1's space: 16-byte chunks, chunk c of
+// row r at c ^ swizzle(r), rows past Sq zero-filled (source elements 0)
+// CHECK: %[[QT:.+]] = memref.view %[[SMEM]][%c8192{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[QOK:.+]] = arith.cmpi ult
+// CHECK: %[[QN:.+]] = arith.select %[[QOK]], %c8{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}
+// CHECK: %[[QSW:.+]] = arith.xori
+// CHECK: %[[QCOL:.+]] = arith.muli %[[QSW]], %c8{{(_[0-9]+)?}}
+// CHECK: nvgpu.device_async_copy %[[Q]][{{.*}}], %[[QT]][%{{.+}}, %[[QCOL]]], 8, %[[QN]] {bypassL1}
+// CHECK: nvgpu.device_async_copy %[[Q]]
+// CHECK: nvvm.cp.async.commit.group
+// prologue: block 0 into stage 0 (K at byte 0, V at 64 x 32 x 2 = 4096)
+// CHECK: scf.if
+// CHECK: memref.view %[[SMEM]]
+// CHECK: nvgpu.device_async_copy %[[K]]
+// CHECK: memref.view %[[SMEM]]
+// CHECK: nvgpu.device_async_copy %[[V]]
+// CHECK: }
+// CHECK: nvvm.cp.async.commit.group
+// wait for Q's group (one newer group pending), then ldmatrix x4 A fragments
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: gpu.barrier
+// CHECK: %[[QA0:.+]] = nvgpu.ldmatrix %[[QT]][{{.*}}] {numTiles = 4 : i32, transpose = false} : {{.*}} -> vector<4x2xf16>
+// CHECK: %[[QA1:.+]] = nvgpu.ldmatrix %[[QT]]
 // the key loop carries Dv / 8 = 4 accumulator fragments, 2 row maxima and
 // 2 partial row sums
-// CHECK: scf.for {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, f32, f32, f32, f32)
-// CHECK: gpu.barrier
-// CHECK: memref.store %{{.+}}, %[[KS]]
-// CHECK: memref.store %{{.+}}, %[[VS]]
-// CHECK: gpu.barrier
-// S = Q . K^T: B fragments of K by ldmatrix, one mma.sync per 16 of D
-// CHECK: %[[KB:.+]] = nvgpu.ldmatrix %[[KS]][{{.*}}] {numTiles = 2 : i32, transpose = false}
-// CHECK: %[[S0:.+]] = nvgpu.mma.sync(%[[QA0]], %[[KB]], %{{.+}}) {mmaShape = [16, 8, 16]}
-// CHECK: %[[KB1:.+]] = nvgpu.ldmatrix %[[KS]]
-// CHECK: nvgpu.mma.sync(%[[QA1]], %[[KB1]], %[[S0]])
+// CHECK: scf.for %[[J:[a-z0-9]+]] = {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, f32, f32, f32, f32)
+// block j landed, every warp is done with block j - 1: then block j + 1 is
+// issued into stage (j + 1) % 2
+// CHECK-NEXT: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: %[[NEXT:.+]] = arith.addi %[[J]], %c1{{(_[0-9]+)?}}
+// CHECK: %[[MORE:.+]] = arith.cmpi ult, %[[NEXT]]
+// CHECK: scf.if %[[MORE]] {
+// CHECK: arith.remui %[[NEXT]], %c2{{(_[0-9]+)?}}
+// CHECK: nvgpu.device_async_copy %[[K]]
+// CHECK: nvgpu.device_async_copy %[[V]]
+// CHECK: }
+// CHECK: nvvm.cp.async.commit.group
+// block j from stage j % 2
+// CHECK: %[[STAGE:.+]] = arith.remui %[[J]], %c2{{(_[0-9]+)?}}
+// CHECK: %[[KOFF:.+]] = arith.muli %[[STAGE]], %c8192{{(_[0-9]+)?}}
+// CHECK: %[[KS:.+]] = memref.view %[[SMEM]][%[[KOFF]]][] : {{.*}} to memref<64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VS:.+]] = memref.view %[[SMEM]]
+// S = Q . K^T: one ldmatrix x4 gives two 8-key tiles' B fragments, at
+// swizzled columns
+// CHECK: %[[KSW:.+]] = arith.xori
+// CHECK: %[[KCOL:.+]] = arith.muli %[[KSW]], %c8{{(_[0-9]+)?}}
+// CHECK: %[[KB:.+]] = nvgpu.ldmatrix %[[KS]][%{{.+}}, %[[KCOL]]] {numTiles = 4 : i32, transpose = false}
+// CHECK: %[[S0:.+]] = nvgpu.mma.sync(%[[QA0]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]}
+// CHECK: %[[S1:.+]] = nvgpu.mma.sync(%[[QA0]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]}
+// CHECK: nvgpu.ldmatrix %[[KS]]
+// CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S0]])
+// CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S1]])
 // keys past Skv or above the diagonal are -inf
 // CHECK: arith.cmpi uge
 // CHECK: arith.cmpi sgt
@@ -35,11 +72,11 @@
 // CHECK: gpu.shuffle  xor
 // alpha = exp2(m - m_safe), P = exp2(S - m_safe)
 // CHECK: math.exp2
-// P reused in registers as the A operand, V by transposed ldmatrix
+// P reused in registers as the A operand, V by transposed ldmatrix x4
 // CHECK: arith.truncf %{{.+}} : f32 to f16
 // CHECK: %[[PA:.+]] = vector.from_elements {{.*}} : vector<4x2xf16>
-// CHECK: %[[VB:.+]] = nvgpu.ldmatrix %[[VS]][{{.*}}] {numTiles = 2 : i32, transpose = true}
-// CHECK: nvgpu.mma.sync(%[[PA]], %[[VB]], %{{.+}}) {mmaShape = [16, 8, 16]}
+// CHECK: %[[VB:.+]] = nvgpu.ldmatrix %[[VS]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: nvgpu.mma.sync(%[[PA]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]}
 // CHECK: scf.yield
 // the partial row sums are completed over the quad, then out = acc / l
 // CHECK: gpu.shuffle  xor
@@ -61,16 +98,77 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 
 // -----
 
-// What the tensor-core kernel does not support yet is left alone, for
-// convert-attn-to-gpu: f32, a mask, D not a multiple of 16.
+// bf16, D = 128 (4 warps, 64 rows), a bool keep-mask broadcast over B
+// (static 1) and H (dynamic: tested at run time), and lse. Ring: 2 x 64 x
+// 256 x 2 = 65536 bytes, Q (64 x 128) in stage 1.
+// CHECK-LABEL: func.func @bf16_mask
+// CHECK-SAME: %[[M:[a-z0-9]+]]: memref<1x?x64x80xi1>
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c128, {{.*}} dynamic_shared_memory_size %c65536_i32
+// the mask's H index: 0 when its extent is 1
+// CHECK: %[[HM:.+]] = memref.dim %[[M]], %c1
+// CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[HM]]
+// CHECK: %[[MH:.+]] = arith.select %[[ONE]]
+// CHECK: nvgpu.ldmatrix {{.*}} -> vector<4x2xbf16>
+// CHECK: scf.for
+// bf16 products through nvvm.mma.sync (each pair of bf16 an i32)
+// CHECK: vector.bitcast %{{.+}} : vector<2xbf16> to vector<1xi32>
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// mask[0, h', min(row, Sq - 1), min(key, Skv - 1)]: false -> -inf
+// CHECK: %[[KEY:.+]] = arith.minui
+// CHECK: %[[KEEP:.+]] = memref.load %[[M]][%c0{{(_[0-9]+)?}}, %[[MH]], %{{.+}}, %[[KEY]]]
+// CHECK: arith.select %[[KEEP]], %{{.+}}, %cst
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: nvgpu.ldmatrix {{.*}} {numTiles = 4 : i32, transpose = true} {{.*}} -> vector<4x2xbf16>
+// CHECK: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: memref.store %{{.+}}, %{{.+}} : memref<1x2x64x128xbf16>
+// CHECK: math.log2
+func.func @bf16_mask(%q: memref<1x2x64x128xbf16>, %k: memref<1x2x80x128xbf16>,
+                     %v: memref<1x2x80x128xbf16>, %m: memref<1x?x64x80xi1>,
+                     %out: memref<1x2x64x128xbf16>, %lse: memref<1x2x64xf32>) {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x64x128xbf16> to tensor<1x2x64x128xbf16>
+  %kt = bufferization.to_tensor %k restrict : memref<1x2x80x128xbf16> to tensor<1x2x80x128xbf16>
+  %vt = bufferization.to_tensor %v restrict : memref<1x2x80x128xbf16> to tensor<1x2x80x128xbf16>
+  %mt = bufferization.to_tensor %m restrict : memref<1x?x64x80xi1> to tensor<1x?x64x80xi1>
+  %o, %l = attn.sdpa %qt, %kt, %vt mask(%mt : tensor<1x?x64x80xi1>)
+      : tensor<1x2x64x128xbf16>, tensor<1x2x80x128xbf16>, tensor<1x2x80x128xbf16> -> tensor<1x2x64x128xbf16>, tensor<1x2x64xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<1x2x64x128xbf16>, memref<1x2x64x128xbf16>) -> ()
+  bufferization.materialize_in_destination %l in restrict writable %lse
+      : (tensor<1x2x64xf32>, memref<1x2x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// An additive f32 mask is added after scaling, times log2 e (the scores are
+// in the exp2 domain); warps=4 by hand for D = 64 would halve the rows.
+// CHECK-LABEL: func.func @additive
+// CHECK: scf.for
+// CHECK: %[[X:.+]] = memref.load %{{.+}}[{{.*}}] : memref<2x1x16x16xf32>
+// CHECK: %[[X2:.+]] = arith.mulf %[[X]], %cst
+// CHECK: arith.addf %{{.+}}, %[[X2]]
+func.func @additive(%q: memref<2x1x16x64xf16>, %m: memref<2x1x16x16xf32>,
+                    %out: memref<2x1x16x64xf16>) {
+  %qt = bufferization.to_tensor %q restrict : memref<2x1x16x64xf16> to tensor<2x1x16x64xf16>
+  %mt = bufferization.to_tensor %m restrict : memref<2x1x16x16xf32> to tensor<2x1x16x16xf32>
+  %o = attn.sdpa %qt, %qt, %qt mask(%mt : tensor<2x1x16x16xf32>)
+      : tensor<2x1x16x64xf16>, tensor<2x1x16x64xf16>, tensor<2x1x16x64xf16> -> tensor<2x1x16x64xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<2x1x16x64xf16>, memref<2x1x16x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// What the tensor-core kernel does not support is left alone, for
+// convert-attn-to-gpu: f32, D not a multiple of 16.
 // CHECK-LABEL: func.func @unsupported
 // CHECK-NOT: gpu.launch
-// CHECK-COUNT-3: attn.sdpa
+// CHECK-COUNT-2: attn.sdpa
 func.func @unsupported(%q: memref<1x1x8x16xf32>, %k: memref<1x1x8x16xf32>,
                        %v: memref<1x1x8x16xf32>, %out: memref<1x1x8x16xf32>,
-                       %qh: memref<1x1x8x16xf16>, %m: memref<1x1x8x8xi1>,
-                       %outh: memref<1x1x8x16xf16>, %q8: memref<1x1x8x8xf16>,
-                       %out8: memref<1x1x8x8xf16>) {
+                       %q8: memref<1x1x8x8xf16>, %out8: memref<1x1x8x8xf16>) {
   %qt = bufferization.to_tensor %q restrict : memref<1x1x8x16xf32> to tensor<1x1x8x16xf32>
   %kt = bufferization.to_tensor %k restrict : memref<1x1x8x16xf32> to tensor<1x1x8x16xf32>
   %vt = bufferization.to_tensor %v restrict : memref<1x1x8x16xf32> to tensor<1x1x8x16xf32>
@@ -78,12 +176,6 @@ func.func @unsupported(%q: memref<1x1x8x16xf32>, %k: memref<1x1x8x16xf32>,
       : tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32> -> tensor<1x1x8x16xf32>
   bufferization.materialize_in_destination %o in restrict writable %out
       : (tensor<1x1x8x16xf32>, memref<1x1x8x16xf32>) -> ()
-  %qht = bufferization.to_tensor %qh restrict : memref<1x1x8x16xf16> to tensor<1x1x8x16xf16>
-  %mt = bufferization.to_tensor %m restrict : memref<1x1x8x8xi1> to tensor<1x1x8x8xi1>
-  %oh = attn.sdpa %qht, %qht, %qht mask(%mt : tensor<1x1x8x8xi1>)
-      : tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16> -> tensor<1x1x8x16xf16>
-  bufferization.materialize_in_destination %oh in restrict writable %outh
-      : (tensor<1x1x8x16xf16>, memref<1x1x8x16xf16>) -> ()
   %q8t = bufferization.to_tensor %q8 restrict : memref<1x1x8x8xf16> to tensor<1x1x8x8xf16>
   %o8 = attn.sdpa %q8t, %q8t, %q8t
       : tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16> -> tensor<1x1x8x8xf16>

@@ -1,6 +1,7 @@
-// The experimental mma.sync kernel (--tensor-cores): PTX for sm_90a and
-// sm_80 with tensor-core instructions, assembled by ptxas without spills,
-// and metadata for its geometry (4 warps per 64 query rows).
+// The mma.sync kernel (--tensor-cores), D = 128 f16: PTX for sm_90a and
+// sm_80 with cp.async, ldmatrix and mma.sync, assembled by ptxas without
+// spills, and metadata for its geometry (4 warps per 64 query rows, the
+// K/V ring in dynamic shared memory, 16-byte aligned rows).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %s -o %t/k90.ptx
@@ -11,12 +12,16 @@
 // RUN: FileCheck %s < %t/k80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/k80.ptx -o %t/k80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
+// CHECK: .extern .shared .align 16 .b8 __attn_tc_dynamic_smem[];
 // CHECK: .visible .entry attn_kernel_kernel(
-// K and V tiles of 64 keys x 128, 16-byte aligned for ldmatrix
-// CHECK: .shared .align 16 .b8 __attn_tc_k_tile_0[16384];
-// CHECK: .shared .align 16 .b8 __attn_tc_v_tile_0[16384];
-// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x2.shared.b16
-// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// K/V tiles (and Q) reach shared memory by cp.async, 16 bytes at a time
+// with a source size (0 zero-fills rows past the end), in commit groups
+// CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
+// CHECK-DAG: cp.async.commit_group
+// CHECK-DAG: cp.async.wait_group 1;
+// CHECK-DAG: cp.async.wait_group 0;
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK-DAG: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
 // CHECK-DAG: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
@@ -24,7 +29,9 @@
 
 // META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}]
 // META: "block": [128, 1, 1]
-// META: "shared_bytes": 0
+// two stages of K and V, 64 x 128 f16 each
+// META: "shared_bytes": 65536
+// META: "align_bytes": 16
 // META: {"field": "data", "tensor": "lse", "type": "ptr"}
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

@@ -53,6 +53,7 @@ KernelMetadata sampleMetadata() {
   m.grid[2] = {Extent::B, 1, 1};
   m.block[0] = 128;
   m.sharedBytes = 64 * 1024;
+  m.alignBytes = 16;
   for (const char *t : {"q", "k", "v", "out"}) {
     m.params.push_back({t, ParamField::Data, 0, ParamType::Ptr});
     m.params.push_back({t, ParamField::Data, 0, ParamType::Ptr});
@@ -144,6 +145,7 @@ TEST(CudaMetadata, RoundTrip) {
     EXPECT_EQ(back.block[i], m.block[i]);
   }
   EXPECT_EQ(back.sharedBytes, m.sharedBytes);
+  EXPECT_EQ(back.alignBytes, m.alignBytes);
   ASSERT_EQ(back.params.size(), m.params.size());
   for (size_t i = 0; i < m.params.size(); ++i) {
     EXPECT_EQ(back.params[i].tensor, m.params[i].tensor);
@@ -216,6 +218,8 @@ TEST(CudaMetadata, RejectsBadFields) {
        "block[0] must be an integer in [1, 1024]"},
       {"\"shared_bytes\": 65536", "\"shared_bytes\": 300000",
        "'shared_bytes' is 300000"},
+      {"\"align_bytes\": 16", "\"align_bytes\": 12",
+       "'align_bytes' is 12; it must be 0 or a power of two"},
       {"{\"field\": \"data\", \"tensor\": \"q\"",
        "{\"field\": \"data\", \"tensor\": \"x\"", "params[0]: 'tensor' is 'x'"},
       {"{\"field\": \"data\", \"tensor\": \"q\", \"type\": \"ptr\"}",
@@ -336,6 +340,37 @@ TEST(CudaLaunch, AlignsMixedWidths) {
   EXPECT_NE(error.find("does not fit the kernel's 32-bit parameter"),
             std::string::npos)
       << error;
+}
+
+// The tensor-core kernel copies q/k/v rows in 16-byte chunks (cp.async):
+// its metadata asks for 16-byte alignment, checked at every launch.
+TEST(CudaLaunch, ChecksRowAlignment) {
+  KernelMetadata m = sampleMetadata(), back;
+  std::string error;
+  m.alignBytes = 0;
+  // Artifacts written before align_bytes existed have no requirement.
+  std::string text = replace(writeMetadata(m), "\"align_bytes\": 0,\n", "");
+  ASSERT_EQ(text.find("align_bytes"), std::string::npos);
+  ASSERT_TRUE(parseMetadata(text, back, error)) << error;
+  EXPECT_EQ(back.alignBytes, 0u);
+
+  m.alignBytes = 16;
+  KernelArgs a = sampleArgs(); // f16, D = 64: every stride 128 B multiple
+  PackedParams p;
+  ASSERT_TRUE(packParams(m, a, p, error)) << error;
+  a.k.data = reinterpret_cast<void *>(0x2002);
+  EXPECT_FALSE(packParams(m, a, p, error));
+  EXPECT_NE(error.find("tensor 'k' (strides [38400, 64, 128, 1]) is not "
+                       "16-byte aligned"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("ATTN_CUDA_TENSOR_CORES=0"), std::string::npos);
+  a = sampleArgs();
+  a.v.strides[2] = 65; // rows 130 bytes apart
+  EXPECT_FALSE(packParams(m, a, p, error));
+  EXPECT_NE(error.find("tensor 'v'"), std::string::npos) << error;
+  m.alignBytes = 0;
+  EXPECT_TRUE(packParams(m, a, p, error)) << error;
 }
 
 TEST(CudaLaunch, MissingTensorIsAnError) {

@@ -4,22 +4,47 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <cstdint>
 #include <memory>
 
 namespace mlir::attn {
 
-/// The tensor-core kernel's fixed geometry: 4 warps of 16 query rows each,
-/// key blocks of 64.
-constexpr int64_t kNVGPUWarps = 4;
-constexpr int64_t kNVGPUBlockQ = 16 * kNVGPUWarps;
+/// Keys per K/V tile (one stage of the shared-memory ring).
 constexpr int64_t kNVGPUBlockKv = 64;
 
+struct ConvertAttnToNVGPUOptions {
+  /// Warps per workgroup, 16 query rows each: 4 or 8; 0 = 8 when D and Dv
+  /// are at most 64, else 4.
+  int64_t warps = 0;
+  /// K/V tiles in flight in the cp.async ring (2 to 4).
+  int64_t stages = 2;
+};
+
+/// The tensor-core kernel's geometry for one op.
+struct NVGPUGeometry {
+  int64_t warps;       // 16 query rows each
+  int64_t blockQ;      // 16 * warps
+  int64_t stages;      // K/V ring depth
+  int64_t sharedBytes; // dynamic shared memory: the ring (Q aliases a stage)
+};
+
+/// The geometry convert-attn-to-nvgpu uses for `options` and these head
+/// dimensions / element size.
+NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
+                                   int64_t headDim, int64_t valueDim,
+                                   int64_t elementBytes);
+
+/// Global-memory alignment (bytes) the tensor-core kernel needs for the
+/// rows of q, k and v: its cp.async copies move 16-byte chunks.
+constexpr int64_t kNVGPUGlobalAlignment = 16;
+
 /// convert-attn-to-nvgpu: rewrites each attn.sdpa in destination-passing
-/// form that the tensor-core kernel supports (f16, D and Dv multiples
-/// of 16 up to 128, no mask, no dropout) into a gpu.launch using
-/// nvgpu.ldmatrix and nvgpu.mma.sync; other ops are left for
-/// convert-attn-to-gpu.
-std::unique_ptr<Pass> createConvertAttnToNVGPUPass();
+/// form that the tensor-core kernel supports (f16 or bf16, D and Dv
+/// multiples of 16 up to 128, an optional mask, no dropout) into a
+/// gpu.launch using nvgpu.device_async_copy, nvgpu.ldmatrix and mma.sync;
+/// other ops are left for convert-attn-to-gpu.
+std::unique_ptr<Pass>
+createConvertAttnToNVGPUPass(const ConvertAttnToNVGPUOptions &options = {});
 
 void registerConvertAttnToNVGPUPass();
 

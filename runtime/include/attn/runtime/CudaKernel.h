@@ -54,6 +54,10 @@ struct KernelMetadata {
   GridDim grid[3];
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0; // dynamic shared memory per block
+  /// q, k and v: data pointers and B/H/S strides must be multiples of this
+  /// many bytes (the tensor-core kernel's 16-byte cp.async copies); 0 = no
+  /// requirement. Checked by packParams at every launch.
+  unsigned alignBytes = 0;
   std::vector<Param> params;
   attn_spec spec{};
 };

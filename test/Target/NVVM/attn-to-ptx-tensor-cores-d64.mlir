@@ -1,0 +1,46 @@
+// The mma.sync kernel for D = 64 (8 warps, 128 query rows per workgroup),
+// f16 and bf16 (nvvm.mma.sync), with a bool mask broadcast over B and H:
+// cp.async, ldmatrix and mma.sync in the PTX, no spills for sm_90a and
+// sm_80, and the metadata for 256 threads and a 32 KB ring.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: sed s/ELT/f16/g %s > %t/f16.mlir
+// RUN: sed s/ELT/bf16/g %s > %t/bf16.mlir
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16.mlir -o %t/f16_90.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,F16 < %t/f16_90.ptx
+// RUN: FileCheck %s --check-prefix=META < %t/f16_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/f16_90.ptx -o %t/f16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16.mlir -o %t/f16_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/f16_80.ptx -o %t/f16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/bf16.mlir -o %t/bf16_90.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,BF16 < %t/bf16_90.ptx
+// RUN: FileCheck %s --check-prefix=META < %t/bf16_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/bf16_90.ptx -o %t/bf16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/bf16.mlir -o %t/bf16_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/bf16_80.ptx -o %t/bf16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+
+// CHECK: .extern .shared .align 16 .b8 __attn_tc_dynamic_smem[];
+// CHECK-DAG: cp.async.cg.shared.global
+// CHECK-DAG: cp.async.commit_group
+// CHECK-DAG: cp.async.wait_group
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// CHECK-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
+// F16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// BF16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+
+// META: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
+// META: "block": [256, 1, 1]
+// META: "shared_bytes": 32768
+// META: "align_bytes": 16
+// META: {"field": "data", "tensor": "mask", "type": "ptr"}
+
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+func.func @attention(%q: tensor<2x8x200x64xELT>, %k: tensor<2x2x300x64xELT>,
+                     %v: tensor<2x2x300x64xELT>, %m: tensor<1x1x200x300xi1>)
+    -> tensor<2x8x200x64xELT> {
+  %out = attn.sdpa %q, %k, %v mask(%m : tensor<1x1x200x300xi1>) causal
+      : tensor<2x8x200x64xELT>, tensor<2x2x300x64xELT>, tensor<2x2x300x64xELT>
+      -> tensor<2x8x200x64xELT>
+  return %out : tensor<2x8x200x64xELT>
+}
