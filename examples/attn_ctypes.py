@@ -22,7 +22,7 @@ import sys
 # --- attn.h, mirrored ------------------------------------------------------
 ATTN_OK = 0
 ATTN_DTYPE_F16, ATTN_DTYPE_BF16, ATTN_DTYPE_F32, ATTN_DTYPE_BOOL = 1, 2, 3, 4
-ATTN_MASK_NONE = 0
+ATTN_MASK_NONE, ATTN_MASK_BOOL, ATTN_MASK_ADDITIVE = 0, 1, 2
 ATTN_TARGET_CUDA = 1
 ATTN_DYNAMIC = -1
 

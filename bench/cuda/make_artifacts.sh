@@ -9,29 +9,37 @@ OUT=${1:-.carry/cuda}
 BUILD=${ATTN_BUILD_DIR:-build}
 TR="$BUILD/bin/attn-translate"
 mkdir -p "$OUT"
-gen() { # name dtype D causal
-  local name=$1 dt=$2 d=$3 causal=$4
+gen() { # name dtype D causal [mask-type] [lse]
+  local name=$1 dt=$2 d=$3 causal=$4 mask=${5:-} lse=${6:-}
   local t="tensor<?x?x?x${d}x${dt}>"
+  local m="" margs="" res="$t" rets="%o" lt="tensor<?x?x?xf32>"
+  if [ -n "$mask" ]; then m=", %m: $mask"; margs=" mask(%m : $mask)"; fi
+  if [ -n "$lse" ]; then res="$t, $lt"; rets="%o, %l"; fi
   cat > "$OUT/$name.mlir" <<MLIR
-func.func @k(%q: $t, %k: $t, %v: $t) -> $t {
-  %o = attn.sdpa %q, %k, %v $causal : $t, $t, $t -> $t
-  return %o : $t
+func.func @k(%q: $t, %k: $t, %v: $t$m) -> ($res) {
+  $rets = attn.sdpa %q, %k, %v$margs $causal : $t, $t, $t -> $res
+  return $rets : $res
 }
 MLIR
 }
 for dt in f16 bf16; do
   for d in 64 128; do
     for c in "" causal; do
+      # The generic kernel (ATTN_CUDA_TENSOR_CORES=0) and the tensor-core one.
       n="generic_${dt}_d${d}${c:+_causal}"
       gen "$n" "$dt" "$d" "$c"
       "$TR" --attn-to-ptx --chip=sm_90a "$OUT/$n.mlir" -o "$OUT/$n.ptx"
-      if [ "$dt" = f16 ]; then
-        n2="tc_${dt}_d${d}${c:+_causal}"
-        cp "$OUT/$n.mlir" "$OUT/$n2.mlir"
-        "$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/$n2.mlir" -o "$OUT/$n2.ptx"
-      fi
+      n2="tc_${dt}_d${d}${c:+_causal}"
+      cp "$OUT/$n.mlir" "$OUT/$n2.mlir"
+      "$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/$n2.mlir" -o "$OUT/$n2.ptx"
     done
   done
 done
+# Masks on the tensor-core kernel, with lse (checked, not timed): a bool mask
+# shared by every batch and head, an additive one per batch shared by heads.
+gen tc_f16_d64_boolmask_lse f16 64 "" "tensor<1x1x?x?xi1>" lse
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_f16_d64_boolmask_lse.mlir" -o "$OUT/tc_f16_d64_boolmask_lse.ptx"
+gen tc_bf16_d128_addmask_causal_lse bf16 128 causal "tensor<?x1x?x?xbf16>" lse
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_bf16_d128_addmask_causal_lse.mlir" -o "$OUT/tc_bf16_d128_addmask_causal_lse.ptx"
 cp "$BUILD/lib/libattn_runtime.so" "$OUT/"
 ls -la "$OUT"

@@ -39,6 +39,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--artifacts", default=".carry/cuda")
 ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
 ap.add_argument("--quick", action="store_true", help="small correctness set only")
+ap.add_argument("--only", default="",
+                help="comma-separated substrings: run only kernels whose name has one")
 ap.add_argument("--budget-s", type=float, default=420.0,
                 help="stop timing new configs after this many seconds")
 args = ap.parse_args()
@@ -71,10 +73,16 @@ class Kernel:
         self.dtype = TORCH_DT[self.spec.dtype]
         self.causal = bool(self.spec.causal)
         self.D = self.spec.head_dim
+        self.mask = self.spec.mask  # A.ATTN_MASK_*
+        self.lse = bool(self.spec.return_lse)
 
-    def launch(self, q, k, v, out):
+    def launch(self, q, k, v, out, mask=None, lse=None):
         la = A.AttnLaunchArgs()
         la.q, la.k, la.v, la.out = A.tensor(q), A.tensor(k), A.tensor(v), A.tensor(out)
+        if mask is not None:
+            la.mask = A.tensor(mask)
+        if lse is not None:
+            la.lse = A.tensor(lse)
         la.stream = torch.cuda.current_stream().cuda_stream
         st = lib.attn_launch(self.k, ctypes.byref(la))
         if st != A.ATTN_OK:
@@ -87,24 +95,43 @@ def make(B, H, S, D, dtype, bshd=False):
     return torch.randn(B, H, S, D, device=dev, dtype=dtype)
 
 
-def reference(q, k, v, causal, scale):
-    """float64, bottom-right causal, rows with no key -> 0."""
+def reference(q, k, v, causal, scale, mask=None):
+    """float64 out and lse: bottom-right causal, bool keep-mask or additive
+    mask broadcast over B/H; rows with no visible key -> out 0, lse -inf."""
     Hq, Hkv = q.shape[1], k.shape[1]
     kr = k.double().repeat_interleave(Hq // Hkv, dim=1)
     vr = v.double().repeat_interleave(Hq // Hkv, dim=1)
     Sq, Skv = q.shape[2], k.shape[2]
-    mask = None
+    s = torch.einsum("bhqd,bhkd->bhqk", q.double(), kr) * scale
+    if mask is not None:
+        if mask.dtype == torch.bool:
+            s = s.masked_fill(~mask, float("-inf"))
+        else:
+            s = s + mask.double()
     if causal:
         i = torch.arange(Sq, device=dev)[:, None]
         j = torch.arange(Skv, device=dev)[None, :]
-        mask = j <= i + (Skv - Sq)
-    with sdpa_kernel(SDPBackend.MATH):
-        ref = F.scaled_dot_product_attention(q.double(), kr, vr, attn_mask=mask,
-                                             scale=scale)
-    if mask is not None:
-        ref = torch.where(mask.any(-1)[None, None, :, None], ref,
-                          torch.zeros_like(ref))
-    return ref
+        s = s.masked_fill(~(j <= i + (Skv - Sq)), float("-inf"))
+    m = s.amax(-1, keepdim=True)
+    empty = torch.isneginf(m)
+    p = torch.exp(s - torch.where(empty, torch.zeros_like(m), m))
+    l = p.sum(-1, keepdim=True)
+    out = torch.einsum("bhqk,bhkd->bhqd", p, vr) / torch.where(empty, torch.ones_like(l), l)
+    out = torch.where(empty, torch.zeros_like(out), out)
+    lse = torch.where(empty, m, m + torch.log(l)).squeeze(-1)
+    return out, lse
+
+
+def make_mask(kern, B, Hq, Sq, Skv):
+    """The artifact's mask kind, broadcast as its type says (bool: one
+    [1,1,Sq,Skv] for all; additive: [B,1,Sq,Skv]), with row 0 fully masked."""
+    if kern.mask == A.ATTN_MASK_BOOL:
+        m = torch.rand(1, 1, Sq, Skv, device=dev) < 0.7
+        m[:, :, 0, :] = False
+        return m
+    m = (torch.randn(B, 1, Sq, Skv, device=dev) * 2).to(kern.dtype)
+    m[:, :, 0, :] = float("-inf")
+    return m
 
 
 def rel_l2(out, ref):
@@ -117,15 +144,27 @@ def check(kern, B, Hq, Hkv, Sq, Skv, bshd=False):
     k = make(B, Hkv, Skv, D, kern.dtype, bshd)
     v = make(B, Hkv, Skv, D, kern.dtype, bshd)
     out = make(B, Hq, Sq, D, kern.dtype, bshd).fill_(float("nan"))
-    kern.launch(q, k, v, out)
+    mask = make_mask(kern, B, Hq, Sq, Skv) if kern.mask != A.ATTN_MASK_NONE else None
+    lse = (torch.full((B, Hq, Sq), float("nan"), device=dev, dtype=torch.float32)
+           if kern.lse else None)
+    kern.launch(q, k, v, out, mask, lse)
     torch.cuda.synchronize()
     scale = 1.0 / math.sqrt(D)
-    ref = reference(q, k, v, kern.causal, scale)
+    ref, ref_lse = reference(q, k, v, kern.causal, scale, mask)
     nan = bool(torch.isnan(out).any().item())
     err = float("inf") if nan else rel_l2(out, ref)
     maxabs = float("inf") if nan else (out.double() - ref).abs().max().item()
+    lse_err = None
+    if lse is not None:
+        # -inf exactly where the reference has it (rows with no key), else
+        # |lse - ref| <= 1e-3 * max(1, |ref|); NaN never passes.
+        fin = torch.isfinite(ref_lse)
+        same_inf = bool((torch.isneginf(lse) == ~fin).all().item())
+        d = ((lse.double() - ref_lse).abs() / ref_lse.abs().clamp_min(1.0))[fin]
+        lse_err = float("inf") if (not same_inf or torch.isnan(lse).any()) else (
+            d.max().item() if d.numel() else 0.0)
     flash_err = None
-    if (not kern.causal or Sq == Skv) and kern.dtype != torch.float32:
+    if mask is None and (not kern.causal or Sq == Skv) and kern.dtype != torch.float32:
         try:
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                 fo = F.scaled_dot_product_attention(q, k, v, is_causal=kern.causal,
@@ -133,9 +172,9 @@ def check(kern, B, Hq, Hkv, Sq, Skv, bshd=False):
             flash_err = rel_l2(fo, ref)
         except RuntimeError:
             pass
-    ok = (not nan) and err <= TOL[kern.dtype]
+    ok = (not nan) and err <= TOL[kern.dtype] and (lse_err is None or lse_err <= 1e-3)
     return dict(kernel=kern.name, B=B, Hq=Hq, Hkv=Hkv, Sq=Sq, Skv=Skv, D=D,
-                bshd=bshd, nan=nan, rel_l2=err, max_abs=maxabs,
+                bshd=bshd, nan=nan, rel_l2=err, max_abs=maxabs, lse_err=lse_err,
                 flash_rel_l2=flash_err, tol=TOL[kern.dtype], ok=ok)
 
 
@@ -160,6 +199,8 @@ def flops(B, H, Sq, Skv, D, causal):
 
 
 kernels = [Kernel(p) for p in sorted(glob.glob(os.path.join(args.artifacts, "*.json")))]
+if args.only:
+    kernels = [k for k in kernels if any(w in k.name for w in args.only.split(","))]
 print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__,
       "kernels:", [k.name for k in kernels], flush=True)
 
@@ -194,6 +235,8 @@ if not args.quick:
                 break
             D = kern.D
             H, B = 2048 // D, 16384 // S
+            if kern.mask != A.ATTN_MASK_NONE or kern.lse:
+                continue  # checked above; timed without mask and lse
             if not next((c for c in checks if c["kernel"] == kern.name and c["ok"]), None):
                 continue
             torch.manual_seed(S)
@@ -220,7 +263,8 @@ if not args.quick:
 
     # 3. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second
     for kern in kernels:
-        if kern.D != 128 or kern.causal or time.time() - T0 > args.budget_s + 60:
+        if (kern.D != 128 or kern.causal or kern.mask != A.ATTN_MASK_NONE
+                or kern.lse or time.time() - T0 > args.budget_s + 60):
             continue
         for (B, Skv) in ((1, 4096), (1, 32768), (1, 131072), (16, 4096)):
             Hq, Hkv, D = 32, 8, 128
@@ -251,12 +295,13 @@ with open(os.path.join(args.out, "results.json"), "w") as f:
 
 lines = [f"{meta['device']}, PyTorch {meta['torch']}, {meta['date']}.", "",
          "Correctness (rel_l2 vs float64; flash = PyTorch's flash backend on the same inputs):", "",
-         "| kernel | B | Hq | Hkv | Sq | Skv | bshd | rel_l2 | flash rel_l2 | ok |",
-         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+         "| kernel | B | Hq | Hkv | Sq | Skv | bshd | rel_l2 | lse err | flash rel_l2 | ok |",
+         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 for c in checks:
     fe = c.get("flash_rel_l2")
     lines.append(f"| {c['kernel']} | {c['B']} | {c['Hq']} | {c['Hkv']} | {c['Sq']} | {c['Skv']} | "
                  f"{c['bshd']} | {c.get('rel_l2', float('nan')):.2e} | "
+                 f"{'' if c.get('lse_err') is None else format(c['lse_err'], '.1e')} | "
                  f"{'' if fe is None else format(fe, '.2e')} | {'ok' if c['ok'] else 'FAIL ' + c.get('error', '')} |")
 lines += ["", "Prefill, 16k tokens, hidden 2048 (TFLOP/s):", "",
           "| kernel | causal | S | attn | flash | cuDNN | efficient |",

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The whole GPU-machine matrix in one call, from carried files only (no
+# build there): bench/cuda/make_artifacts.sh's output in $ARTIFACTS (default
+# .carry/cuda). Writes under $OUT (default bench-out):
+#   results.{json,csv,md}, tflops.png, run.log  correctness + timings vs PyTorch
+#   memcheck.log    compute-sanitizer memcheck, the quick correctness set, every kernel
+#   racecheck.log   compute-sanitizer racecheck (shared-memory hazards), quick
+#                   set, the tensor-core kernels of each geometry
+#   nvidia-smi.txt  the GPU, driver and clocks
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ART=${ARTIFACTS:-.carry/cuda}
+OUT=${OUT:-bench-out}
+mkdir -p "$OUT"
+nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
+SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+status=0
+python3 bench/cuda/run_h100.py --artifacts "$ART" --out "$OUT" \
+  --budget-s "${BUDGET_S:-300}" > "$OUT/run.log" 2>&1 || status=1
+"$SAN" --tool memcheck --error-exitcode 3 python3 bench/cuda/run_h100.py \
+  --artifacts "$ART" --out "$OUT/memcheck" --quick > "$OUT/memcheck.log" 2>&1 || status=1
+"$SAN" --tool racecheck --error-exitcode 3 python3 bench/cuda/run_h100.py \
+  --artifacts "$ART" --out "$OUT/racecheck" --quick \
+  --only tc_f16_d64_boolmask_lse,tc_bf16_d128_addmask_causal_lse \
+  > "$OUT/racecheck.log" 2>&1 || status=1
+grep -h "correctness:" "$OUT/run.log" "$OUT/memcheck.log" "$OUT/racecheck.log"
+grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log"
+exit $status
