@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Formats scripts/run.sh's per-target results ("target|json" or
-"target|skipped: why" lines on stdin) as a markdown table."""
+"""Formats scripts/run.sh's per-target results as a markdown table. Input
+lines on stdin: "target|json", or "target|skipped: why" (target absent),
+"target|refused: why" (the backend does not support the op) or
+"target|FAILED: why"."""
 import json
 import sys
 

@@ -57,6 +57,8 @@ times it. docs/attn-run.md describes every flag.
   --kv-splits=N              split-KV chunks (0 auto, 1 off)
   --layout=bhsd|bshd         storage of q/k/v/out (bshd: strides, no copy)
   --static-shapes            compile with static B/H/S instead of dynamic
+                             (always on for --target=vulkan, whose kernels
+                             need static shapes)
   --check                    compare with the reference (exit 1 on failure)
   --repeat-check=N           check N times with fresh inputs and poison
   --bench=N                  time N runs after 2 warm-ups (median)
@@ -497,6 +499,9 @@ void record(Outcome &res, const Comparison &c) {
 
 int main(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
+  // The SPIR-V kernels are compiled for one shape (docs/Vulkan.md).
+  if (o.target == ATTN_TARGET_VULKAN)
+    o.staticShapes = true;
 
   attn_context *ctx = nullptr;
   checkStatus(attn_context_create(&ctx), "attn_context_create");
