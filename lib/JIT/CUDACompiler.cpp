@@ -146,7 +146,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
   if (tensorCores) {
     NVGPUGeometry geo = resolveNVGPUGeometry(
         {options.warps, options.stages}, spec.head_dim,
-        spec.value_dim ? spec.value_dim : spec.head_dim, 2);
+        spec.value_dim ? spec.value_dim : spec.head_dim, 2, spec.causal != 0);
     rows = geo.blockQ;
     threads = 32 * geo.warps;
     shared = geo.sharedBytes;

@@ -65,6 +65,15 @@ llvm::cl::opt<bool> clTensorCores(
                    "kernel where it applies (f16, D, Dv multiples of 16 up "
                    "to 128, no mask or dropout)"),
     llvm::cl::init(false));
+llvm::cl::opt<int64_t> clWarps(
+    "warps",
+    llvm::cl::desc("--tensor-cores: warps per workgroup, 4 or 8 (0: 4 for "
+                   "causal attention, else 8)"),
+    llvm::cl::init(0));
+llvm::cl::opt<int64_t> clStages(
+    "stages",
+    llvm::cl::desc("--tensor-cores: depth of the cp.async K/V ring (2-4)"),
+    llvm::cl::init(2));
 llvm::cl::opt<std::string> clMetadata(
     "attn-metadata",
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: where to write the launch "
@@ -115,6 +124,8 @@ LogicalResult attnToCuda(Operation *op, llvm::raw_ostream &os, bool cubin) {
                     : clBlockKv.getNumOccurrences() ? clBlockKv.getValue()
                                                     : 0;
   options.tensorCores = clTensorCores;
+  options.warps = clWarps;
+  options.stages = clStages;
   ::attn::cuda::KernelMetadata metadata;
   std::string ptx, source, error;
   if (mlir::attn::jit::compileCudaKernel(spec, options, ptx, metadata, source,

@@ -68,7 +68,7 @@ struct AttnToNVVMPipelineOptions
   Option<int64_t> warps{
       *this, "warps",
       llvm::cl::desc("Tensor-core kernel: warps per workgroup (16 query rows "
-                     "each), 4 or 8; 0 = 8 when D and Dv <= 64, else 4"),
+                     "each), 4 or 8; 0 = 4 when causal, else 8"),
       llvm::cl::init(0)};
   Option<int64_t> stages{
       *this, "stages",

@@ -139,8 +139,14 @@ public:
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                         MemRefLayoutAttrInterface{}, workgroup()),
         base);
-    body(launch.getThreadIds().x, launch.getBlockIds().x,
-         launch.getBlockIds().y, launch.getBlockIds().z);
+    // Causal: the last query blocks see the most keys. Blocks are scheduled
+    // in blockIdx.x order, so block x takes query block gx - 1 - x and the
+    // longest ones start first (no long tail of heavy blocks at the end).
+    Value qb = launch.getBlockIds().x;
+    if (op.getCausal())
+      qb = sub(sub(launch.getGridSize().x, idx(1)), qb);
+    body(launch.getThreadIds().x, qb, launch.getBlockIds().y,
+         launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -664,7 +670,7 @@ struct ConvertAttnToNVGPUPass
   Option<int64_t> warps{
       *this, "warps",
       llvm::cl::desc("Warps per workgroup (16 query rows each): 4 or 8; 0 = "
-                     "8 when D and Dv <= 64, else 4"),
+                     "4 when causal, else 8"),
       llvm::cl::init(0)};
   Option<int64_t> stages{
       *this, "stages",
@@ -712,7 +718,7 @@ struct ConvertAttnToNVGPUPass
     ConvertAttnToNVGPUOptions o;
     o.warps = warps;
     o.stages = stages;
-    NVGPUGeometry geo = resolveNVGPUGeometry(o, d, dv, 2);
+    NVGPUGeometry geo = resolveNVGPUGeometry(o, d, dv, 2, op.getCausal());
     OpBuilder b(op);
     TensorCoreKernel(b, op.getLoc(), op, q, k, v, mask, outMat.getDest(),
                      lseMat ? lseMat.getDest() : Value(), geo)
@@ -735,10 +741,9 @@ struct ConvertAttnToNVGPUPass
 NVGPUGeometry
 mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                  int64_t headDim, int64_t valueDim,
-                                 int64_t elementBytes) {
+                                 int64_t elementBytes, bool causal) {
   NVGPUGeometry g;
-  g.warps = options.warps ? options.warps
-                          : (headDim <= 64 && valueDim <= 64 ? 8 : 4);
+  g.warps = options.warps ? options.warps : (causal ? 4 : 8);
   g.blockQ = 16 * g.warps;
   g.stages = options.stages;
   int64_t stage = kNVGPUBlockKv * (headDim + valueDim) * elementBytes;

@@ -1,18 +1,22 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu | FileCheck %s
 
-// Causal f16, D = 32: 8 warps (256 threads) per 128 query rows (D <= 64);
+// Causal f16, D = 32: 4 warps (128 threads) per 64 query rows (causal);
 // a ring of 2 K/V stages of 64 keys in dynamic shared memory (2 x 64 x
 // (32 + 32) x 2 bytes = 16384), Q aliasing stage 1.
 // CHECK: memref.global "public" @__attn_tc_dynamic_smem : memref<0xi8, #gpu.address_space<workgroup>> {alignment = 16 : i64}
 // CHECK-LABEL: func.func @causal
 // CHECK-SAME: (%[[Q:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[OUT:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>)
 // CHECK-NOT: attn.sdpa
-// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}) threads({{.*}}) in (%{{.+}} = %c256, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) dynamic_shared_memory_size %c16384_i32
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%[[GX:[a-z0-9_]+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads({{.*}}) in (%{{.+}} = %c128, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) dynamic_shared_memory_size %c16384_i32
 // CHECK: %[[G:.+]] = memref.get_global @__attn_tc_dynamic_smem
 // CHECK: %[[SMEM:.+]] = memref.cast %[[G]] : memref<0xi8, #gpu.address_space<workgroup>> to memref<?xi8, #gpu.address_space<workgroup>>
-// Q (128 x 32) by cp.async into stage 1's space: 16-byte chunks, chunk c of
+// causal: block x takes query block gx - 1 - x, so the blocks that see the
+// most keys are scheduled first
+// CHECK: %[[LAST:.+]] = arith.subi %[[GX]], %c1
+// CHECK: %[[QB:.+]] = arith.subi %[[LAST]], %[[BX]]
+// Q (64 x 32) by cp.async into stage 1's space: 16-byte chunks, chunk c of
 // row r at c ^ swizzle(r), rows past Sq zero-filled (source elements 0)
-// CHECK: %[[QT:.+]] = memref.view %[[SMEM]][%c8192{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[QT:.+]] = memref.view %[[SMEM]][%c8192{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[QOK:.+]] = arith.cmpi ult
 // CHECK: %[[QN:.+]] = arith.select %[[QOK]], %c8{{(_[0-9]+)?}}, %c0{{(_[0-9]+)?}}
 // CHECK: %[[QSW:.+]] = arith.xori
@@ -98,12 +102,12 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 
 // -----
 
-// bf16, D = 128 (4 warps, 64 rows), a bool keep-mask broadcast over B
-// (static 1) and H (dynamic: tested at run time), and lse. Ring: 2 x 64 x
-// 256 x 2 = 65536 bytes, Q (64 x 128) in stage 1.
+// bf16, D = 128, not causal (8 warps, 128 rows), a bool keep-mask
+// broadcast over B (static 1) and H (dynamic: tested at run time), and lse.
+// Ring: 2 x 64 x 256 x 2 = 65536 bytes, Q (128 x 128) in stage 1.
 // CHECK-LABEL: func.func @bf16_mask
 // CHECK-SAME: %[[M:[a-z0-9]+]]: memref<1x?x64x80xi1>
-// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c128, {{.*}} dynamic_shared_memory_size %c65536_i32
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c256, {{.*}} dynamic_shared_memory_size %c65536_i32
 // the mask's H index: 0 when its extent is 1
 // CHECK: %[[HM:.+]] = memref.dim %[[M]], %c1
 // CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[HM]]

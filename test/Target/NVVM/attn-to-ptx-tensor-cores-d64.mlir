@@ -1,7 +1,8 @@
-// The mma.sync kernel for D = 64 (8 warps, 128 query rows per workgroup),
-// f16 and bf16 (nvvm.mma.sync), with a bool mask broadcast over B and H:
-// cp.async, ldmatrix and mma.sync in the PTX, no spills for sm_90a and
-// sm_80, and the metadata for 256 threads and a 32 KB ring.
+// The mma.sync kernel for D = 64, causal (4 warps, 64 query rows per
+// workgroup), f16 and bf16 (nvvm.mma.sync), with a bool mask broadcast over
+// B and H: cp.async, ldmatrix and mma.sync in the PTX, no spills for sm_90a
+// and sm_80, and the metadata for 128 threads and a 32 KB ring (2 stages x
+// 64 keys x (64 + 64) x 2 bytes; Q, 64 x 64, aliases a stage).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: sed s/ELT/f16/g %s > %t/f16.mlir
@@ -28,8 +29,8 @@
 // F16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // BF16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
-// META: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
-// META: "block": [256, 1, 1]
+// META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}
+// META: "block": [128, 1, 1]
 // META: "shared_bytes": 32768
 // META: "align_bytes": 16
 // META: {"field": "data", "tensor": "mask", "type": "ptr"}
