@@ -135,12 +135,15 @@ public:
       return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type");
     if (spec.dropout_p > 0.0)
       return unsupported("dropout is not implemented in the SPIR-V kernels");
-    if (spec.mask != ATTN_MASK_NONE)
-      return unsupported("masks are not implemented in the SPIR-V kernels "
-                         "(causal is)");
-    if (spec.return_lse)
-      return unsupported("lse is not implemented in the SPIR-V kernels");
-    bool f16 = spec.dtype == ATTN_DTYPE_F16;
+    // Masks need no conversion: an i1 buffer becomes one byte per element
+    // (0 or 1, as the cpu path reads them) in 32-bit words, which is how
+    // the runtime stages a bool mask; lse is one more storage buffer.
+    if (spec.mask == ATTN_MASK_ADDITIVE && spec.mask_dtype == ATTN_DTYPE_BF16)
+      return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type "
+                         "(additive mask)");
+    bool f16 = spec.dtype == ATTN_DTYPE_F16 ||
+               (spec.mask == ATTN_MASK_ADDITIVE &&
+                spec.mask_dtype == ATTN_DTYPE_F16);
     if (f16 && !(info.shaderFloat16 && info.storageBuffer16BitAccess))
       return unsupported("device '" + info.name +
                          "' lacks shaderFloat16 / storageBuffer16BitAccess, "
