@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline | FileCheck %s
-// RUN: not attn-opt %s --split-input-file --attn-to-spirv-pipeline=variant=coopmat 2>&1 | FileCheck %s --check-prefix=COOPMAT
+// RUN: not attn-opt %s --attn-to-spirv-pipeline=variant=wmma 2>&1 | FileCheck %s --check-prefix=VARIANT
 
-// COOPMAT: variant 'coopmat' is not implemented; only 'portable' is
+// VARIANT: unknown variant 'wmma' (portable or coopmat)
 
 // One workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
 // Kernel operands are ordered by first use (q, out, k, v), which is why the
