@@ -117,8 +117,11 @@ void mlir::attn::registerAttnSPIRVPipeline() {
   registerPassPipeline(
       "attn-to-spirv-pipeline",
       "Lower attn.sdpa on tensors (static shapes) to a host function that "
-      "launches a spirv.module: the FlashAttention rewrite, bufferization "
-      "with private temporaries, one workgroup per tile, GPU to SPIR-V",
+      "launches a spirv.module. variant=portable: the FlashAttention "
+      "rewrite, bufferization with private temporaries, one workgroup per "
+      "tile, GPU to SPIR-V 1.3; variant=coopmat: one subgroup per "
+      "workgroup on f16 16x16x16 cooperative matrices (SPIR-V 1.6, Vulkan "
+      "memory model)",
       [](OpPassManager &pm, StringRef optionsText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         AttnToSPIRVPipelineOptions opts;
