@@ -467,8 +467,24 @@ struct SPIRVCoopMatKernelPass
     module.walk([&](attn::SdpaOp op) {
       work.push_back({op->getParentOfType<func::FuncOp>(), op});
     });
+    llvm::DenseMap<Operation *, unsigned> perFunction;
     for (auto [fn, op] : work)
-      if (!fn || failed(rewrite(fn, op)))
+      ++perFunction[fn];
+    for (auto [fn, op] : work) {
+      if (!fn) {
+        op.emitError("attn-spirv-coopmat-kernel: attn.sdpa must be in a "
+                     "func.func");
+        return signalPassFailure();
+      }
+      if (perFunction[fn] != 1) {
+        op.emitError("attn-spirv-coopmat-kernel: one attn.sdpa per function "
+                     "(the kernel source form), found ")
+            << perFunction[fn];
+        return signalPassFailure();
+      }
+    }
+    for (auto [fn, op] : work)
+      if (failed(rewrite(fn, op)))
         return signalPassFailure();
   }
 };

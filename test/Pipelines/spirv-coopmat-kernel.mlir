@@ -137,3 +137,12 @@ func.func @strided(%q: memref<1x1x32x16xf16, strided<[?, ?, ?, 1], offset: ?>>, 
   bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x32x16xf16>, memref<1x1x32x16xf16>) -> ()
   return
 }
+
+// -----
+
+func.func @two(%q: tensor<1x1x32x16xf16>, %k: tensor<1x1x32x16xf16>, %v: tensor<1x1x32x16xf16>) -> (tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16>) {
+  // expected-error@+1 {{one attn.sdpa per function (the kernel source form), found 2}}
+  %a = attn.sdpa %q, %k, %v : tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16> -> tensor<1x1x32x16xf16>
+  %b = attn.sdpa %q, %k, %v : tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16> -> tensor<1x1x32x16xf16>
+  return %a, %b : tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16>
+}
