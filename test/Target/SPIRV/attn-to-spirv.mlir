@@ -12,6 +12,8 @@
 // RUN: FileCheck %s --input-file=%t/c.json --check-prefix=COOPMAT
 // RUN: mlir-translate --deserialize-spirv %t/c.spv -o %t/c.mlir
 // RUN: mlir-opt %t/c.mlir --verify-each | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --subgroup-size=64 --block-kv=48 %s -o %t/c64.spv
+// RUN: FileCheck %s --input-file=%t/c64.json --check-prefix=COOPMAT64
 // RUN: not attn-translate --attn-to-spirv --variant=wmma %s -o %t/w.spv 2>&1 | FileCheck %s --check-prefix=VARIANT
 // RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --spirv-metadata=%t/meta.json
 // RUN: FileCheck %s --input-file=%t/meta.json
@@ -42,6 +44,7 @@
 // ROUNDTRIP: spirv.KHR.CooperativeMatrixStore {{.*}} <NonPrivatePointer>
 // ROUNDTRIP: spirv.EntryPoint "GLCompute" @attn_kernel_kernel
 // ROUNDTRIP: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
+// COOPMAT64: "workgroup_size": [64, 1, 1]
 // VARIANT: unknown variant 'wmma' (portable or coopmat)
 func.func @attn_kernel(%q: memref<1x3x32x16xf16>, %k: memref<1x3x48x16xf16>, %v: memref<1x3x48x16xf16>, %out: memref<1x3x32x16xf16>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x3x32x16xf16> to tensor<1x3x32x16xf16>
