@@ -218,21 +218,27 @@ public:
     std::string forced = "auto";
     if (const char *env = std::getenv("ATTN_VULKAN_VARIANT"); env && *env)
       forced = env;
-    if (forced != "auto" && forced != "portable" && forced != "coopmat") {
+    // coopmat-scalar (the coopmat kernel with scalar products, for any
+    // device) is never chosen automatically.
+    if (forced != "auto" && forced != "portable" && forced != "coopmat" &&
+        forced != "coopmat-scalar") {
       error = "vulkan: ATTN_VULKAN_VARIANT='" + forced +
-              "' is not one of auto, portable, coopmat";
+              "' is not one of auto, portable, coopmat, coopmat-scalar";
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     int64_t coopBlockQ = 0, coopBlockKv = 0;
     std::string coopGap;
     if (forced != "portable") {
-      coopGap = coopMatDeviceGap(info);
+      if (forced != "coopmat-scalar")
+        coopGap = coopMatDeviceGap(info);
       if (coopGap.empty())
         coopGap = coopMatSpecGap(spec, info, coopBlockQ, coopBlockKv);
-      if (forced == "coopmat" && !coopGap.empty())
-        return unsupported("ATTN_VULKAN_VARIANT=coopmat: " + coopGap);
+      if (forced != "auto" && !coopGap.empty())
+        return unsupported("ATTN_VULKAN_VARIANT=" + forced + ": " + coopGap);
     }
     bool coopmat = forced != "portable" && coopGap.empty();
+    std::string variantName =
+        forced == "coopmat-scalar" ? forced : coopmat ? "coopmat" : "portable";
 
     // The pipeline names upstream steps textually, so the pass registry
     // must know them (the tools register at startup; libattn does here).
@@ -240,7 +246,7 @@ public:
     std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
 
     result.source =
-        "// vulkan variant: " + std::string(coopmat ? "coopmat" : "portable") +
+        "// vulkan variant: " + variantName +
         (forced != "auto" ? " (ATTN_VULKAN_VARIANT)"
                           : coopmat ? " (auto)" : " (auto: " + coopGap + ")") +
         "\n" + denseKernelSource(spec);
@@ -266,7 +272,7 @@ public:
     }
     mlir::attn::AttnToSPIRVPipelineOptions options;
     if (coopmat) {
-      options.variant = "coopmat";
+      options.variant = variantName;
       options.blockQ = coopBlockQ;
       options.blockKv = coopBlockKv;
       options.subgroupSize = info.subgroupSize;
@@ -318,7 +324,7 @@ public:
     desc.numBuffers = static_cast<uint32_t>(artifact.bindingArgs.size());
     desc.needsFloat16 = artifact.f16;
     desc.needsCooperativeMatrix = artifact.coopMat;
-    if (coopmat)
+    if (coopmat && variantName == "coopmat")
       desc.requiredSubgroupSize = info.subgroupSize;
     std::unique_ptr<vk::Program> program;
     if (attn_status s = vk::createProgram(desc, program, error))

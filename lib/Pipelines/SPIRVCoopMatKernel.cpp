@@ -20,6 +20,10 @@
 //   - O += P V on cooperative matrices, O kept in workgroup memory (f32);
 //   - the owner of each row writes out = O / l (0 for a row that saw no key)
 //     and lse = m ln2 + ln l (-inf for such a row).
+// With scalar-matrices the two products are scalar loops over the same
+// workgroup buffers instead (the invocations split each 16x16 tile's
+// elements): the same kernel for any Vulkan 1.1 device, which is how its
+// structure is checked numerically where no cooperative matrices exist.
 //
 // Workgroup buffers have padded row strides (a multiple of 16 bytes, and not
 // of 128) against bank conflicts. The kernel is built as text and parsed, so
@@ -69,6 +73,11 @@ std::string fp(double v) {
 struct CoopMatParams {
   int64_t B, Hq, Hkv, Sq, Skv, D, Dv, Br, Bc, subgroup;
   bool causal, lse;
+  /// Scalar loops instead of cooperative matrices for the two products
+  /// (each invocation computes elements of the 16x16 tile): the same
+  /// kernel on any Vulkan 1.1 device, which is how its structure is tested
+  /// numerically on devices without VK_KHR_cooperative_matrix.
+  bool scalar = false;
   enum { None, Keep, Additive } mask = None;
   std::string maskElt; // i1, i8 or a float type
   double scale;
@@ -126,6 +135,7 @@ std::string buildKernelText(const CoopMatParams &p) {
   idx("c0", 0);
   idx("c1", 1);
   idx("c16", 16);
+  idx("c256", 256);
   idx("br", p.Br);
   idx("bc", p.Bc);
   idx("d", p.D);
@@ -166,6 +176,31 @@ std::string buildKernelText(const CoopMatParams &p) {
   o << "    scf.for %kb = %c0 to %nkb step %c1 {\n"
     << "      %k0 = arith.muli %kb, %bc : index\n";
   // S = Q K^T.
+  if (p.scalar) {
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %bc step %c16 {\n"
+      << "          scf.for %e = %tx to %c256 step %nsg {\n"
+      << "            %i = arith.divui %e, %c16 : index\n"
+      << "            %j = arith.remui %e, %c16 : index\n"
+      << "            %si = arith.addi %mt, %i : index\n"
+      << "            %sj = arith.addi %nt, %j : index\n"
+      << "            %qr = arith.addi %q0, %si : index\n"
+      << "            %kr = arith.addi %k0, %sj : index\n"
+      << "            %s = scf.for %dd = %c0 to %d step %c1 iter_args(%acc = "
+         "%zero) -> (f32) {\n"
+      << "              %qv = memref.load " << q << "[%b, %h, %qr, %dd] : "
+      << ty(q) << "\n"
+      << "              %kv = memref.load " << k << "[%b, %hk, %kr, %dd] : "
+      << ty(k) << "\n"
+      << "              %qf = arith.extf %qv : f16 to f32\n"
+      << "              %kf = arith.extf %kv : f16 to f32\n"
+      << "              %pr = arith.mulf %qf, %kf : f32\n"
+      << "              %n = arith.addf %acc, %pr : f32\n"
+      << "              scf.yield %n : f32\n"
+      << "            }\n"
+      << "            memref.store %s, %S[%si, %sj] : " << wS << "\n"
+      << "          }\n        }\n      }\n      gpu.barrier\n";
+  } else {
   o << "      scf.for %mt = %c0 to %br step %c16 {\n"
     << "        scf.for %nt = %c0 to %bc step %c16 {\n"
     << "          %s0 = gpu.subgroup_mma_constant_matrix %zero : " << C << "\n"
@@ -186,6 +221,7 @@ std::string buildKernelText(const CoopMatParams &p) {
     << "          gpu.subgroup_mma_store_matrix %s, %S[%mt, %nt] "
        "{leadDimension = " << padS << " : index} : " << C << ", " << wS << "\n"
     << "        }\n      }\n      gpu.barrier\n";
+  }
   // The online softmax, one row per invocation.
   o << "      scf.for %r = %tx to %br step %nsg {\n"
     << "        %qrow = arith.addi %q0, %r : index\n"
@@ -255,6 +291,30 @@ std::string buildKernelText(const CoopMatParams &p) {
     << "          memref.store %o2, %O[%r, %c] : " << wO << "\n"
     << "        }\n      }\n      gpu.barrier\n";
   // O += P V.
+  if (p.scalar) {
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %dv step %c16 {\n"
+      << "          scf.for %e = %tx to %c256 step %nsg {\n"
+      << "            %i = arith.divui %e, %c16 : index\n"
+      << "            %j = arith.remui %e, %c16 : index\n"
+      << "            %oi = arith.addi %mt, %i : index\n"
+      << "            %oj = arith.addi %nt, %j : index\n"
+      << "            %o0 = memref.load %O[%oi, %oj] : " << wO << "\n"
+      << "            %on = scf.for %kt = %c0 to %bc step %c1 iter_args(%acc = "
+         "%o0) -> (f32) {\n"
+      << "              %pv = memref.load %P[%oi, %kt] : " << wP << "\n"
+      << "              %vr = arith.addi %k0, %kt : index\n"
+      << "              %vv = memref.load " << v << "[%b, %hk, %vr, %oj] : "
+      << ty(v) << "\n"
+      << "              %pf = arith.extf %pv : f16 to f32\n"
+      << "              %vf = arith.extf %vv : f16 to f32\n"
+      << "              %pr = arith.mulf %pf, %vf : f32\n"
+      << "              %n = arith.addf %acc, %pr : f32\n"
+      << "              scf.yield %n : f32\n"
+      << "            }\n"
+      << "            memref.store %on, %O[%oi, %oj] : " << wO << "\n"
+      << "          }\n        }\n      }\n      gpu.barrier\n";
+  } else {
   o << "      scf.for %mt = %c0 to %br step %c16 {\n"
     << "        scf.for %nt = %c0 to %dv step %c16 {\n"
     << "          %oc = gpu.subgroup_mma_load_matrix %O[%mt, %nt] "
@@ -276,8 +336,9 @@ std::string buildKernelText(const CoopMatParams &p) {
     << "          gpu.subgroup_mma_store_matrix %on, %O[%mt, %nt] "
        "{leadDimension = " << padO << " : index} : " << C << ", " << wO
     << "\n"
-    << "        }\n      }\n      gpu.barrier\n"
-    << "    }\n";
+    << "        }\n      }\n      gpu.barrier\n";
+  }
+  o << "    }\n";
   // out = O / l, lse = m ln2 + ln l; a row that saw no key: 0 and -inf.
   o << "    scf.for %r = %tx to %br step %nsg {\n"
     << "      %l = memref.load %L[%r] : " << wR << "\n"
@@ -310,10 +371,11 @@ struct SPIRVCoopMatKernelPass
   SPIRVCoopMatKernelPass() = default;
   SPIRVCoopMatKernelPass(const SPIRVCoopMatKernelPass &other)
       : PassWrapper(other) {}
-  SPIRVCoopMatKernelPass(int64_t bq, int64_t bkv, int64_t sg) {
+  SPIRVCoopMatKernelPass(int64_t bq, int64_t bkv, int64_t sg, bool scalar) {
     blockQ = bq;
     blockKv = bkv;
     subgroupSize = sg;
+    scalarMatrices = scalar;
   }
 
   Option<int64_t> blockQ{*this, "block-q",
@@ -328,6 +390,12 @@ struct SPIRVCoopMatKernelPass
       *this, "subgroup-size",
       llvm::cl::desc("Invocations per workgroup: one subgroup"),
       llvm::cl::init(32)};
+  Option<bool> scalarMatrices{
+      *this, "scalar-matrices",
+      llvm::cl::desc("Compute the two products with scalar loops instead of "
+                     "cooperative matrices (same kernel otherwise; for "
+                     "devices without them, and to test it there)"),
+      llvm::cl::init(false)};
 
   StringRef getArgument() const final { return "attn-spirv-coopmat-kernel"; }
   StringRef getDescription() const final {
@@ -422,6 +490,7 @@ struct SPIRVCoopMatKernelPass
     p.Br = blockQ;
     p.Bc = blockKv;
     p.subgroup = subgroupSize;
+    p.scalar = scalarMatrices;
     p.causal = op.getCausal();
     p.lse = op.getLse() != nullptr;
     p.scale = op.getEffectiveScale();
@@ -491,9 +560,9 @@ struct SPIRVCoopMatKernelPass
 } // namespace
 
 std::unique_ptr<Pass> mlir::attn::createSPIRVCoopMatKernelPass(
-    int64_t blockQ, int64_t blockKv, int64_t subgroupSize) {
+    int64_t blockQ, int64_t blockKv, int64_t subgroupSize, bool scalar) {
   return std::make_unique<SPIRVCoopMatKernelPass>(blockQ, blockKv,
-                                                  subgroupSize);
+                                                  subgroupSize, scalar);
 }
 
 void mlir::attn::registerSPIRVCoopMatKernelPass() {

@@ -48,7 +48,8 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // with SPIR-V 1.6 (Vulkan 1.3, which KHR cooperative matrix ops need)
     // and the Vulkan memory model the extension requires.
     pm.addPass(createSPIRVCoopMatKernelPass(opts.blockQ, opts.blockKv,
-                                            opts.subgroupSize));
+                                            opts.subgroupSize,
+                                            /*scalarMatrices=*/false));
     if (failed(addSteps("gpu-kernel-outlining")))
       return failure();
     pm.addPass(createSPIRVEntryPointABIPass());
@@ -62,9 +63,22 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     pm.addPass(createSPIRVVulkanMemoryModelPass());
     return success();
   }
+  if (opts.variant == "coopmat-scalar") {
+    // The same kernel with scalar products: Vulkan 1.1, f16 storage.
+    pm.addPass(createSPIRVCoopMatKernelPass(opts.blockQ, opts.blockKv,
+                                            opts.subgroupSize,
+                                            /*scalarMatrices=*/true));
+    if (failed(addSteps("gpu-kernel-outlining")))
+      return failure();
+    pm.addPass(createSPIRVEntryPointABIPass());
+    return addToSPIRV("Shader,StorageBuffer16BitAccess,Float16",
+                      "SPV_KHR_storage_buffer_storage_class,"
+                      "SPV_KHR_16bit_storage",
+                      "v1.3");
+  }
   if (opts.variant != "portable") {
     error = "attn-to-spirv-pipeline: unknown variant '" + opts.variant +
-            "' (portable or coopmat)";
+            "' (portable, coopmat or coopmat-scalar)";
     return failure();
   }
   // L0 -> L2: the same FlashAttention rewrite as every target. Split-KV is

@@ -1,4 +1,21 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 subgroup-size=32" | FileCheck %s
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 subgroup-size=32 scalar-matrices" | FileCheck %s --check-prefix=SCALAR
+
+// scalar-matrices: the same kernel, the products as scalar loops over each
+// 16x16 tile's 256 elements split among the invocations, f16 widened.
+// SCALAR-LABEL: func.func @attn_kernel
+// SCALAR-NOT: gpu.subgroup_mma
+// SCALAR: scf.for %{{.*}} = %{{.*}} to %c256 step %c32
+// SCALAR: memref.load %arg0
+// SCALAR: memref.load %arg1
+// SCALAR: arith.extf
+// SCALAR: memref.store {{.*}} : memref<32x36xf32, #spirv.storage_class<Workgroup>>
+// SCALAR: math.exp2
+// SCALAR: scf.for %{{.*}} = %{{.*}} to %c256 step %c32
+// SCALAR: memref.load {{.*}} : memref<32x40xf16, #spirv.storage_class<Workgroup>>
+// SCALAR: memref.load %arg2
+// SCALAR-NOT: gpu.subgroup_mma
+// SCALAR-LABEL: func.func @bool_mask
 
 // The kernel source's attn.sdpa becomes one gpu.launch: grid (B*Hq,
 // Sq/Br), one subgroup per workgroup; workgroup memory for S (f32), P (f16)

@@ -1,5 +1,14 @@
 // RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat block-q=16 block-kv=32" | FileCheck %s
 // RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroup-size=64" | FileCheck %s --check-prefix=SG64
+// RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat-scalar" | FileCheck %s --check-prefix=SCALAR
+
+// variant=coopmat-scalar: a Vulkan 1.1 module without cooperative matrices.
+// SCALAR: spirv.module @__spv__attn_kernel_kernel Logical GLSL450 requires #spirv.vce<v1.0,
+// SCALAR-NOT: CooperativeMatrix
+// SCALAR-NOT: VulkanMemoryModel
+// SCALAR: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
+// SCALAR-NOT: spirv.KHR
+// SCALAR: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
 
 // attn-to-spirv-pipeline{variant=coopmat}: one kernel of one subgroup per
 // workgroup on spirv.KHR.CooperativeMatrix* ops, in a SPIR-V 1.6 module with

@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline | FileCheck %s
 // RUN: not attn-opt %s --attn-to-spirv-pipeline=variant=wmma 2>&1 | FileCheck %s --check-prefix=VARIANT
 
-// VARIANT: unknown variant 'wmma' (portable or coopmat)
+// VARIANT: unknown variant 'wmma' (portable, coopmat or coopmat-scalar)
 
 // One workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
 // Kernel operands are ordered by first use (q, out, k, v), which is why the

@@ -84,7 +84,9 @@ struct AttnToSPIRVPipelineOptions
       *this, "variant",
       llvm::cl::desc("portable (Vulkan 1.1, no cooperative matrices) or "
                      "coopmat (VK_KHR_cooperative_matrix, SPIR-V 1.6: f16 "
-                     "16x16x16 with f32 accumulators)"),
+                     "16x16x16 with f32 accumulators) or coopmat-scalar "
+                     "(the coopmat kernel with scalar products, SPIR-V "
+                     "1.3)"),
       llvm::cl::init("portable")};
   Option<int64_t> blockQ{*this, "block-q", llvm::cl::desc("Query tile rows"),
                          llvm::cl::init(16)};
@@ -122,7 +124,8 @@ void registerSPIRVEntryPointABIPass();
 /// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel).
 std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
                                                    int64_t blockKv,
-                                                   int64_t subgroupSize);
+                                                   int64_t subgroupSize,
+                                                   bool scalarMatrices);
 void registerSPIRVCoopMatKernelPass();
 /// Its last step for variant=coopmat: the Vulkan memory model on modules
 /// with cooperative matrices (attn-spirv-vulkan-memory-model).

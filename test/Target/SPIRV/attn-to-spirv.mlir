@@ -45,7 +45,7 @@
 // ROUNDTRIP: spirv.EntryPoint "GLCompute" @attn_kernel_kernel
 // ROUNDTRIP: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
 // COOPMAT64: "workgroup_size": [64, 1, 1]
-// VARIANT: unknown variant 'wmma' (portable or coopmat)
+// VARIANT: unknown variant 'wmma' (portable, coopmat or coopmat-scalar)
 func.func @attn_kernel(%q: memref<1x3x32x16xf16>, %k: memref<1x3x48x16xf16>, %v: memref<1x3x48x16xf16>, %out: memref<1x3x32x16xf16>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x3x32x16xf16> to tensor<1x3x32x16xf16>
   %k_t = bufferization.to_tensor %k restrict : memref<1x3x48x16xf16> to tensor<1x3x48x16xf16>
