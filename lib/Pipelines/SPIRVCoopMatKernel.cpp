@@ -171,7 +171,7 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "    %nkbc = arith.divui %visr, %bc : index\n"
       << "    %nkb = arith.minui %nkbc, %nkbAll : index\n";
   } else {
-    o << "    %nkb = arith.addi %nkbAll, %c0 : index\n";
+      o << "    %nkb = arith.addi %nkbAll, %c0 : index\n";
   }
   o << "    scf.for %kb = %c0 to %nkb step %c1 {\n"
     << "      %k0 = arith.muli %kb, %bc : index\n";
@@ -201,26 +201,26 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "            memref.store %s, %S[%si, %sj] : " << wS << "\n"
       << "          }\n        }\n      }\n      gpu.barrier\n";
   } else {
-  o << "      scf.for %mt = %c0 to %br step %c16 {\n"
-    << "        scf.for %nt = %c0 to %bc step %c16 {\n"
-    << "          %s0 = gpu.subgroup_mma_constant_matrix %zero : " << C << "\n"
-    << "          %qr = arith.addi %q0, %mt : index\n"
-    << "          %kr = arith.addi %k0, %nt : index\n"
-    << "          %s = scf.for %dt = %c0 to %d step %c16 iter_args(%acc = %s0) "
-       "-> (" << C << ") {\n"
-    << "            %qa = gpu.subgroup_mma_load_matrix " << q
-    << "[%b, %h, %qr, %dt] {leadDimension = " << p.D << " : index} : "
-    << ty(q) << " -> " << A << "\n"
-    << "            %kt = gpu.subgroup_mma_load_matrix " << k
-    << "[%b, %hk, %kr, %dt] {leadDimension = " << p.D
-    << " : index, transpose} : " << ty(k) << " -> " << Bm << "\n"
-    << "            %n = gpu.subgroup_mma_compute %qa, %kt, %acc : " << A
-    << ", " << Bm << " -> " << C << "\n"
-    << "            scf.yield %n : " << C << "\n"
-    << "          }\n"
-    << "          gpu.subgroup_mma_store_matrix %s, %S[%mt, %nt] "
-       "{leadDimension = " << padS << " : index} : " << C << ", " << wS << "\n"
-    << "        }\n      }\n      gpu.barrier\n";
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %bc step %c16 {\n"
+      << "          %s0 = gpu.subgroup_mma_constant_matrix %zero : " << C << "\n"
+      << "          %qr = arith.addi %q0, %mt : index\n"
+      << "          %kr = arith.addi %k0, %nt : index\n"
+      << "          %s = scf.for %dt = %c0 to %d step %c16 iter_args(%acc = %s0) "
+         "-> (" << C << ") {\n"
+      << "            %qa = gpu.subgroup_mma_load_matrix " << q
+      << "[%b, %h, %qr, %dt] {leadDimension = " << p.D << " : index} : "
+      << ty(q) << " -> " << A << "\n"
+      << "            %kt = gpu.subgroup_mma_load_matrix " << k
+      << "[%b, %hk, %kr, %dt] {leadDimension = " << p.D
+      << " : index, transpose} : " << ty(k) << " -> " << Bm << "\n"
+      << "            %n = gpu.subgroup_mma_compute %qa, %kt, %acc : " << A
+      << ", " << Bm << " -> " << C << "\n"
+      << "            scf.yield %n : " << C << "\n"
+      << "          }\n"
+      << "          gpu.subgroup_mma_store_matrix %s, %S[%mt, %nt] "
+         "{leadDimension = " << padS << " : index} : " << C << ", " << wS << "\n"
+      << "        }\n      }\n      gpu.barrier\n";
   }
   // The online softmax, one row per invocation.
   o << "      scf.for %r = %tx to %br step %nsg {\n"
@@ -315,28 +315,28 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "            memref.store %on, %O[%oi, %oj] : " << wO << "\n"
       << "          }\n        }\n      }\n      gpu.barrier\n";
   } else {
-  o << "      scf.for %mt = %c0 to %br step %c16 {\n"
-    << "        scf.for %nt = %c0 to %dv step %c16 {\n"
-    << "          %oc = gpu.subgroup_mma_load_matrix %O[%mt, %nt] "
-       "{leadDimension = " << padO << " : index} : " << wO << " -> " << C
-    << "\n"
-    << "          %on = scf.for %kt = %c0 to %bc step %c16 iter_args(%acc = %oc) "
-       "-> (" << C << ") {\n"
-    << "            %pa = gpu.subgroup_mma_load_matrix %P[%mt, %kt] "
-       "{leadDimension = " << padP << " : index} : " << wP << " -> " << A
-    << "\n"
-    << "            %vr = arith.addi %k0, %kt : index\n"
-    << "            %vb = gpu.subgroup_mma_load_matrix " << v
-    << "[%b, %hk, %vr, %nt] {leadDimension = " << p.Dv << " : index} : "
-    << ty(v) << " -> " << Bm << "\n"
-    << "            %n = gpu.subgroup_mma_compute %pa, %vb, %acc : " << A
-    << ", " << Bm << " -> " << C << "\n"
-    << "            scf.yield %n : " << C << "\n"
-    << "          }\n"
-    << "          gpu.subgroup_mma_store_matrix %on, %O[%mt, %nt] "
-       "{leadDimension = " << padO << " : index} : " << C << ", " << wO
-    << "\n"
-    << "        }\n      }\n      gpu.barrier\n";
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %dv step %c16 {\n"
+      << "          %oc = gpu.subgroup_mma_load_matrix %O[%mt, %nt] "
+         "{leadDimension = " << padO << " : index} : " << wO << " -> " << C
+      << "\n"
+      << "          %on = scf.for %kt = %c0 to %bc step %c16 iter_args(%acc = %oc) "
+         "-> (" << C << ") {\n"
+      << "            %pa = gpu.subgroup_mma_load_matrix %P[%mt, %kt] "
+         "{leadDimension = " << padP << " : index} : " << wP << " -> " << A
+      << "\n"
+      << "            %vr = arith.addi %k0, %kt : index\n"
+      << "            %vb = gpu.subgroup_mma_load_matrix " << v
+      << "[%b, %hk, %vr, %nt] {leadDimension = " << p.Dv << " : index} : "
+      << ty(v) << " -> " << Bm << "\n"
+      << "            %n = gpu.subgroup_mma_compute %pa, %vb, %acc : " << A
+      << ", " << Bm << " -> " << C << "\n"
+      << "            scf.yield %n : " << C << "\n"
+      << "          }\n"
+      << "          gpu.subgroup_mma_store_matrix %on, %O[%mt, %nt] "
+         "{leadDimension = " << padO << " : index} : " << C << ", " << wO
+      << "\n"
+      << "        }\n      }\n      gpu.barrier\n";
   }
   o << "    }\n";
   // out = O / l, lse = m ln2 + ln l; a row that saw no key: 0 and -inf.
