@@ -1,7 +1,9 @@
 //===- VulkanCompiler.cpp - the runtime's vulkan target: SPIR-V + Vulkan --===//
 //
 // spec -> kernel source (static shapes, dense layouts) -> attn-to-spirv-
-// pipeline (portable variant) -> SPIR-V words + launch metadata -> a
+// pipeline (coopmat variant where the device has f16 16x16x16 cooperative
+// matrices and the spec fits, else portable; ATTN_VULKAN_VARIANT forces
+// one) -> SPIR-V words + launch metadata -> a
 // Vulkan compute program (runtime/src/vulkan). Launch pointers are host
 // memory: the runtime stages them into device buffers (see Vulkan.h).
 //
@@ -23,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -106,6 +109,67 @@ std::string denseKernelSource(const attn_spec &spec) {
   return s;
 }
 
+/// VK_MAKE_API_VERSION(0, 1, 3, 0) (libattn does not include vulkan.h).
+constexpr uint32_t kVulkan13 = (1u << 22) | (3u << 12);
+
+/// A subgroup-scope f16 x f16 + f32 16x16x16 shape (VkComponentTypeKHR
+/// 0 = f16, 1 = f32; VkScopeKHR 3 = subgroup): what the coopmat kernel uses.
+bool hasCoopMatShape(const vk::DeviceInfo &info) {
+  if (!info.cooperativeMatrix)
+    return false;
+  for (const vk::CoopMatShape &s : info.coopMatShapes)
+    if (s.m == 16 && s.n == 16 && s.k == 16 && s.aType == 0 && s.bType == 0 &&
+        s.cType == 1 && s.resultType == 1 && s.scope == 3 && !s.saturating)
+      return true;
+  return false;
+}
+
+/// Why the device cannot run the coopmat variant; empty when it can.
+std::string coopMatDeviceGap(const vk::DeviceInfo &info) {
+  if (!hasCoopMatShape(info))
+    return "device '" + info.name + "' reports no subgroup-scope f16 x f16 + "
+           "f32 16x16x16 cooperative matrix shape (VK_KHR_cooperative_matrix)";
+  if (!info.vulkanMemoryModel || info.apiVersion < kVulkan13)
+    return "device '" + info.name + "' lacks the Vulkan memory model or "
+           "Vulkan 1.3 (SPIR-V 1.6), which the coopmat kernel needs";
+  if (!info.shaderFloat16 || !info.storageBuffer16BitAccess)
+    return "device '" + info.name + "' lacks shaderFloat16 / "
+           "storageBuffer16BitAccess";
+  if (info.subgroupSize == 0)
+    return "device '" + info.name + "' reports no subgroup size";
+  return "";
+}
+
+/// The coopmat kernel's tiles for `spec`, or why it does not fit.
+std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
+                           int64_t &blockQ, int64_t &blockKv) {
+  int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+  if (spec.dtype != ATTN_DTYPE_F16)
+    return "the coopmat kernel is f16 only (f16 x f16 + f32)";
+  if (spec.head_dim % 16 || dv % 16)
+    return "the coopmat kernel needs head_dim and value_dim multiples of 16";
+  blockQ = spec.block_q > 0 ? spec.block_q : 16;
+  blockKv = spec.block_kv;
+  if (blockKv <= 0)
+    for (int64_t b : {64, 32, 16})
+      if (spec.seq_kv % b == 0) {
+        blockKv = b;
+        break;
+      }
+  if (blockQ % 16 || spec.seq_q % blockQ || blockKv <= 0 || blockKv % 16 ||
+      spec.seq_kv % blockKv)
+    return "the coopmat kernel needs block_q and block_kv multiples of 16 "
+           "dividing seq_q and seq_kv";
+  // Workgroup memory: S (f32), P (f16), O (f32) with padded rows, m and l.
+  int64_t bytes = blockQ * (blockKv + 4) * 4 + blockQ * (blockKv + 8) * 2 +
+                  blockQ * (dv + 4) * 4 + 2 * blockQ * 4;
+  if (bytes > int64_t(info.maxComputeSharedMemorySize))
+    return "the coopmat tiles need " + std::to_string(bytes) +
+           " bytes of shared memory, more than the device's " +
+           std::to_string(info.maxComputeSharedMemorySize);
+  return "";
+}
+
 class VulkanCompiler final : public ::attn::Compiler {
 public:
   attn_status available(std::string &error) override {
@@ -135,23 +199,57 @@ public:
       return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type");
     if (spec.dropout_p > 0.0)
       return unsupported("dropout is not implemented in the SPIR-V kernels");
-    if (spec.mask != ATTN_MASK_NONE)
-      return unsupported("masks are not implemented in the SPIR-V kernels "
-                         "(causal is)");
-    if (spec.return_lse)
-      return unsupported("lse is not implemented in the SPIR-V kernels");
-    bool f16 = spec.dtype == ATTN_DTYPE_F16;
+    // Masks need no conversion: an i1 buffer becomes one byte per element
+    // (0 or 1, as the cpu path reads them) in 32-bit words, which is how
+    // the runtime stages a bool mask; lse is one more storage buffer.
+    if (spec.mask == ATTN_MASK_ADDITIVE && spec.mask_dtype == ATTN_DTYPE_BF16)
+      return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type "
+                         "(additive mask)");
+    bool f16 = spec.dtype == ATTN_DTYPE_F16 ||
+               (spec.mask == ATTN_MASK_ADDITIVE &&
+                spec.mask_dtype == ATTN_DTYPE_F16);
     if (f16 && !(info.shaderFloat16 && info.storageBuffer16BitAccess))
       return unsupported("device '" + info.name +
                          "' lacks shaderFloat16 / storageBuffer16BitAccess, "
                          "which f16 kernels need");
+
+    // The variant: ATTN_VULKAN_VARIANT=portable|coopmat forces one; by
+    // default (auto) coopmat where the device and the spec allow it.
+    std::string forced = "auto";
+    if (const char *env = std::getenv("ATTN_VULKAN_VARIANT"); env && *env)
+      forced = env;
+    // coopmat-scalar (the coopmat kernel with scalar products, for any
+    // device) is never chosen automatically.
+    if (forced != "auto" && forced != "portable" && forced != "coopmat" &&
+        forced != "coopmat-scalar") {
+      error = "vulkan: ATTN_VULKAN_VARIANT='" + forced +
+              "' is not one of auto, portable, coopmat, coopmat-scalar";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    int64_t coopBlockQ = 0, coopBlockKv = 0;
+    std::string coopGap;
+    if (forced != "portable") {
+      if (forced != "coopmat-scalar")
+        coopGap = coopMatDeviceGap(info);
+      if (coopGap.empty())
+        coopGap = coopMatSpecGap(spec, info, coopBlockQ, coopBlockKv);
+      if (forced != "auto" && !coopGap.empty())
+        return unsupported("ATTN_VULKAN_VARIANT=" + forced + ": " + coopGap);
+    }
+    bool coopmat = forced != "portable" && coopGap.empty();
+    std::string variantName =
+        forced == "coopmat-scalar" ? forced : coopmat ? "coopmat" : "portable";
 
     // The pipeline names upstream steps textually, so the pass registry
     // must know them (the tools register at startup; libattn does here).
     static std::once_flag registerOnce;
     std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
 
-    result.source = denseKernelSource(spec);
+    result.source =
+        "// vulkan variant: " + variantName +
+        (forced != "auto" ? " (ATTN_VULKAN_VARIANT)"
+                          : coopmat ? " (auto)" : " (auto: " + coopGap + ")") +
+        "\n" + denseKernelSource(spec);
     DialectRegistry registry;
     mlir::attn::registerAllDialects(registry);
     MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -173,7 +271,12 @@ public:
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     mlir::attn::AttnToSPIRVPipelineOptions options;
-    options.variant = "portable"; // coopmat: not built yet (docs/Vulkan.md)
+    if (coopmat) {
+      options.variant = variantName;
+      options.blockQ = coopBlockQ;
+      options.blockKv = coopBlockKv;
+      options.subgroupSize = info.subgroupSize;
+    }
     // Tail tiles would have dynamic shapes, and a kernel has no dynamic
     // private memory: blocks must divide the sequence lengths. By default
     // the largest divisor up to 16 is taken (1 for a prime length: correct,
@@ -184,10 +287,12 @@ public:
           return b;
       return int64_t(1);
     };
-    options.blockQ =
-        spec.block_q > 0 ? spec.block_q : largestDivisor(spec.seq_q, 16);
-    options.blockKv =
-        spec.block_kv > 0 ? spec.block_kv : largestDivisor(spec.seq_kv, 16);
+    if (!coopmat) {
+      options.blockQ =
+          spec.block_q > 0 ? spec.block_q : largestDivisor(spec.seq_q, 16);
+      options.blockKv =
+          spec.block_kv > 0 ? spec.block_kv : largestDivisor(spec.seq_kv, 16);
+    }
     if (spec.seq_q % options.blockQ || spec.seq_kv % options.blockKv)
       return unsupported(
           "block sizes must divide the sequence lengths (block_q " +
@@ -218,6 +323,9 @@ public:
     desc.entry = artifact.entry;
     desc.numBuffers = static_cast<uint32_t>(artifact.bindingArgs.size());
     desc.needsFloat16 = artifact.f16;
+    desc.needsCooperativeMatrix = artifact.coopMat;
+    if (coopmat && variantName == "coopmat")
+      desc.requiredSubgroupSize = info.subgroupSize;
     std::unique_ptr<vk::Program> program;
     if (attn_status s = vk::createProgram(desc, program, error))
       return s;

@@ -85,11 +85,15 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
 
   spirv::ModuleOp spv = spvs.front();
   out.f16 = false;
+  out.coopMat = false;
   if (auto vce = spv.getVceTriple())
-    for (spirv::Capability c : vce->getCapabilities())
+    for (spirv::Capability c : vce->getCapabilities()) {
       if (c == spirv::Capability::Float16 ||
           c == spirv::Capability::StorageBuffer16BitAccess)
         out.f16 = true;
+      if (c == spirv::Capability::CooperativeMatrixKHR)
+        out.coopMat = true;
+    }
   SmallVector<uint32_t> words;
   spirv::SerializationOptions options;
   if (failed(spirv::serialize(spv, words, options)))
@@ -109,6 +113,8 @@ std::string mlir::attn::spirvKernelMetadataJSON(const SPIRVKernelArtifact &a,
   for (size_t i = 0; i < a.bindingArgs.size(); ++i)
     os << (i ? ", " : "") << "{\"set\": 0, \"binding\": " << i
        << ", \"arg\": " << a.bindingArgs[i] << "}";
-  os << "],\n  \"needs_float16\": " << (a.f16 ? "true" : "false") << "\n}\n";
+  os << "],\n  \"needs_float16\": " << (a.f16 ? "true" : "false")
+     << ",\n  \"needs_cooperative_matrix\": "
+     << (a.coopMat ? "true" : "false") << "\n}\n";
   return os.str();
 }

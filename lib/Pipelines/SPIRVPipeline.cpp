@@ -15,12 +15,6 @@ LogicalResult
 mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
                                      const AttnToSPIRVPipelineOptions &opts,
                                      std::string &error) {
-  if (opts.variant != "portable") {
-    // The cooperative-matrix variant (docs/Vulkan.md) is designed, not built.
-    error = "attn-to-spirv-pipeline: variant '" + opts.variant +
-            "' is not implemented; only 'portable' is";
-    return failure();
-  }
   auto addSteps = [&](const std::string &steps) -> LogicalResult {
     std::string parseErrors;
     llvm::raw_string_ostream os(parseErrors);
@@ -30,6 +24,63 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     }
     return success();
   };
+  // The SPIR-V steps shared by both variants, after outlining: subviews
+  // folded into loads/stores, index math to arith, memory spaces to
+  // storage classes, then GPU/SCF/arith/math/memref to SPIR-V.
+  auto addToSPIRV = [&](const std::string &caps,
+                        const std::string &exts,
+                        const std::string &version) {
+    std::string steps = "spirv-attach-target{ver=" + version + " caps=" +
+                        caps + " exts=" + exts + " client_api=Vulkan},";
+    steps += "func.func(lower-affine),"
+             "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},"
+             "convert-math-to-spirv,lower-affine,canonicalize),"
+             "map-memref-spirv-storage-class{client-api=vulkan},"
+             "convert-gpu-to-spirv,"
+             "spirv.module(spirv-lower-abi-attrs,spirv-update-vce,"
+             "canonicalize)";
+    return addSteps(steps);
+  };
+
+  if (opts.variant == "coopmat") {
+    // One gpu.launch on cooperative matrices straight from the kernel
+    // source (SPIRVCoopMatKernel.cpp), then the same GPU -> SPIR-V steps
+    // with SPIR-V 1.6 (Vulkan 1.3, which KHR cooperative matrix ops need)
+    // and the Vulkan memory model the extension requires.
+    pm.addPass(createSPIRVCoopMatKernelPass(opts.blockQ, opts.blockKv,
+                                            opts.subgroupSize,
+                                            /*scalarMatrices=*/false));
+    if (failed(addSteps("gpu-kernel-outlining")))
+      return failure();
+    pm.addPass(createSPIRVEntryPointABIPass());
+    if (failed(addToSPIRV(
+            "Shader,CooperativeMatrixKHR,VulkanMemoryModel,Float16,"
+            "StorageBuffer16BitAccess",
+            "SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
+            "SPV_KHR_cooperative_matrix,SPV_KHR_vulkan_memory_model",
+            "v1.6")))
+      return failure();
+    pm.addPass(createSPIRVVulkanMemoryModelPass());
+    return success();
+  }
+  if (opts.variant == "coopmat-scalar") {
+    // The same kernel with scalar products: Vulkan 1.1, f16 storage.
+    pm.addPass(createSPIRVCoopMatKernelPass(opts.blockQ, opts.blockKv,
+                                            opts.subgroupSize,
+                                            /*scalarMatrices=*/true));
+    if (failed(addSteps("gpu-kernel-outlining")))
+      return failure();
+    pm.addPass(createSPIRVEntryPointABIPass());
+    return addToSPIRV("Shader,StorageBuffer16BitAccess,Float16",
+                      "SPV_KHR_storage_buffer_storage_class,"
+                      "SPV_KHR_16bit_storage",
+                      "v1.3");
+  }
+  if (opts.variant != "portable") {
+    error = "attn-to-spirv-pipeline: unknown variant '" + opts.variant +
+            "' (portable, coopmat or coopmat-scalar)";
+    return failure();
+  }
   // L0 -> L2: the same FlashAttention rewrite as every target. Split-KV is
   // off: its merge would be a second kernel.
   AttnTileSdpaPassOptions tile;
@@ -62,7 +113,6 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   if (failed(addSteps(gpuSteps)))
     return failure();
   pm.addPass(createSPIRVEntryPointABIPass());
-  gpuSteps = "";
   // Vulkan 1.1 (SPIR-V 1.3); 16-bit storage and arithmetic only for f16.
   std::string caps = "Shader";
   std::string exts = "SPV_KHR_storage_buffer_storage_class";
@@ -70,28 +120,22 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     caps += ",StorageBuffer16BitAccess,Float16";
     exts += ",SPV_KHR_16bit_storage";
   }
-  gpuSteps += "spirv-attach-target{ver=v1.3 caps=" + caps + " exts=" + exts +
-              " client_api=Vulkan},";
-  // Subviews folded into loads/stores, index math to arith, memory spaces
-  // to storage classes, then GPU/SCF/arith/math/memref to SPIR-V.
-  gpuSteps += "func.func(lower-affine),"
-              "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},convert-math-to-spirv,"
-              "lower-affine,canonicalize),"
-              "map-memref-spirv-storage-class{client-api=vulkan},"
-              "convert-gpu-to-spirv,"
-              "spirv.module(spirv-lower-abi-attrs,spirv-update-vce,"
-              "canonicalize)";
-  return addSteps(gpuSteps);
+  return addToSPIRV(caps, exts, "v1.3");
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVBufferizePass();
   registerSPIRVEntryPointABIPass();
+  registerSPIRVCoopMatKernelPass();
+  registerSPIRVVulkanMemoryModelPass();
   registerPassPipeline(
       "attn-to-spirv-pipeline",
       "Lower attn.sdpa on tensors (static shapes) to a host function that "
-      "launches a spirv.module: the FlashAttention rewrite, bufferization "
-      "with private temporaries, one workgroup per tile, GPU to SPIR-V",
+      "launches a spirv.module. variant=portable: the FlashAttention "
+      "rewrite, bufferization with private temporaries, one workgroup per "
+      "tile, GPU to SPIR-V 1.3; variant=coopmat: one subgroup per "
+      "workgroup on f16 16x16x16 cooperative matrices (SPIR-V 1.6, Vulkan "
+      "memory model)",
       [](OpPassManager &pm, StringRef optionsText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         AttnToSPIRVPipelineOptions opts;

@@ -1,7 +1,7 @@
 // RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline | FileCheck %s
-// RUN: not attn-opt %s --split-input-file --attn-to-spirv-pipeline=variant=coopmat 2>&1 | FileCheck %s --check-prefix=COOPMAT
+// RUN: not attn-opt %s --attn-to-spirv-pipeline=variant=wmma 2>&1 | FileCheck %s --check-prefix=VARIANT
 
-// COOPMAT: variant 'coopmat' is not implemented; only 'portable' is
+// VARIANT: unknown variant 'wmma' (portable, coopmat or coopmat-scalar)
 
 // One workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
 // Kernel operands are ordered by first use (q, out, k, v), which is why the
@@ -70,5 +70,31 @@ func.func @half(%q: memref<1x1x32x16xf16>, %k: memref<1x1x32x16xf16>, %v: memref
   %v_t = bufferization.to_tensor %v restrict : memref<1x1x32x16xf16> to tensor<1x1x32x16xf16>
   %o = attn.sdpa %q_t, %k_t, %v_t : tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16> -> tensor<1x1x32x16xf16>
   bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x32x16xf16>, memref<1x1x32x16xf16>) -> ()
+  return
+}
+
+// -----
+
+// A bool mask and lse: the i1 mask is a storage buffer of 32-bit words
+// holding one byte per element (0 or 1: what the runtime stages), read by
+// shifting the element's byte out; the keep decision selects -inf. lse is
+// one more f32 storage buffer, -inf for a row that saw no key.
+// CHECK-LABEL: func.func @mask_lse
+// CHECK: gpu.launch_func @mask_lse_kernel
+// CHECK: spirv.module @__spv__mask_lse_kernel
+// CHECK-DAG: spirv.GlobalVariable @mask_lse_kernel_arg_{{[0-9]}} bind(0, {{[0-9]}}) : !spirv.ptr<!spirv.struct<(!spirv.array<512 x i32, stride=4> [0])>, StorageBuffer>
+// CHECK-DAG: spirv.GlobalVariable @mask_lse_kernel_arg_{{[0-9]}} bind(0, {{[0-9]}}) : !spirv.ptr<!spirv.struct<(!spirv.array<64 x f32, stride=4> [0])>, StorageBuffer>
+// CHECK: spirv.ShiftRightArithmetic
+// CHECK: spirv.BitwiseAnd {{.*}}, %cst255_i32
+// CHECK: spirv.Select
+// CHECK: spirv.GL.Log
+func.func @mask_lse(%q: memref<1x2x32x16xf32>, %k: memref<1x2x32x16xf32>, %v: memref<1x2x32x16xf32>, %mask: memref<1x2x32x32xi1>, %out: memref<1x2x32x16xf32>, %lse: memref<1x2x32xf32>) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x2x32x16xf32> to tensor<1x2x32x16xf32>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x2x32x16xf32> to tensor<1x2x32x16xf32>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x2x32x16xf32> to tensor<1x2x32x16xf32>
+  %mask_t = bufferization.to_tensor %mask restrict : memref<1x2x32x32xi1> to tensor<1x2x32x32xi1>
+  %o, %l = attn.sdpa %q_t, %k_t, %v_t mask(%mask_t : tensor<1x2x32x32xi1>) : tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32>, tensor<1x2x32x16xf32> -> tensor<1x2x32x16xf32>, tensor<1x2x32xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x2x32x16xf32>, memref<1x2x32x16xf32>) -> ()
+  bufferization.materialize_in_destination %l in restrict writable %lse : (tensor<1x2x32xf32>, memref<1x2x32xf32>) -> ()
   return
 }

@@ -47,6 +47,11 @@ llvm::cl::opt<std::string>
     clVariant("variant",
               llvm::cl::desc("--attn-to-spirv: portable or coopmat"),
               llvm::cl::init("portable"));
+llvm::cl::opt<int64_t> clSubgroupSize(
+    "subgroup-size",
+    llvm::cl::desc("--attn-to-spirv --variant=coopmat: invocations per "
+                   "workgroup, one subgroup of the target device"),
+    llvm::cl::init(32));
 llvm::cl::opt<std::string>
     clSpirvMetadata("spirv-metadata",
                llvm::cl::desc("--attn-to-spirv: where to write the launch "
@@ -206,6 +211,7 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
     options.variant = clVariant;
     options.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 16;
     options.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 16;
+    options.subgroupSize = clSubgroupSize;
     std::string error;
     if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, error)))
       return module.emitError(error);

@@ -93,12 +93,20 @@ struct AttnToSPIRVPipelineOptions
   Option<std::string> variant{
       *this, "variant",
       llvm::cl::desc("portable (Vulkan 1.1, no cooperative matrices) or "
-                     "coopmat (not implemented yet)"),
+                     "coopmat (VK_KHR_cooperative_matrix, SPIR-V 1.6: f16 "
+                     "16x16x16 with f32 accumulators) or coopmat-scalar "
+                     "(the coopmat kernel with scalar products, SPIR-V "
+                     "1.3)"),
       llvm::cl::init("portable")};
   Option<int64_t> blockQ{*this, "block-q", llvm::cl::desc("Query tile rows"),
                          llvm::cl::init(16)};
   Option<int64_t> blockKv{*this, "block-kv", llvm::cl::desc("Key block size"),
                           llvm::cl::init(16)};
+  Option<int64_t> subgroupSize{
+      *this, "subgroup-size",
+      llvm::cl::desc("coopmat: invocations per workgroup, one subgroup of "
+                     "the device"),
+      llvm::cl::init(32)};
   Option<bool> f16{
       *this, "f16",
       llvm::cl::desc("Target devices with 16-bit storage and Float16 (the "
@@ -122,6 +130,18 @@ void registerSPIRVBufferizePass();
 std::unique_ptr<Pass> createSPIRVEntryPointABIPass();
 void registerSPIRVEntryPointABIPass();
 
+/// Its first step for variant=coopmat: the kernel source's attn.sdpa as one
+/// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel).
+std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
+                                                   int64_t blockKv,
+                                                   int64_t subgroupSize,
+                                                   bool scalarMatrices);
+void registerSPIRVCoopMatKernelPass();
+/// Its last step for variant=coopmat: the Vulkan memory model on modules
+/// with cooperative matrices (attn-spirv-vulkan-memory-model).
+std::unique_ptr<Pass> createSPIRVVulkanMemoryModelPass();
+void registerSPIRVVulkanMemoryModelPass();
+
 /// A kernel lowered by attn-to-spirv-pipeline, ready for a Vulkan runtime.
 struct SPIRVKernelArtifact {
   std::vector<uint32_t> words; // the serialized spirv.module
@@ -133,6 +153,7 @@ struct SPIRVKernelArtifact {
   /// bindingArgs[i].
   std::vector<unsigned> bindingArgs;
   bool f16 = false; // needs Float16 / 16-bit storage
+  bool coopMat = false; // needs CooperativeMatrixKHR (+ Vulkan memory model)
 };
 
 /// Reads the artifact off a module after attn-to-spirv-pipeline; fails with

@@ -197,6 +197,9 @@ attn_status Device::open(std::string &error) {
   VkPhysicalDeviceSubgroupSizeControlFeatures ssc{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   CoopMatFeaturesKHR coop{kCoopMatFeaturesSType, nullptr, VK_FALSE, VK_FALSE};
+  bool hasVmmExt = v12 || hasExtension(exts, "VK_KHR_vulkan_memory_model");
+  VkPhysicalDeviceVulkanMemoryModelFeatures vmm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   void **tail = &features.pNext;
   auto chain = [&](auto &s) {
@@ -210,7 +213,10 @@ attn_status Device::open(std::string &error) {
     chain(ssc);
   if (hasCoopMat)
     chain(coop);
+  if (hasVmmExt)
+    chain(vmm);
   vk.vkGetPhysicalDeviceFeatures2(physical, &features);
+  info.vulkanMemoryModel = hasVmmExt && vmm.vulkanMemoryModel;
   info.storageBuffer16BitAccess = storage16.storageBuffer16BitAccess;
   info.shaderFloat16 = hasF16Ext && f16.shaderFloat16;
   info.subgroupSizeControl = hasSscExt && ssc.subgroupSizeControl;
@@ -275,6 +281,9 @@ attn_status Device::open(std::string &error) {
   enSsc.subgroupSizeControl = info.subgroupSizeControl;
   CoopMatFeaturesKHR enCoop{kCoopMatFeaturesSType, nullptr,
                             info.cooperativeMatrix, VK_FALSE};
+  VkPhysicalDeviceVulkanMemoryModelFeatures enVmm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  enVmm.vulkanMemoryModel = info.vulkanMemoryModel;
   VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   tail = &enabled.pNext;
   chain(enStorage16);
@@ -292,6 +301,11 @@ attn_status Device::open(std::string &error) {
   if (info.cooperativeMatrix) {
     chain(enCoop);
     enabledExts.push_back(kCoopMatExtension);
+  }
+  if (hasVmmExt) {
+    chain(enVmm);
+    if (!v12)
+      enabledExts.push_back("VK_KHR_vulkan_memory_model");
   }
   if (!v12 && hasExtension(exts, "VK_KHR_16bit_storage"))
     enabledExts.push_back("VK_KHR_16bit_storage");
@@ -526,6 +540,14 @@ public:
     cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     cpci.stage.module = module;
     cpci.stage.pName = desc.entry.c_str();
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroupSize{
+        VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+    if (desc.requiredSubgroupSize &&
+        desc.requiredSubgroupSize != d.info.subgroupSize) {
+      // createProgram checked that subgroup size control allows it.
+      subgroupSize.requiredSubgroupSize = desc.requiredSubgroupSize;
+      cpci.stage.pNext = &subgroupSize;
+    }
     cpci.layout = layout;
     r = vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cpci, nullptr,
                                     &pipeline);
@@ -789,6 +811,28 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
     error = "vulkan: device '" + d->info.name +
             "' lacks shaderFloat16 or storageBuffer16BitAccess, which f16 "
             "kernels need";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if (desc.needsCooperativeMatrix &&
+      !(d->info.cooperativeMatrix && d->info.vulkanMemoryModel &&
+        d->info.apiVersion >= VK_API_VERSION_1_3)) {
+    error = "vulkan: device '" + d->info.name +
+            "' lacks VK_KHR_cooperative_matrix, the Vulkan memory model or "
+            "Vulkan 1.3 (SPIR-V 1.6), which cooperative-matrix kernels need";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if (desc.requiredSubgroupSize &&
+      desc.requiredSubgroupSize != d->info.subgroupSize &&
+      !(d->info.subgroupSizeControl &&
+        desc.requiredSubgroupSize >= d->info.minSubgroupSize &&
+        desc.requiredSubgroupSize <= d->info.maxSubgroupSize)) {
+    error = "vulkan: the program needs subgroups of " +
+            std::to_string(desc.requiredSubgroupSize) + " invocations; device '" +
+            d->info.name + "' has " + std::to_string(d->info.subgroupSize) +
+            (d->info.subgroupSizeControl
+                 ? " (sizes " + std::to_string(d->info.minSubgroupSize) + ".." +
+                       std::to_string(d->info.maxSubgroupSize) + ")"
+                 : " and no subgroup size control");
     return ATTN_ERROR_UNSUPPORTED;
   }
   if (desc.pushConstantBytes > d->info.maxPushConstantsSize) {

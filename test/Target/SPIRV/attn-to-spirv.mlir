@@ -5,7 +5,16 @@
 // RUN: attn-translate --attn-to-spirv --variant=portable %s -o %t/k.spv
 // RUN: FileCheck %s --input-file=%t/k.json
 // RUN: od -A n -t x4 -N 4 %t/k.spv | FileCheck %s --check-prefix=MAGIC
-// RUN: not attn-translate --attn-to-spirv --variant=coopmat %s -o %t/c.spv 2>&1 | FileCheck %s --check-prefix=COOPMAT
+// The coopmat variant: its metadata, and its words deserialized back into
+// MLIR (spirv-val here predates SPV_KHR_cooperative_matrix), re-verified
+// by mlir-opt and checked for the ops, capabilities and memory model.
+// RUN: attn-translate --attn-to-spirv --variant=coopmat %s -o %t/c.spv
+// RUN: FileCheck %s --input-file=%t/c.json --check-prefix=COOPMAT
+// RUN: mlir-translate --deserialize-spirv %t/c.spv -o %t/c.mlir
+// RUN: mlir-opt %t/c.mlir --verify-each | FileCheck %s --check-prefix=ROUNDTRIP
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --subgroup-size=64 --block-kv=48 %s -o %t/c64.spv
+// RUN: FileCheck %s --input-file=%t/c64.json --check-prefix=COOPMAT64
+// RUN: not attn-translate --attn-to-spirv --variant=wmma %s -o %t/w.spv 2>&1 | FileCheck %s --check-prefix=VARIANT
 // RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --spirv-metadata=%t/meta.json
 // RUN: FileCheck %s --input-file=%t/meta.json
 
@@ -20,9 +29,23 @@
 // CHECK: "host_args": 4
 // CHECK: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 3}]
 // CHECK: "needs_float16": true
+// CHECK: "needs_cooperative_matrix": false
 
 // MAGIC: 07230203
-// COOPMAT: variant 'coopmat' is not implemented; only 'portable' is
+// COOPMAT: "variant": "coopmat"
+// COOPMAT: "workgroups": [3, 2, 1]
+// COOPMAT: "workgroup_size": [32, 1, 1]
+// COOPMAT: "needs_float16": true
+// COOPMAT: "needs_cooperative_matrix": true
+// ROUNDTRIP: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}CooperativeMatrixKHR{{.*}}VulkanMemoryModel{{.*}}], [{{.*}}SPV_KHR_cooperative_matrix{{.*}}SPV_KHR_vulkan_memory_model{{.*}}]>
+// ROUNDTRIP: spirv.GlobalVariable {{.*}} Workgroup>
+// ROUNDTRIP: spirv.KHR.CooperativeMatrixLoad {{.*}} <ColumnMajor>
+// ROUNDTRIP: spirv.KHR.CooperativeMatrixMulAdd
+// ROUNDTRIP: spirv.KHR.CooperativeMatrixStore {{.*}} <NonPrivatePointer>
+// ROUNDTRIP: spirv.EntryPoint "GLCompute" @attn_kernel_kernel
+// ROUNDTRIP: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
+// COOPMAT64: "workgroup_size": [64, 1, 1]
+// VARIANT: unknown variant 'wmma' (portable, coopmat or coopmat-scalar)
 func.func @attn_kernel(%q: memref<1x3x32x16xf16>, %k: memref<1x3x48x16xf16>, %v: memref<1x3x48x16xf16>, %out: memref<1x3x32x16xf16>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x3x32x16xf16> to tensor<1x3x32x16xf16>
   %k_t = bufferization.to_tensor %k restrict : memref<1x3x48x16xf16> to tensor<1x3x48x16xf16>

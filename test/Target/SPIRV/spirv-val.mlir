@@ -1,5 +1,6 @@
 // The portable variant validates as Vulkan 1.1 SPIR-V (f32 and f16, causal
-// and not, a single tile).
+// and not, a single tile), and so does the coopmat kernel with scalar
+// products.
 // REQUIRES: spirv-val
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-spirv %S/attn-to-spirv.mlir -o %t/f16.spv
@@ -8,6 +9,9 @@
 // RUN: %spirv_val --target-env vulkan1.1 %t/f32.spv
 // RUN: attn-translate --attn-to-spirv --block-q=4 --block-kv=8 %s -o %t/small.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/small.spv
+// The coopmat kernel with scalar products (all of it but the matrix ops).
+// RUN: attn-translate --attn-to-spirv --variant=coopmat-scalar %S/attn-to-spirv.mlir -o %t/coopmat-scalar.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/coopmat-scalar.spv
 func.func @attn_kernel(%q: memref<1x1x8x32xf32>, %k: memref<1x1x32x32xf32>, %v: memref<1x1x32x8xf32>, %out: memref<1x1x8x8xf32>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x1x8x32xf32> to tensor<1x1x8x32xf32>
   %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x32xf32> to tensor<1x1x32x32xf32>

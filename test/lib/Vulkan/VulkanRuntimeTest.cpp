@@ -68,13 +68,14 @@ TEST(VulkanRuntime, DeviceInfo) {
     EXPECT_TRUE(info.coopMatShapes.empty());
   std::printf("device %u '%s': api %u.%u, fp16 %d, 16-bit storage %d, "
               "subgroup %u [%u, %u] (size control %d), coopmat %d (%zu "
-              "shapes), shared %u B, timestamps %d\n",
+              "shapes), vulkan memory model %d, shared %u B, timestamps %d\n",
               info.index, info.name.c_str(), info.apiVersion >> 22,
               (info.apiVersion >> 12) & 0x3ff, info.shaderFloat16,
               info.storageBuffer16BitAccess, info.subgroupSize,
               info.minSubgroupSize, info.maxSubgroupSize,
               info.subgroupSizeControl, info.cooperativeMatrix,
-              info.coopMatShapes.size(), info.maxComputeSharedMemorySize,
+              info.coopMatShapes.size(), info.vulkanMemoryModel,
+              info.maxComputeSharedMemorySize,
               info.timestamps);
 }
 
@@ -136,6 +137,25 @@ TEST(VulkanRuntime, RejectsBadPrograms) {
   desc.pushConstantBytes = info.maxPushConstantsSize + 4;
   EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);
   EXPECT_NE(error.find("push constants"), std::string::npos) << error;
+
+  // A cooperative-matrix program where the device has none (lavapipe), and
+  // a subgroup size the device cannot be made to use.
+  if (!(info.cooperativeMatrix && info.vulkanMemoryModel &&
+        info.apiVersion >= ((1u << 22) | (3u << 12)))) {
+    desc = axpyDesc();
+    desc.needsCooperativeMatrix = true;
+    EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);
+    EXPECT_NE(error.find("VK_KHR_cooperative_matrix"), std::string::npos)
+        << error;
+  }
+  desc = axpyDesc();
+  desc.requiredSubgroupSize = info.maxSubgroupSize * 2;
+  EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(error.find("subgroups of"), std::string::npos) << error;
+  // The device's own size is always accepted.
+  desc = axpyDesc();
+  desc.requiredSubgroupSize = info.subgroupSize;
+  EXPECT_EQ(createProgram(desc, program, error), ATTN_OK) << error;
 }
 
 TEST(VulkanRuntime, RejectsBadRuns) {

@@ -46,6 +46,7 @@ struct DeviceInfo {
   uint32_t subgroupSize = 0;
   uint32_t minSubgroupSize = 0, maxSubgroupSize = 0;
   bool cooperativeMatrix = false; // extension present and feature enabled
+  bool vulkanMemoryModel = false;  // 1.2 core or VK_KHR_vulkan_memory_model
   std::vector<CoopMatShape> coopMatShapes;
   uint32_t maxComputeSharedMemorySize = 0;
   uint32_t maxComputeWorkGroupCount[3] = {0, 0, 0};
@@ -86,6 +87,11 @@ struct ProgramDesc {
   uint32_t numBuffers = 0;     // storage buffers at set 0, bindings 0..n-1
   uint32_t pushConstantBytes = 0;
   bool needsFloat16 = false;   // shaderFloat16 + 16-bit storage
+  /// CooperativeMatrixKHR + the Vulkan memory model (SPIR-V 1.6: Vulkan 1.3).
+  bool needsCooperativeMatrix = false;
+  /// The workgroup must be one subgroup of this size (0: any). Set through
+  /// subgroup size control when the device's default differs.
+  uint32_t requiredSubgroupSize = 0;
 };
 
 /// A compute pipeline on the device. Runs serialize on the device's queue.

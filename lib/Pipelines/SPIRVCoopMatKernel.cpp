@@ -1,0 +1,570 @@
+//===- SPIRVCoopMatKernel.cpp - attn.sdpa as a cooperative-matrix kernel --===//
+//
+// The first step of attn-to-spirv-pipeline{variant=coopmat}. It replaces the
+// body of a kernel-source function (memref arguments, bufferization.to_tensor
+// of them, one attn.sdpa, bufferization.materialize_in_destination of its
+// results into arguments; the form jit::buildKernelSource emits) with one
+// gpu.launch that computes the same attention with cooperative matrices
+// (gpu.subgroup_mma_*, which convert-gpu-to-spirv turns into
+// spirv.KHR.CooperativeMatrix*):
+//
+//   - grid (B*Hq, Sq/Br); a workgroup is ONE subgroup (subgroup-size
+//     invocations) and owns Br query rows;
+//   - per key block of Bc keys: S = Q K^T on 16x16x16 f16 tiles with f32
+//     accumulators (Q and K^T loaded straight from the storage buffers, K^T
+//     as a column-major load of K), stored to workgroup memory;
+//   - the online softmax runs with each invocation owning whole rows of S
+//     (a cooperative matrix's elements cannot be addressed): scale, causal
+//     and explicit masks, running max/sum in workgroup memory, P = exp2(S -
+//     m) written as f16, the row of O rescaled;
+//   - O += P V on cooperative matrices, O kept in workgroup memory (f32);
+//   - the owner of each row writes out = O / l (0 for a row that saw no key)
+//     and lse = m ln2 + ln l (-inf for such a row).
+// With scalar-matrices the two products are scalar loops over the same
+// workgroup buffers instead (the invocations split each 16x16 tile's
+// elements): the same kernel for any Vulkan 1.1 device, which is how its
+// structure is checked numerically where no cooperative matrices exist.
+//
+// Workgroup buffers have padded row strides (a multiple of 16 bytes, and not
+// of 128) against bank conflicts. The kernel is built as text and parsed, so
+// what it computes reads like the MLIR it is.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/AsmParser/AsmParser.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+using namespace mlir;
+
+namespace {
+
+std::string typeStr(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  t.print(os);
+  return s;
+}
+
+std::string fp(double v) {
+  if (std::isinf(v))
+    return v < 0 ? "0xFF800000" : "0x7F800000";
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.9e", v);
+  return buf;
+}
+
+/// Everything the kernel text depends on.
+struct CoopMatParams {
+  int64_t B, Hq, Hkv, Sq, Skv, D, Dv, Br, Bc, subgroup;
+  bool causal, lse;
+  /// Scalar loops instead of cooperative matrices for the two products
+  /// (each invocation computes elements of the 16x16 tile): the same
+  /// kernel on any Vulkan 1.1 device, which is how its structure is tested
+  /// numerically on devices without VK_KHR_cooperative_matrix.
+  bool scalar = false;
+  enum { None, Keep, Additive } mask = None;
+  std::string maskElt; // i1, i8 or a float type
+  double scale;
+  SmallVector<std::string> argTypes; // q, k, v, [mask], out, [lse]
+};
+
+/// The replacement body: `func.func @f(<args>) { gpu.launch ... return }`.
+std::string buildKernelText(const CoopMatParams &p) {
+  const int64_t padS = p.Bc + 4, padP = p.Bc + 8, padO = p.Dv + 4;
+  const double log2e = 1.4426950408889634;
+  std::ostringstream o;
+  std::string wS = "memref<" + std::to_string(p.Br) + "x" +
+                   std::to_string(padS) + "xf32, #spirv.storage_class<Workgroup>>";
+  std::string wP = "memref<" + std::to_string(p.Br) + "x" +
+                   std::to_string(padP) + "xf16, #spirv.storage_class<Workgroup>>";
+  std::string wO = "memref<" + std::to_string(p.Br) + "x" +
+                   std::to_string(padO) + "xf32, #spirv.storage_class<Workgroup>>";
+  std::string wR = "memref<" + std::to_string(p.Br) +
+                   "xf32, #spirv.storage_class<Workgroup>>";
+  const std::string A = "!gpu.mma_matrix<16x16xf16, \"AOp\">";
+  const std::string Bm = "!gpu.mma_matrix<16x16xf16, \"BOp\">";
+  const std::string C = "!gpu.mma_matrix<16x16xf32, \"COp\">";
+  unsigned a = 0;
+  std::string q = "%arg" + std::to_string(a++), k = "%arg" + std::to_string(a++),
+              v = "%arg" + std::to_string(a++);
+  std::string mask = p.mask != CoopMatParams::None ? "%arg" + std::to_string(a++)
+                                                   : "";
+  std::string out = "%arg" + std::to_string(a++);
+  std::string lse = p.lse ? "%arg" + std::to_string(a++) : "";
+  const auto &T = p.argTypes;
+  auto ty = [&](const std::string &name) -> const std::string & {
+    unsigned i = std::stoi(name.substr(4));
+    return T[i];
+  };
+
+  o << "func.func @kernel(";
+  for (unsigned i = 0; i < T.size(); ++i)
+    o << (i ? ", " : "") << "%arg" << i << ": " << T[i];
+  o << ") {\n";
+  o << "  %one = arith.constant 1 : index\n"
+    << "  %gx = arith.constant " << p.B * p.Hq << " : index\n"
+    << "  %gy = arith.constant " << p.Sq / p.Br << " : index\n"
+    << "  %sg = arith.constant " << p.subgroup << " : index\n"
+    << "  gpu.launch blocks(%bx, %by, %bz) in (%gsx = %gx, %gsy = %gy, "
+       "%gsz = %one) threads(%tx, %ty, %tz) in (%bsx = %sg, %bsy = %one, "
+       "%bsz = %one) {\n";
+  o << "    %S = memref.alloc() : " << wS << "\n"
+    << "    %P = memref.alloc() : " << wP << "\n"
+    << "    %O = memref.alloc() : " << wO << "\n"
+    << "    %M = memref.alloc() : " << wR << "\n"
+    << "    %L = memref.alloc() : " << wR << "\n";
+  auto idx = [&](const char *name, int64_t value) {
+    o << "    %" << name << " = arith.constant " << value << " : index\n";
+  };
+  idx("c0", 0);
+  idx("c1", 1);
+  idx("c16", 16);
+  idx("c256", 256);
+  idx("br", p.Br);
+  idx("bc", p.Bc);
+  idx("d", p.D);
+  idx("dv", p.Dv);
+  idx("nsg", p.subgroup);
+  idx("hq", p.Hq);
+  idx("grp", p.Hq / p.Hkv);
+  idx("nkbAll", p.Skv / p.Bc);
+  idx("diag", p.Skv - p.Sq);
+  o << "    %zero = arith.constant 0.0 : f32\n"
+    << "    %ninf = arith.constant 0xFF800000 : f32\n"
+    << "    %sl2e = arith.constant " << fp(p.scale * log2e) << " : f32\n"
+    << "    %l2e = arith.constant " << fp(log2e) << " : f32\n"
+    << "    %ln2 = arith.constant " << fp(std::log(2.0)) << " : f32\n"
+    << "    %b = arith.divui %bx, %hq : index\n"
+    << "    %h = arith.remui %bx, %hq : index\n"
+    << "    %hk = arith.divui %h, %grp : index\n"
+    << "    %q0 = arith.muli %by, %br : index\n";
+  // Running state: m = -inf, l = 0, O = 0 (each invocation its rows).
+  o << "    scf.for %r = %tx to %br step %nsg {\n"
+    << "      memref.store %ninf, %M[%r] : " << wR << "\n"
+    << "      memref.store %zero, %L[%r] : " << wR << "\n"
+    << "      scf.for %c = %c0 to %dv step %c1 {\n"
+    << "        memref.store %zero, %O[%r, %c] : " << wO << "\n"
+    << "      }\n    }\n    gpu.barrier\n";
+  // Key blocks: causal stops after the last block the tile's last row sees.
+  if (p.causal) {
+    o << "    %lastp1 = arith.addi %q0, %br : index\n"
+      << "    %vis = arith.addi %lastp1, %diag : index\n"
+      << "    %visc = arith.maxsi %vis, %c0 : index\n"
+      << "    %bcm1 = arith.subi %bc, %c1 : index\n"
+      << "    %visr = arith.addi %visc, %bcm1 : index\n"
+      << "    %nkbc = arith.divui %visr, %bc : index\n"
+      << "    %nkb = arith.minui %nkbc, %nkbAll : index\n";
+  } else {
+      o << "    %nkb = arith.addi %nkbAll, %c0 : index\n";
+  }
+  o << "    scf.for %kb = %c0 to %nkb step %c1 {\n"
+    << "      %k0 = arith.muli %kb, %bc : index\n";
+  // S = Q K^T.
+  if (p.scalar) {
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %bc step %c16 {\n"
+      << "          scf.for %e = %tx to %c256 step %nsg {\n"
+      << "            %i = arith.divui %e, %c16 : index\n"
+      << "            %j = arith.remui %e, %c16 : index\n"
+      << "            %si = arith.addi %mt, %i : index\n"
+      << "            %sj = arith.addi %nt, %j : index\n"
+      << "            %qr = arith.addi %q0, %si : index\n"
+      << "            %kr = arith.addi %k0, %sj : index\n"
+      << "            %s = scf.for %dd = %c0 to %d step %c1 iter_args(%acc = "
+         "%zero) -> (f32) {\n"
+      << "              %qv = memref.load " << q << "[%b, %h, %qr, %dd] : "
+      << ty(q) << "\n"
+      << "              %kv = memref.load " << k << "[%b, %hk, %kr, %dd] : "
+      << ty(k) << "\n"
+      << "              %qf = arith.extf %qv : f16 to f32\n"
+      << "              %kf = arith.extf %kv : f16 to f32\n"
+      << "              %pr = arith.mulf %qf, %kf : f32\n"
+      << "              %n = arith.addf %acc, %pr : f32\n"
+      << "              scf.yield %n : f32\n"
+      << "            }\n"
+      << "            memref.store %s, %S[%si, %sj] : " << wS << "\n"
+      << "          }\n        }\n      }\n      gpu.barrier\n";
+  } else {
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %bc step %c16 {\n"
+      << "          %s0 = gpu.subgroup_mma_constant_matrix %zero : " << C << "\n"
+      << "          %qr = arith.addi %q0, %mt : index\n"
+      << "          %kr = arith.addi %k0, %nt : index\n"
+      << "          %s = scf.for %dt = %c0 to %d step %c16 iter_args(%acc = %s0) "
+         "-> (" << C << ") {\n"
+      << "            %qa = gpu.subgroup_mma_load_matrix " << q
+      << "[%b, %h, %qr, %dt] {leadDimension = " << p.D << " : index} : "
+      << ty(q) << " -> " << A << "\n"
+      << "            %kt = gpu.subgroup_mma_load_matrix " << k
+      << "[%b, %hk, %kr, %dt] {leadDimension = " << p.D
+      << " : index, transpose} : " << ty(k) << " -> " << Bm << "\n"
+      << "            %n = gpu.subgroup_mma_compute %qa, %kt, %acc : " << A
+      << ", " << Bm << " -> " << C << "\n"
+      << "            scf.yield %n : " << C << "\n"
+      << "          }\n"
+      << "          gpu.subgroup_mma_store_matrix %s, %S[%mt, %nt] "
+         "{leadDimension = " << padS << " : index} : " << C << ", " << wS << "\n"
+      << "        }\n      }\n      gpu.barrier\n";
+  }
+  // The online softmax, one row per invocation.
+  o << "      scf.for %r = %tx to %br step %nsg {\n"
+    << "        %qrow = arith.addi %q0, %r : index\n"
+    << "        %lim = arith.addi %qrow, %diag : index\n"
+    << "        %mold = memref.load %M[%r] : " << wR << "\n"
+    << "        %mx = scf.for %c = %c0 to %bc step %c1 iter_args(%acc = %ninf) "
+       "-> (f32) {\n"
+    << "          %key = arith.addi %k0, %c : index\n"
+    << "          %sv = memref.load %S[%r, %c] : " << wS << "\n"
+    << "          %x0 = arith.mulf %sv, %sl2e : f32\n";
+  std::string x = "%x0";
+  if (p.mask == CoopMatParams::Additive) {
+    o << "          %mv = memref.load " << mask << "[%b, %h, %qrow, %key] : "
+      << ty(mask) << "\n";
+    std::string mv = "%mv";
+    if (p.maskElt != "f32") {
+      o << "          %mvf = arith.extf %mv : " << p.maskElt << " to f32\n";
+      mv = "%mvf";
+    }
+    o << "          %mvl = arith.mulf " << mv << ", %l2e : f32\n"
+      << "          %x1 = arith.addf %x0, %mvl : f32\n";
+    x = "%x1";
+  } else if (p.mask == CoopMatParams::Keep) {
+    o << "          %mv = memref.load " << mask << "[%b, %h, %qrow, %key] : "
+      << ty(mask) << "\n";
+    std::string keep = "%mv";
+    if (p.maskElt != "i1") {
+      o << "          %mz = arith.constant 0 : " << p.maskElt << "\n"
+        << "          %keep = arith.cmpi ne, %mv, %mz : " << p.maskElt << "\n";
+      keep = "%keep";
+    }
+    o << "          %x1 = arith.select " << keep << ", %x0, %ninf : f32\n";
+    x = "%x1";
+  }
+  if (p.causal) {
+    o << "          %hid = arith.cmpi sgt, %key, %lim : index\n"
+      << "          %x2 = arith.select %hid, %ninf, " << x << " : f32\n";
+    x = "%x2";
+  }
+  o << "          memref.store " << x << ", %S[%r, %c] : " << wS << "\n"
+    << "          %m2 = arith.maximumf %acc, " << x << " : f32\n"
+    << "          scf.yield %m2 : f32\n"
+    << "        }\n"
+    << "        %mnew = arith.maximumf %mold, %mx : f32\n"
+    << "        %isninf = arith.cmpf oeq, %mnew, %ninf : f32\n"
+    << "        %msafe = arith.select %isninf, %zero, %mnew : f32\n"
+    << "        %da = arith.subf %mold, %msafe : f32\n"
+    << "        %alpha = math.exp2 %da : f32\n"
+    << "        %sum = scf.for %c = %c0 to %bc step %c1 iter_args(%acc = %zero) "
+       "-> (f32) {\n"
+    << "          %sv = memref.load %S[%r, %c] : " << wS << "\n"
+    << "          %dd = arith.subf %sv, %msafe : f32\n"
+    << "          %pv = math.exp2 %dd : f32\n"
+    << "          %ph = arith.truncf %pv : f32 to f16\n"
+    << "          memref.store %ph, %P[%r, %c] : " << wP << "\n"
+    << "          %a2 = arith.addf %acc, %pv : f32\n"
+    << "          scf.yield %a2 : f32\n"
+    << "        }\n"
+    << "        %lold = memref.load %L[%r] : " << wR << "\n"
+    << "        %lsc = arith.mulf %lold, %alpha : f32\n"
+    << "        %lnew = arith.addf %lsc, %sum : f32\n"
+    << "        memref.store %lnew, %L[%r] : " << wR << "\n"
+    << "        memref.store %mnew, %M[%r] : " << wR << "\n"
+    << "        scf.for %c = %c0 to %dv step %c1 {\n"
+    << "          %ov = memref.load %O[%r, %c] : " << wO << "\n"
+    << "          %o2 = arith.mulf %ov, %alpha : f32\n"
+    << "          memref.store %o2, %O[%r, %c] : " << wO << "\n"
+    << "        }\n      }\n      gpu.barrier\n";
+  // O += P V.
+  if (p.scalar) {
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %dv step %c16 {\n"
+      << "          scf.for %e = %tx to %c256 step %nsg {\n"
+      << "            %i = arith.divui %e, %c16 : index\n"
+      << "            %j = arith.remui %e, %c16 : index\n"
+      << "            %oi = arith.addi %mt, %i : index\n"
+      << "            %oj = arith.addi %nt, %j : index\n"
+      << "            %o0 = memref.load %O[%oi, %oj] : " << wO << "\n"
+      << "            %on = scf.for %kt = %c0 to %bc step %c1 iter_args(%acc = "
+         "%o0) -> (f32) {\n"
+      << "              %pv = memref.load %P[%oi, %kt] : " << wP << "\n"
+      << "              %vr = arith.addi %k0, %kt : index\n"
+      << "              %vv = memref.load " << v << "[%b, %hk, %vr, %oj] : "
+      << ty(v) << "\n"
+      << "              %pf = arith.extf %pv : f16 to f32\n"
+      << "              %vf = arith.extf %vv : f16 to f32\n"
+      << "              %pr = arith.mulf %pf, %vf : f32\n"
+      << "              %n = arith.addf %acc, %pr : f32\n"
+      << "              scf.yield %n : f32\n"
+      << "            }\n"
+      << "            memref.store %on, %O[%oi, %oj] : " << wO << "\n"
+      << "          }\n        }\n      }\n      gpu.barrier\n";
+  } else {
+    o << "      scf.for %mt = %c0 to %br step %c16 {\n"
+      << "        scf.for %nt = %c0 to %dv step %c16 {\n"
+      << "          %oc = gpu.subgroup_mma_load_matrix %O[%mt, %nt] "
+         "{leadDimension = " << padO << " : index} : " << wO << " -> " << C
+      << "\n"
+      << "          %on = scf.for %kt = %c0 to %bc step %c16 iter_args(%acc = %oc) "
+         "-> (" << C << ") {\n"
+      << "            %pa = gpu.subgroup_mma_load_matrix %P[%mt, %kt] "
+         "{leadDimension = " << padP << " : index} : " << wP << " -> " << A
+      << "\n"
+      << "            %vr = arith.addi %k0, %kt : index\n"
+      << "            %vb = gpu.subgroup_mma_load_matrix " << v
+      << "[%b, %hk, %vr, %nt] {leadDimension = " << p.Dv << " : index} : "
+      << ty(v) << " -> " << Bm << "\n"
+      << "            %n = gpu.subgroup_mma_compute %pa, %vb, %acc : " << A
+      << ", " << Bm << " -> " << C << "\n"
+      << "            scf.yield %n : " << C << "\n"
+      << "          }\n"
+      << "          gpu.subgroup_mma_store_matrix %on, %O[%mt, %nt] "
+         "{leadDimension = " << padO << " : index} : " << C << ", " << wO
+      << "\n"
+      << "        }\n      }\n      gpu.barrier\n";
+  }
+  o << "    }\n";
+  // out = O / l, lse = m ln2 + ln l; a row that saw no key: 0 and -inf.
+  o << "    scf.for %r = %tx to %br step %nsg {\n"
+    << "      %l = memref.load %L[%r] : " << wR << "\n"
+    << "      %iz = arith.cmpf oeq, %l, %zero : f32\n"
+    << "      %qrow = arith.addi %q0, %r : index\n"
+    << "      scf.for %c = %c0 to %dv step %c1 {\n"
+    << "        %ov = memref.load %O[%r, %c] : " << wO << "\n"
+    << "        %dq = arith.divf %ov, %l : f32\n"
+    << "        %y = arith.select %iz, %zero, %dq : f32\n"
+    << "        %yh = arith.truncf %y : f32 to f16\n"
+    << "        memref.store %yh, " << out << "[%b, %h, %qrow, %c] : "
+    << ty(out) << "\n"
+    << "      }\n";
+  if (p.lse)
+    o << "      %m = memref.load %M[%r] : " << wR << "\n"
+      << "      %mm = arith.mulf %m, %ln2 : f32\n"
+      << "      %lg = math.log %l : f32\n"
+      << "      %lsum = arith.addf %mm, %lg : f32\n"
+      << "      %lv = arith.select %iz, %ninf, %lsum : f32\n"
+      << "      memref.store %lv, " << lse << "[%b, %h, %qrow] : " << ty(lse)
+      << "\n";
+  o << "    }\n    gpu.terminator\n  }\n  return\n}\n";
+  return o.str();
+}
+
+struct SPIRVCoopMatKernelPass
+    : public PassWrapper<SPIRVCoopMatKernelPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVCoopMatKernelPass)
+
+  SPIRVCoopMatKernelPass() = default;
+  SPIRVCoopMatKernelPass(const SPIRVCoopMatKernelPass &other)
+      : PassWrapper(other) {}
+  SPIRVCoopMatKernelPass(int64_t bq, int64_t bkv, int64_t sg, bool scalar) {
+    blockQ = bq;
+    blockKv = bkv;
+    subgroupSize = sg;
+    scalarMatrices = scalar;
+  }
+
+  Option<int64_t> blockQ{*this, "block-q",
+                         llvm::cl::desc("Query rows per workgroup (a "
+                                        "multiple of 16 dividing Sq)"),
+                         llvm::cl::init(16)};
+  Option<int64_t> blockKv{*this, "block-kv",
+                          llvm::cl::desc("Keys per block (a multiple of 16 "
+                                         "dividing Skv)"),
+                          llvm::cl::init(32)};
+  Option<int64_t> subgroupSize{
+      *this, "subgroup-size",
+      llvm::cl::desc("Invocations per workgroup: one subgroup"),
+      llvm::cl::init(32)};
+  Option<bool> scalarMatrices{
+      *this, "scalar-matrices",
+      llvm::cl::desc("Compute the two products with scalar loops instead of "
+                     "cooperative matrices (same kernel otherwise; for "
+                     "devices without them, and to test it there)"),
+      llvm::cl::init(false)};
+
+  StringRef getArgument() const final { return "attn-spirv-coopmat-kernel"; }
+  StringRef getDescription() const final {
+    return "Replace a kernel-source function (memref args -> to_tensor -> "
+           "attn.sdpa -> materialize_in_destination) with one gpu.launch "
+           "computing it with 16x16x16 f16 cooperative matrices "
+           "(gpu.subgroup_mma_*), S and P through workgroup memory, one "
+           "subgroup per workgroup; errors name what it does not support";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
+                    memref::MemRefDialect, scf::SCFDialect,
+                    spirv::SPIRVDialect, func::FuncDialect>();
+  }
+
+  LogicalResult rewrite(func::FuncOp fn, attn::SdpaOp op) {
+    auto fail = [&](const Twine &why) {
+      return op.emitError("attn-spirv-coopmat-kernel: ") << why;
+    };
+    // The form: every operand a to_tensor of an argument, every result
+    // materialized into an argument, nothing else in the body.
+    auto argOf = [&](Value t) -> BlockArgument {
+      auto tt = t.getDefiningOp<bufferization::ToTensorOp>();
+      if (!tt)
+        return {};
+      auto arg = dyn_cast<BlockArgument>(tt.getBuffer());
+      return arg && arg.getOwner() == &fn.getBody().front() ? arg
+                                                            : BlockArgument();
+    };
+    SmallVector<Value> ins{op.getQuery(), op.getKey(), op.getValue()};
+    if (op.getMask())
+      ins.push_back(op.getMask());
+    SmallVector<BlockArgument> argOrder;
+    for (Value in : ins) {
+      BlockArgument arg = argOf(in);
+      if (!arg)
+        return fail("operands must be bufferization.to_tensor of function "
+                    "arguments (the JIT's kernel source form)");
+      argOrder.push_back(arg);
+    }
+    for (Value res : op->getResults()) {
+      if (!res.hasOneUse())
+        return fail("each result must be used once, by "
+                    "bufferization.materialize_in_destination");
+      auto mat = dyn_cast<bufferization::MaterializeInDestinationOp>(
+          *res.getUsers().begin());
+      auto arg = mat ? dyn_cast<BlockArgument>(mat.getDest()) : nullptr;
+      if (!arg)
+        return fail("each result must be materialized into a function "
+                    "argument");
+      argOrder.push_back(arg);
+    }
+    for (auto [i, arg] : llvm::enumerate(argOrder))
+      if (arg.getArgNumber() != i)
+        return fail("arguments must be q, k, v, [mask], out, [lse] in order");
+    if (argOrder.size() != fn.getNumArguments())
+      return fail("the function has arguments the attention does not use");
+    for (Operation &other : fn.getBody().front())
+      if (!isa<bufferization::ToTensorOp, attn::SdpaOp,
+               bufferization::MaterializeInDestinationOp, func::ReturnOp>(
+              other))
+        return fail("the function holds more than the attention: '" +
+                    other.getName().getStringRef() + "'");
+
+    auto qT = op.getQueryType(), kT = op.getKeyType(), vT = op.getValueType();
+    if (!qT.hasStaticShape() || !kT.hasStaticShape() || !vT.hasStaticShape() ||
+        (op.getMask() &&
+         !cast<RankedTensorType>(op.getMask().getType()).hasStaticShape()))
+      return fail("the coopmat kernel needs static shapes");
+    if (qT.getRank() != 4)
+      return fail("expected rank-4 q/k/v");
+    if (!qT.getElementType().isF16())
+      return fail("the coopmat kernel is f16 x f16 + f32 only (got " +
+                  typeStr(qT.getElementType()) + "); use variant=portable");
+    if (op.getEffectiveDropout() > 0.0)
+      return fail("dropout is not supported by the SPIR-V kernels");
+    for (BlockArgument arg : fn.getArguments()) {
+      auto mt = dyn_cast<MemRefType>(arg.getType());
+      if (!mt || !mt.getLayout().isIdentity() || mt.getMemorySpace())
+        return fail("the coopmat kernel needs dense (identity-layout) "
+                    "buffers in the default memory space; got " +
+                    typeStr(arg.getType()));
+    }
+    CoopMatParams p;
+    p.B = qT.getDimSize(0);
+    p.Hq = qT.getDimSize(1);
+    p.Sq = qT.getDimSize(2);
+    p.D = qT.getDimSize(3);
+    p.Hkv = kT.getDimSize(1);
+    p.Skv = kT.getDimSize(2);
+    p.Dv = vT.getDimSize(3);
+    p.Br = blockQ;
+    p.Bc = blockKv;
+    p.subgroup = subgroupSize;
+    p.scalar = scalarMatrices;
+    p.causal = op.getCausal();
+    p.lse = op.getLse() != nullptr;
+    p.scale = op.getEffectiveScale();
+    if (p.D % 16 || p.Dv % 16)
+      return fail("the coopmat kernel needs D and Dv multiples of 16 (got " +
+                  Twine(p.D) + " and " + Twine(p.Dv) + ")");
+    if (p.Br <= 0 || p.Br % 16 || p.Sq % p.Br || p.Bc <= 0 || p.Bc % 16 ||
+        p.Skv % p.Bc)
+      return fail("block-q and block-kv must be multiples of 16 dividing Sq "
+                  "and Skv (block-q " + Twine(p.Br) + ", Sq " + Twine(p.Sq) +
+                  ", block-kv " + Twine(p.Bc) + ", Skv " + Twine(p.Skv) + ")");
+    if (p.subgroup <= 0)
+      return fail("subgroup-size must be positive");
+    if (Value m = op.getMask()) {
+      auto mt = cast<RankedTensorType>(m.getType());
+      if (mt.getDimSize(0) != p.B || mt.getDimSize(1) != p.Hq)
+        return fail("the mask must be expanded to [B, Hq, Sq, Skv] (the "
+                    "runtime does so)");
+      Type e = mt.getElementType();
+      p.maskElt = typeStr(e);
+      p.mask = isa<FloatType>(e) ? CoopMatParams::Additive
+                                 : CoopMatParams::Keep;
+      if (isa<FloatType>(e) && !e.isF16() && !e.isF32())
+        return fail("additive masks must be f16 or f32");
+    }
+    for (BlockArgument arg : fn.getArguments())
+      p.argTypes.push_back(typeStr(arg.getType()));
+
+    std::string text = buildKernelText(p);
+    ParserConfig config(&getContext());
+    OwningOpRef<ModuleOp> parsed =
+        parseSourceString<ModuleOp>(text, config, "coopmat-kernel");
+    if (!parsed)
+      return fail("internal error: the generated kernel does not parse");
+    auto kernel = *parsed->getOps<func::FuncOp>().begin();
+    fn.getBody().takeBody(kernel.getBody());
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<std::pair<func::FuncOp, attn::SdpaOp>> work;
+    module.walk([&](attn::SdpaOp op) {
+      work.push_back({op->getParentOfType<func::FuncOp>(), op});
+    });
+    llvm::DenseMap<Operation *, unsigned> perFunction;
+    for (auto [fn, op] : work)
+      ++perFunction[fn];
+    for (auto [fn, op] : work) {
+      if (!fn) {
+        op.emitError("attn-spirv-coopmat-kernel: attn.sdpa must be in a "
+                     "func.func");
+        return signalPassFailure();
+      }
+      if (perFunction[fn] != 1) {
+        op.emitError("attn-spirv-coopmat-kernel: one attn.sdpa per function "
+                     "(the kernel source form), found ")
+            << perFunction[fn];
+        return signalPassFailure();
+      }
+    }
+    for (auto [fn, op] : work)
+      if (failed(rewrite(fn, op)))
+        return signalPassFailure();
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> mlir::attn::createSPIRVCoopMatKernelPass(
+    int64_t blockQ, int64_t blockKv, int64_t subgroupSize, bool scalar) {
+  return std::make_unique<SPIRVCoopMatKernelPass>(blockQ, blockKv,
+                                                  subgroupSize, scalar);
+}
+
+void mlir::attn::registerSPIRVCoopMatKernelPass() {
+  PassRegistration<SPIRVCoopMatKernelPass>();
+}

@@ -1,0 +1,59 @@
+// RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat block-q=16 block-kv=32" | FileCheck %s
+// RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroup-size=64" | FileCheck %s --check-prefix=SG64
+// RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat-scalar" | FileCheck %s --check-prefix=SCALAR
+
+// variant=coopmat-scalar: a Vulkan 1.1 module without cooperative matrices.
+// SCALAR: spirv.module @__spv__attn_kernel_kernel Logical GLSL450 requires #spirv.vce<v1.0,
+// SCALAR-NOT: CooperativeMatrix
+// SCALAR-NOT: VulkanMemoryModel
+// SCALAR: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
+// SCALAR-NOT: spirv.KHR
+// SCALAR: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
+
+// attn-to-spirv-pipeline{variant=coopmat}: one kernel of one subgroup per
+// workgroup on spirv.KHR.CooperativeMatrix* ops, in a SPIR-V 1.6 module with
+// the Vulkan memory model, cooperative matrices, f16 and 16-bit storage.
+// CHECK-LABEL: func.func @attn_kernel
+// Grid (B*Hq, Sq/Br) = (2, 2), 32 invocations; operands in first-use order.
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: gpu.launch_func @attn_kernel_kernel::@attn_kernel_kernel blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C32]], %{{.*}}, %{{.*}}) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg3 : memref<1x2x32x64xi1, {{.*}}>, %arg2 : {{.*}}, %arg4 : {{.*}}, %arg5 : memref<1x2x32xf32, {{.*}}>)
+// CHECK: spirv.module @__spv__attn_kernel_kernel Logical Vulkan requires #spirv.vce<v1.6,
+// CHECK-SAME: CooperativeMatrixKHR
+// CHECK-SAME: VulkanMemoryModel
+// CHECK-SAME: SPV_KHR_cooperative_matrix
+// CHECK-SAME: SPV_KHR_vulkan_memory_model
+// The workgroup buffers: S 16x(32+4) f32, P 16x(32+8) f16, O 16x(16+4) f32.
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<576 x f32>)>, Workgroup>
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<640 x f16>)>, Workgroup>
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<320 x f32>)>, Workgroup>
+// CHECK: spirv.func @attn_kernel_kernel
+// S = Q K^T: Q row-major, K^T as a column-major load of K, into f32.
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst16_i32, <RowMajor> : !spirv.ptr<f16, StorageBuffer>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst16_i32, <ColumnMajor> : !spirv.ptr<f16, StorageBuffer>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
+// CHECK: spirv.KHR.CooperativeMatrixMulAdd {{.*}} -> !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
+// CHECK: spirv.KHR.CooperativeMatrixStore {{.*}}, %cst36_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f32, Workgroup>
+// CHECK: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory|MakeAvailable|MakeVisible>
+// The softmax on rows: the mask's byte, exp2, P as f16.
+// CHECK: spirv.GL.Exp
+// CHECK: spirv.FConvert {{.*}} : f32 to f16
+// O += P V through workgroup memory.
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst20_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f32, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst40_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f16, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst16_i32, <RowMajor> : !spirv.ptr<f16, StorageBuffer>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
+// CHECK: spirv.KHR.CooperativeMatrixMulAdd
+// CHECK: spirv.KHR.CooperativeMatrixStore {{.*}}, %cst20_i32, <RowMajor>, <NonPrivatePointer>
+// CHECK: spirv.GL.Log
+// CHECK: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
+
+// SG64: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 64, 1, 1
+func.func @attn_kernel(%q: memref<1x2x32x16xf16>, %k: memref<1x2x64x16xf16>, %v: memref<1x2x64x16xf16>, %mask: memref<1x2x32x64xi1>, %out: memref<1x2x32x16xf16>, %lse: memref<1x2x32xf32>) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x2x32x16xf16> to tensor<1x2x32x16xf16>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x2x64x16xf16> to tensor<1x2x64x16xf16>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x2x64x16xf16> to tensor<1x2x64x16xf16>
+  %m_t = bufferization.to_tensor %mask restrict : memref<1x2x32x64xi1> to tensor<1x2x32x64xi1>
+  %o, %l = attn.sdpa %q_t, %k_t, %v_t mask(%m_t : tensor<1x2x32x64xi1>) causal : tensor<1x2x32x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16> -> tensor<1x2x32x16xf16>, tensor<1x2x32xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x2x32x16xf16>, memref<1x2x32x16xf16>) -> ()
+  bufferization.materialize_in_destination %l in restrict writable %lse : (tensor<1x2x32xf32>, memref<1x2x32xf32>) -> ()
+  return
+}
