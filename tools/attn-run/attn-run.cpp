@@ -57,8 +57,10 @@ times it. docs/attn-run.md describes every flag.
   --kv-splits=N              split-KV chunks (0 auto, 1 off)
   --layout=bhsd|bshd         storage of q/k/v/out (bshd: strides, no copy)
   --static-shapes            compile with static B/H/S instead of dynamic
-                             (always on for --target=vulkan, whose kernels
+                             (the default for --target=vulkan, whose kernels
                              need static shapes)
+  --dynamic-shapes           compile with dynamic B/H/S (the default except
+                             for --target=vulkan)
   --check                    compare with the reference (exit 1 on failure)
   --repeat-check=N           check N times with fresh inputs and poison
   --bench=N                  time N runs after 2 warm-ups (median)
@@ -94,6 +96,7 @@ struct Options {
   int64_t blockQ = 0, blockKv = 0, kvSplits = 0;
   bool bshd = false;
   bool staticShapes = false;
+  bool shapesGiven = false; // --static-shapes or --dynamic-shapes
   bool check = false;
   int64_t repeatCheck = 0;
   int64_t bench = 0;
@@ -189,7 +192,7 @@ Options parseArgs(int argc, char **argv) {
   Options o;
   const std::vector<std::string> boolFlags = {
       "causal", "lse",  "check",         "json",
-      "probe",  "help", "static-shapes", "dump-ir"};
+      "probe",  "help", "static-shapes", "dynamic-shapes", "dump-ir"};
   const std::vector<std::string> valueFlags = {
       "target",    "batch",     "heads",        "kv-heads",  "seq-q",
       "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
@@ -287,6 +290,10 @@ Options parseArgs(int argc, char **argv) {
       o.bshd = parseChoice<bool>(name, value, {{"bhsd", false}, {"bshd", true}});
     } else if (name == "static-shapes") {
       o.staticShapes = true;
+      o.shapesGiven = true;
+    } else if (name == "dynamic-shapes") {
+      o.staticShapes = false;
+      o.shapesGiven = true;
     } else if (name == "check") {
       o.check = true;
     } else if (name == "repeat-check") {
@@ -500,7 +507,7 @@ void record(Outcome &res, const Comparison &c) {
 int main(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
   // The SPIR-V kernels are compiled for one shape (docs/Vulkan.md).
-  if (o.target == ATTN_TARGET_VULKAN)
+  if (o.target == ATTN_TARGET_VULKAN && !o.shapesGiven)
     o.staticShapes = true;
 
   attn_context *ctx = nullptr;
