@@ -120,18 +120,12 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     caps += ",StorageBuffer16BitAccess,Float16";
     exts += ",SPV_KHR_16bit_storage";
   }
-  if (failed(addToSPIRV(caps, exts, "v1.3")))
-    return failure();
-  // Constant trip counts invite complete unrolling, which lavapipe does not
-  // survive for larger tiles (SPIRVLoopControl.cpp).
-  pm.addPass(createSPIRVLoopControlPass());
-  return success();
+  return addToSPIRV(caps, exts, "v1.3");
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVBufferizePass();
   registerSPIRVEntryPointABIPass();
-  registerSPIRVLoopControlPass();
   registerSPIRVCoopMatKernelPass();
   registerSPIRVVulkanMemoryModelPass();
   registerPassPipeline(

@@ -129,10 +129,6 @@ void registerSPIRVBufferizePass();
 /// (attn-spirv-entry-point-abi).
 std::unique_ptr<Pass> createSPIRVEntryPointABIPass();
 void registerSPIRVEntryPointABIPass();
-/// Its step that marks the portable kernels' loops DontUnroll
-/// (attn-spirv-dont-unroll).
-std::unique_ptr<Pass> createSPIRVLoopControlPass();
-void registerSPIRVLoopControlPass();
 
 /// Its first step for variant=coopmat: the kernel source's attn.sdpa as one
 /// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel).
