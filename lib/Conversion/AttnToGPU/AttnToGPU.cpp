@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Conversion/KernelOperands.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -30,27 +31,6 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr double kLog2e = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
-
-/// The memref an attn.sdpa operand was read from, or null.
-Value sourceMemRef(Value tensor) {
-  if (auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>())
-    return toTensor.getBuffer();
-  return {};
-}
-
-/// The memref a result is written into (its only use), or null.
-bufferization::MaterializeInDestinationOp destinationOf(Value result) {
-  if (!result || !result.hasOneUse())
-    return {};
-  auto mat = dyn_cast<bufferization::MaterializeInDestinationOp>(
-      *result.getUsers().begin());
-  if (!mat || mat.getSource() != result ||
-      !isa<MemRefType>(mat.getDest().getType()))
-    return {};
-  return mat;
-}
 
 /// Emits the kernel for one attn.sdpa; all sizes in index arithmetic so
 /// dynamic B, H and S work.

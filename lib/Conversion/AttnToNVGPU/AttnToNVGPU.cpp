@@ -36,6 +36,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/Conversion/KernelOperands.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -62,26 +63,7 @@ using namespace mlir::attn;
 
 namespace {
 
-constexpr double kLog2e = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
 constexpr int64_t kWarp = 32;
-
-Value sourceMemRef(Value tensor) {
-  if (auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>())
-    return toTensor.getBuffer();
-  return {};
-}
-
-bufferization::MaterializeInDestinationOp destinationOf(Value result) {
-  if (!result || !result.hasOneUse())
-    return {};
-  auto mat = dyn_cast<bufferization::MaterializeInDestinationOp>(
-      *result.getUsers().begin());
-  if (!mat || mat.getSource() != result ||
-      !isa<MemRefType>(mat.getDest().getType()))
-    return {};
-  return mat;
-}
 
 /// The XOR swizzle of a tile with rows of `width` elements (16-bit), in
 /// 16-byte chunks: chunk c of row r is stored at c ^ ((r / rowDiv) % p).
