@@ -10,7 +10,10 @@
 #ifndef ATTN_CONVERSION_KERNELOPERANDS_H
 #define ATTN_CONVERSION_KERNELOPERANDS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
 
 namespace mlir::attn {
@@ -37,6 +40,23 @@ inline bufferization::MaterializeInDestinationOp destinationOf(Value result) {
       !isa<MemRefType>(mat.getDest().getType()))
     return {};
   return mat;
+}
+
+/// The index into dimension `i` of a possibly broadcast mask memref for
+/// position `at`: 0 where the extent is 1 (statically, or tested at run
+/// time when dynamic), else `at`.
+inline Value broadcastIndex(OpBuilder &b, Location loc, Value mask, int64_t i,
+                            Value at) {
+  auto t = cast<MemRefType>(mask.getType());
+  if (!t.isDynamicDim(i) && t.getDimSize(i) != 1)
+    return at;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (!t.isDynamicDim(i))
+    return zero;
+  Value isOne = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, memref::DimOp::create(b, loc, mask, i),
+      arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::SelectOp::create(b, loc, isOne, zero, at);
 }
 
 } // namespace mlir::attn

@@ -116,15 +116,9 @@ private:
     fn();
   }
 
-  /// Index of a possibly broadcast mask dimension (static 1 -> 0; dynamic
-  /// extent 1 -> 0).
+  /// Index of a possibly broadcast mask dimension (KernelOperands.h).
   Value maskIndex(int64_t i, Value at) {
-    auto t = cast<MemRefType>(mask.getType());
-    if (!t.isDynamicDim(i))
-      return t.getDimSize(i) == 1 ? idx(0) : at;
-    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        dim(mask, i), idx(1));
-    return arith::SelectOp::create(b, loc, isOne, idx(0), at);
+    return broadcastIndex(b, loc, mask, i, at);
   }
 
   void body(Value tid, Value qb, Value h, Value bi) {

@@ -348,15 +348,9 @@ private:
                                           e);
   }
 
-  /// Index of a possibly broadcast mask dimension (static 1 -> 0; dynamic
-  /// extent 1 -> 0).
+  /// Index of a possibly broadcast mask dimension (KernelOperands.h).
   Value maskIndex(int64_t i, Value at) {
-    auto t = cast<MemRefType>(mask.getType());
-    if (!t.isDynamicDim(i))
-      return t.getDimSize(i) == 1 ? idx(0) : at;
-    Value isOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        dim(mask, i), idx(1));
-    return select(isOne, idx(0), at);
+    return broadcastIndex(b, loc, mask, i, at);
   }
 
   struct Lane {
