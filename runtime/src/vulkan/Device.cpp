@@ -165,6 +165,9 @@ attn_status Device::open(std::string &error) {
   info.index = static_cast<uint32_t>(chosen);
   info.apiVersion = p.apiVersion;
   info.deviceType = p.deviceType;
+  // Mesa's software rasterizer names its devices "llvmpipe (LLVM x, N bits)".
+  if (info.name.rfind("llvmpipe", 0) == 0)
+    info.maxLoopIterations = 65535;
   if (p.apiVersion < VK_API_VERSION_1_1)
     return unavailable(error, "device '" + info.name +
                                   "' supports only Vulkan 1.0; attn needs 1.1");

@@ -53,6 +53,11 @@ struct DeviceInfo {
   uint32_t maxComputeWorkGroupInvocations = 0;
   uint32_t maxPushConstantsSize = 0;
   uint32_t maxStorageBufferRange = 0;
+  /// Loop iterations one invocation may run in total before the driver
+  /// silently ends its loops; 0 = no such limit known. llvmpipe (lavapipe)
+  /// has one: gallivm counts every iteration of every loop of a shader
+  /// invocation against LP_MAX_TGSI_LOOP_ITERATIONS (65535), then breaks.
+  uint64_t maxLoopIterations = 0;
   bool timestamps = false;     // the compute queue supports timestamp queries
   double timestampPeriodNs = 0.0;
 };

@@ -1,0 +1,188 @@
+//===- SPIRVLoopBudget.cpp - bound the loop iterations of a kernel --------===//
+//
+// Some Vulkan drivers end a shader's loops silently after a fixed number of
+// iterations per invocation: llvmpipe (lavapipe) decrements one counter per
+// iteration of any loop and breaks every loop once 65535 are used up, so a
+// kernel that needs more returns wrong results without an error. This step
+// of attn-to-spirv-pipeline bounds, per outlined kernel, the total number of
+// scf.for iterations one invocation can run (integer range analysis of the
+// bounds, nested trip counts multiplied, plus the one exiting pass per loop
+// execution that llvmpipe also counts) and fails with a diagnostic when
+// the bound is above max-iterations or cannot be computed. The driver may
+// unroll some loops, so the bound is conservative: a kernel under it is
+// safe.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
+#include "mlir/Analysis/DataFlow/Utils.h"
+#include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <limits>
+
+using namespace mlir;
+
+namespace {
+
+constexpr uint64_t kSaturated = std::numeric_limits<uint64_t>::max();
+
+uint64_t mulSat(uint64_t a, uint64_t b) {
+  if (a && b > kSaturated / a)
+    return kSaturated;
+  return a * b;
+}
+uint64_t addSat(uint64_t a, uint64_t b) {
+  return a > kSaturated - b ? kSaturated : a + b;
+}
+
+class LoopCounter {
+public:
+  explicit LoopCounter(DataFlowSolver &solver) : solver(solver) {}
+
+  /// Iterations of every loop nested in `op`'s regions, each loop's trip
+  /// bound multiplied by those of the loops around it; nullopt (and
+  /// `unbounded` set) when a trip count has no bound.
+  std::optional<uint64_t> count(Operation *op) {
+    uint64_t total = 0;
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (Operation &inner : block) {
+          uint64_t trips = 1;
+          if (auto forOp = dyn_cast<scf::ForOp>(inner)) {
+            std::optional<uint64_t> t = tripBound(forOp);
+            if (!t)
+              return std::nullopt;
+            trips = *t;
+            // The driver runs one more pass that finds every invocation
+            // done (a SIMD loop ends on an all-off mask), and counts it.
+            total = addSat(total, addSat(trips, 1));
+          } else if (isa<LoopLikeOpInterface>(inner)) {
+            unbounded = &inner;
+            return std::nullopt;
+          }
+          if (inner.getNumRegions() == 0)
+            continue;
+          std::optional<uint64_t> body = count(&inner);
+          if (!body)
+            return std::nullopt;
+          total = addSat(total, mulSat(trips, *body));
+        }
+    return total;
+  }
+
+  Operation *unbounded = nullptr;
+
+private:
+  DataFlowSolver &solver;
+
+  std::optional<ConstantIntRanges> range(Value v) {
+    auto *lattice = solver.lookupState<dataflow::IntegerValueRangeLattice>(v);
+    if (!lattice || lattice->getValue().isUninitialized())
+      return std::nullopt;
+    return lattice->getValue().getValue();
+  }
+
+  std::optional<uint64_t> tripBound(scf::ForOp forOp) {
+    auto lb = range(forOp.getLowerBound()), ub = range(forOp.getUpperBound()),
+         step = range(forOp.getStep());
+    bool isSigned = !forOp.getUnsignedCmp();
+    if (!lb || !ub || !step) {
+      unbounded = forOp;
+      return std::nullopt;
+    }
+    APInt lo = isSigned ? lb->smin() : lb->umin();
+    APInt hi = isSigned ? ub->smax() : ub->umax();
+    APInt st = isSigned ? step->smin() : step->umin();
+    if (st.isNonPositive() || (isSigned && lo.isMinSignedValue()) ||
+        (!isSigned && hi.isMaxValue())) {
+      unbounded = forOp;
+      return std::nullopt;
+    }
+    if (isSigned ? hi.sle(lo) : hi.ule(lo))
+      return 0;
+    // ceil((hi - lo) / st); a span past 32 bits (SPIR-V's index width)
+    // means the range analysis knows nothing about a bound.
+    APInt span = hi - lo;
+    if (span.getActiveBits() > 32) {
+      unbounded = forOp;
+      return std::nullopt;
+    }
+    uint64_t n = span.getZExtValue(), s = st.getZExtValue();
+    return (n + s - 1) / s;
+  }
+};
+
+struct SPIRVLoopBudgetPass
+    : public PassWrapper<SPIRVLoopBudgetPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVLoopBudgetPass)
+
+  SPIRVLoopBudgetPass() = default;
+  SPIRVLoopBudgetPass(const SPIRVLoopBudgetPass &other)
+      : PassWrapper(other) {}
+  explicit SPIRVLoopBudgetPass(uint64_t max) { maxIterations = max; }
+
+  StringRef getArgument() const final { return "attn-spirv-loop-budget"; }
+  StringRef getDescription() const final {
+    return "Fail when one invocation of an outlined GPU kernel can run more "
+           "than max-iterations loop iterations in total (scf.for trip "
+           "counts bounded by integer range analysis, nested counts "
+           "multiplied), or when that cannot be bounded; for drivers that "
+           "end loops silently after a fixed count (lavapipe: 65535)";
+  }
+
+  Option<uint64_t> maxIterations{
+      *this, "max-iterations",
+      llvm::cl::desc("Loop iterations allowed per invocation (0 = no limit)"),
+      llvm::cl::init(0)};
+
+  void runOnOperation() override {
+    if (maxIterations == 0)
+      return;
+    DataFlowSolver solver;
+    dataflow::loadBaselineAnalyses(solver);
+    solver.load<dataflow::IntegerRangeAnalysis>();
+    if (failed(solver.initializeAndRun(getOperation())))
+      return signalPassFailure();
+    getOperation().walk([&](gpu::GPUFuncOp fn) {
+      if (!fn.isKernel())
+        return;
+      LoopCounter counter(solver);
+      std::optional<uint64_t> n = counter.count(fn);
+      if (!n) {
+        InFlightDiagnostic diag =
+            fn.emitError("attn-spirv-loop-budget: cannot bound the loop "
+                         "iterations of one invocation of this kernel; the "
+                         "target allows at most ")
+            << static_cast<uint64_t>(maxIterations);
+        if (counter.unbounded)
+          diag.attachNote(counter.unbounded->getLoc())
+              << "this loop's trip count has no bound";
+        signalPassFailure();
+        return;
+      }
+      if (*n > maxIterations) {
+        fn.emitError("attn-spirv-loop-budget: one invocation of this kernel "
+                     "can run up to ")
+            << *n << " loop iterations; the target ends loops after "
+            << static_cast<uint64_t>(maxIterations)
+            << " (lavapipe: LP_MAX_TGSI_LOOP_ITERATIONS), which would give "
+               "wrong results";
+        signalPassFailure();
+      }
+    });
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> mlir::attn::createSPIRVLoopBudgetPass(uint64_t max) {
+  return std::make_unique<SPIRVLoopBudgetPass>(max);
+}
+
+void mlir::attn::registerSPIRVLoopBudgetPass() {
+  PassRegistration<SPIRVLoopBudgetPass>();
+}

@@ -1,0 +1,98 @@
+// RUN: attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=226 -verify-diagnostics
+// RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=225 2>&1 | FileCheck %s --check-prefix=OVER
+
+// Nested constant loops: the outer runs 10 times plus its exiting pass (11),
+// the inner 20 + 1 each time: 11 + 10 * 21 = 221. A loop whose lower bound
+// is the invocation id (0..15, from known_block_size) and upper bound 64,
+// step 16, runs at most 4 times + 1 = 5. Under an scf.if, loops count as if
+// the branch were taken: 226 in all.
+// OVER: error: attn-spirv-loop-budget: one invocation of this kernel can run up to 226 loop iterations; the target ends loops after 225
+gpu.module @kernels {
+  gpu.func @nested(%flag: i1, %buf: memref<64xf32>) kernel attributes {known_block_size = array<i32: 16, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %c16 = arith.constant 16 : index
+    %c20 = arith.constant 20 : index
+    %c64 = arith.constant 64 : index
+    %x = arith.constant 1.0 : f32
+    scf.for %i = %c0 to %c10 step %c1 {
+      scf.for %j = %c0 to %c20 step %c1 {
+        memref.store %x, %buf[%j] : memref<64xf32>
+      }
+    }
+    %tid = gpu.thread_id x
+    scf.if %flag {
+      scf.for %e = %tid to %c64 step %c16 {
+        memref.store %x, %buf[%e] : memref<64xf32>
+      }
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A bound computed from the data: no bound, an error that points at the loop.
+gpu.module @kernels {
+  // expected-error @+1 {{attn-spirv-loop-budget: cannot bound the loop iterations of one invocation of this kernel; the target allows at most 226}}
+  gpu.func @data_bound(%n: index, %buf: memref<64xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %x = arith.constant 1.0 : f32
+    // expected-note @+1 {{this loop's trip count has no bound}}
+    scf.for %i = %c0 to %n step %c1 {
+      memref.store %x, %buf[%c0] : memref<64xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A bound clamped by min: at most 8 iterations whatever %n is (9 with the
+// exiting pass); functions that are not kernels are not checked.
+gpu.module @kernels {
+  gpu.func @clamped(%n: index, %buf: memref<64xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %x = arith.constant 1.0 : f32
+    %ub = arith.minui %n, %c8 : index
+    scf.for %i = %c0 to %ub step %c1 {
+      memref.store %x, %buf[%i] : memref<64xf32>
+    }
+    gpu.return
+  }
+  gpu.func @helper(%n: index, %buf: memref<64xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %x = arith.constant 1.0 : f32
+    scf.for %i = %c0 to %n step %c1 {
+      memref.store %x, %buf[%c0] : memref<64xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// Other loop forms have no trip count to bound.
+gpu.module @kernels {
+  // expected-error @+1 {{cannot bound the loop iterations}}
+  gpu.func @while_loop(%buf: memref<64xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c9 = arith.constant 9 : index
+    // expected-note @+1 {{this loop's trip count has no bound}}
+    %r = scf.while (%i = %c0) : (index) -> index {
+      %go = arith.cmpi ult, %i, %c9 : index
+      scf.condition(%go) %i : index
+    } do {
+    ^bb0(%i: index):
+      %n = arith.addi %i, %c1 : index
+      scf.yield %n : index
+    }
+    gpu.return
+  }
+}
