@@ -8,6 +8,7 @@
 // memory: the runtime stages them into device buffers (see Vulkan.h).
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -199,6 +200,11 @@ public:
       return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type");
     if (spec.dropout_p > 0.0)
       return unsupported("dropout is not implemented in the SPIR-V kernels");
+    if (spec.kv_splits > 1)
+      return unsupported("split-KV (kv_splits " +
+                         std::to_string(spec.kv_splits) +
+                         ") is not implemented in the SPIR-V kernels; use 0 "
+                         "or 1");
     // Masks need no conversion: an i1 buffer becomes one byte per element
     // (0 or 1, as the cpu path reads them) in 32-bit words, which is how
     // the runtime stages a bool mask; lse is one more storage buffer.
@@ -220,15 +226,17 @@ public:
       forced = env;
     // coopmat-scalar (the coopmat kernel with scalar products, for any
     // device) is never chosen automatically.
-    if (forced != "auto" && forced != "portable" && forced != "coopmat" &&
-        forced != "coopmat-scalar") {
+    if (forced != "auto" && forced != "portable" && forced != "tiled" &&
+        forced != "coopmat" && forced != "coopmat-scalar") {
       error = "vulkan: ATTN_VULKAN_VARIANT='" + forced +
-              "' is not one of auto, portable, coopmat, coopmat-scalar";
+              "' is not one of auto, portable, tiled, coopmat, "
+              "coopmat-scalar";
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     int64_t coopBlockQ = 0, coopBlockKv = 0;
     std::string coopGap;
-    if (forced != "portable") {
+    bool simt = forced == "portable" || forced == "tiled";
+    if (!simt) {
       if (forced != "coopmat-scalar")
         coopGap = coopMatDeviceGap(info);
       if (coopGap.empty())
@@ -236,9 +244,10 @@ public:
       if (forced != "auto" && !coopGap.empty())
         return unsupported("ATTN_VULKAN_VARIANT=" + forced + ": " + coopGap);
     }
-    bool coopmat = forced != "portable" && coopGap.empty();
-    std::string variantName =
-        forced == "coopmat-scalar" ? forced : coopmat ? "coopmat" : "portable";
+    bool coopmat = !simt && coopGap.empty();
+    std::string variantName = forced == "coopmat-scalar" || forced == "tiled"
+                                  ? forced
+                                  : coopmat ? "coopmat" : "portable";
 
     // The pipeline names upstream steps textually, so the pass registry
     // must know them (the tools register at startup; libattn does here).
@@ -271,36 +280,64 @@ public:
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     mlir::attn::AttnToSPIRVPipelineOptions options;
+    options.variant = variantName;
+    options.maxLoopIterations = info.maxLoopIterations;
     if (coopmat) {
-      options.variant = variantName;
       options.blockQ = coopBlockQ;
       options.blockKv = coopBlockKv;
       options.subgroupSize = info.subgroupSize;
-    }
-    // Tail tiles would have dynamic shapes, and a kernel has no dynamic
-    // private memory: blocks must divide the sequence lengths. By default
-    // the largest divisor up to 16 is taken (1 for a prime length: correct,
-    // but slow).
-    auto largestDivisor = [](int64_t n, int64_t cap) {
-      for (int64_t b = std::min(n, cap); b > 1; --b)
-        if (n % b == 0)
-          return b;
-      return int64_t(1);
-    };
-    if (!coopmat) {
+    } else if (variantName == "portable") {
+      // An invocation per row: block_q rows per workgroup (64 by default,
+      // within the device's workgroup size), K and V tiles sized to its
+      // shared memory. Tails are masked in the kernel: any lengths work.
+      int64_t rows = spec.block_q > 0 ? spec.block_q : 64;
+      if (rows > int64_t(info.maxComputeWorkGroupInvocations))
+        return unsupported("block_q " + std::to_string(rows) +
+                           " is more invocations than the device's "
+                           "maxComputeWorkGroupInvocations (" +
+                           std::to_string(info.maxComputeWorkGroupInvocations) +
+                           ")");
+      options.blockQ = rows;
+      options.blockKv = spec.block_kv > 0 ? spec.block_kv : 0;
+      options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
+      int64_t eltBytes = spec.dtype == ATTN_DTYPE_F16 ? 2 : 4;
+      mlir::attn::ConvertAttnToGPUOptions gpu;
+      gpu.blockKv = options.blockKv;
+      gpu.sharedMemoryBytes = options.sharedMemoryBytes;
+      int64_t bc = mlir::attn::resolveBlockKv(gpu, spec.head_dim,
+                                              spec.value_dim, eltBytes);
+      if (bc * (spec.head_dim + spec.value_dim) * eltBytes >
+          int64_t(info.maxComputeSharedMemorySize))
+        return unsupported(
+            "K and V tiles of " + std::to_string(bc) + " keys (head_dim " +
+            std::to_string(spec.head_dim) + ", value_dim " +
+            std::to_string(spec.value_dim) + ") do not fit the device's " +
+            std::to_string(info.maxComputeSharedMemorySize) +
+            " bytes of shared memory; use a smaller block_kv");
+    } else {
+      // tiled: tail tiles would have dynamic shapes, and a kernel has no
+      // dynamic private memory, so blocks must divide the sequence
+      // lengths. By default the largest divisor up to 16 is taken (1 for a
+      // prime length: correct, but slow).
+      auto largestDivisor = [](int64_t n, int64_t cap) {
+        for (int64_t b = std::min(n, cap); b > 1; --b)
+          if (n % b == 0)
+            return b;
+        return int64_t(1);
+      };
       options.blockQ =
           spec.block_q > 0 ? spec.block_q : largestDivisor(spec.seq_q, 16);
       options.blockKv =
           spec.block_kv > 0 ? spec.block_kv : largestDivisor(spec.seq_kv, 16);
+      if (spec.seq_q % options.blockQ || spec.seq_kv % options.blockKv)
+        return unsupported(
+            "block sizes must divide the sequence lengths (block_q " +
+            std::to_string(options.blockQ) + " vs seq_q " +
+            std::to_string(spec.seq_q) + ", block_kv " +
+            std::to_string(options.blockKv) + " vs seq_kv " +
+            std::to_string(spec.seq_kv) + "): tail tiles would need dynamic "
+            "private memory");
     }
-    if (spec.seq_q % options.blockQ || spec.seq_kv % options.blockKv)
-      return unsupported(
-          "block sizes must divide the sequence lengths (block_q " +
-          std::to_string(options.blockQ) + " vs seq_q " +
-          std::to_string(spec.seq_q) + ", block_kv " +
-          std::to_string(options.blockKv) + " vs seq_kv " +
-          std::to_string(spec.seq_kv) + "): tail tiles would need dynamic "
-          "private memory");
     // f32 kernels do not require 16-bit features even with this on.
     options.f16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
     PassManager pm(&context);
@@ -310,6 +347,13 @@ public:
       return ATTN_ERROR_COMPILE;
     }
     if (failed(pm.run(*module))) {
+      // A kernel over the driver's loop budget is a limit of the device,
+      // not a compiler failure.
+      if (diagnostics.find("attn-spirv-loop-budget") != std::string::npos) {
+        error = "vulkan: device '" + info.name + "': " + diagnostics +
+                "(split the work: shorter sequences, or another device)";
+        return ATTN_ERROR_UNSUPPORTED;
+      }
       error = "vulkan: the SPIR-V pipeline failed: " + diagnostics;
       return ATTN_ERROR_COMPILE;
     }

@@ -1,6 +1,7 @@
 //===- SPIRVPipeline.cpp - attn.sdpa on tensors to SPIR-V for Vulkan ------===//
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -42,17 +43,52 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     return addSteps(steps);
   };
 
+  const int64_t tileQ = opts.blockQ > 0 ? int64_t(opts.blockQ) : 16;
+  const int64_t tileKv = opts.blockKv > 0 ? int64_t(opts.blockKv) : 16;
+  // After outlining: each kernel's workgroup size, then the driver's loop
+  // budget (if it has one) checked on the kernels' loops.
+  auto addKernelChecks = [&]() -> LogicalResult {
+    // Constants sunk into the launch first: outlined as kernel arguments,
+    // loop bounds would be unknown to the kernel (and to the budget).
+    if (failed(addSteps("func.func(gpu-launch-sink-index-computations),"
+                        "gpu-kernel-outlining")))
+      return failure();
+    pm.addPass(createSPIRVEntryPointABIPass());
+    pm.addPass(createSPIRVLoopBudgetPass(opts.maxLoopIterations));
+    return success();
+  };
+
+  if (opts.variant == "portable") {
+    // The SIMT kernel the cuda target's generic path uses, emitted for
+    // SPIR-V: a workgroup per (query block, head, batch), one invocation
+    // per row, K and V tiles in workgroup memory, head-dimension loops
+    // unrolled.
+    ConvertAttnToGPUOptions gpu;
+    gpu.blockQ = opts.blockQ > 0 ? int64_t(opts.blockQ) : 64;
+    gpu.blockKv = opts.blockKv;
+    gpu.sharedMemoryBytes = opts.sharedMemoryBytes;
+    gpu.spirv = true;
+    pm.addPass(createConvertAttnToGPUPass(gpu));
+    pm.addPass(createCanonicalizerPass());
+    if (failed(addKernelChecks()))
+      return failure();
+    std::string caps = "Shader";
+    std::string exts = "SPV_KHR_storage_buffer_storage_class";
+    if (opts.f16) {
+      caps += ",StorageBuffer16BitAccess,Float16";
+      exts += ",SPV_KHR_16bit_storage";
+    }
+    return addToSPIRV(caps, exts, "v1.3");
+  }
   if (opts.variant == "coopmat") {
     // One gpu.launch on cooperative matrices straight from the kernel
     // source (SPIRVCoopMatKernel.cpp), then the same GPU -> SPIR-V steps
     // with SPIR-V 1.6 (Vulkan 1.3, which KHR cooperative matrix ops need)
     // and the Vulkan memory model the extension requires.
-    pm.addPass(createSPIRVCoopMatKernelPass(opts.blockQ, opts.blockKv,
-                                            opts.subgroupSize,
+    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, opts.subgroupSize,
                                             /*scalarMatrices=*/false));
-    if (failed(addSteps("gpu-kernel-outlining")))
+    if (failed(addKernelChecks()))
       return failure();
-    pm.addPass(createSPIRVEntryPointABIPass());
     if (failed(addToSPIRV(
             "Shader,CooperativeMatrixKHR,VulkanMemoryModel,Float16,"
             "StorageBuffer16BitAccess",
@@ -65,27 +101,25 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   }
   if (opts.variant == "coopmat-scalar") {
     // The same kernel with scalar products: Vulkan 1.1, f16 storage.
-    pm.addPass(createSPIRVCoopMatKernelPass(opts.blockQ, opts.blockKv,
-                                            opts.subgroupSize,
+    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, opts.subgroupSize,
                                             /*scalarMatrices=*/true));
-    if (failed(addSteps("gpu-kernel-outlining")))
+    if (failed(addKernelChecks()))
       return failure();
-    pm.addPass(createSPIRVEntryPointABIPass());
     return addToSPIRV("Shader,StorageBuffer16BitAccess,Float16",
                       "SPV_KHR_storage_buffer_storage_class,"
                       "SPV_KHR_16bit_storage",
                       "v1.3");
   }
-  if (opts.variant != "portable") {
+  if (opts.variant != "tiled") {
     error = "attn-to-spirv-pipeline: unknown variant '" + opts.variant +
-            "' (portable, coopmat or coopmat-scalar)";
+            "' (portable, tiled, coopmat or coopmat-scalar)";
     return failure();
   }
   // L0 -> L2: the same FlashAttention rewrite as every target. Split-KV is
   // off: its merge would be a second kernel.
   AttnTileSdpaPassOptions tile;
-  tile.blockQ = opts.blockQ;
-  tile.blockKv = opts.blockKv;
+  tile.blockQ = tileQ;
+  tile.blockKv = tileKv;
   tile.kvSplits = 1;
   pm.addPass(createAttnTileSdpaPass(tile));
   pm.addPass(createAttnDecomposeOnlineAttentionPass());
@@ -108,11 +142,9 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
       "max-rank-of-allocated-memref=4},"
       "scf-forall-to-parallel,gpu-map-parallel-loops,"
       "convert-parallel-loops-to-gpu,canonicalize,"
-      "gpu-launch-sink-index-computations),"
-      "gpu-kernel-outlining";
-  if (failed(addSteps(gpuSteps)))
+      "gpu-launch-sink-index-computations)";
+  if (failed(addSteps(gpuSteps)) || failed(addKernelChecks()))
     return failure();
-  pm.addPass(createSPIRVEntryPointABIPass());
   // Vulkan 1.1 (SPIR-V 1.3); 16-bit storage and arithmetic only for f16.
   std::string caps = "Shader";
   std::string exts = "SPV_KHR_storage_buffer_storage_class";
@@ -128,12 +160,15 @@ void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVEntryPointABIPass();
   registerSPIRVCoopMatKernelPass();
   registerSPIRVVulkanMemoryModelPass();
+  registerSPIRVLoopBudgetPass();
   registerPassPipeline(
       "attn-to-spirv-pipeline",
       "Lower attn.sdpa on tensors (static shapes) to a host function that "
-      "launches a spirv.module. variant=portable: the FlashAttention "
-      "rewrite, bufferization with private temporaries, one workgroup per "
-      "tile, GPU to SPIR-V 1.3; variant=coopmat: one subgroup per "
+      "launches a spirv.module. variant=portable: a workgroup per query "
+      "block, an invocation per row, K/V tiles in workgroup memory, GPU to "
+      "SPIR-V 1.3; variant=tiled: the FlashAttention rewrite, "
+      "bufferization with private temporaries, one invocation per tile; "
+      "variant=coopmat: one subgroup per "
       "workgroup on f16 16x16x16 cooperative matrices (SPIR-V 1.6, Vulkan "
       "memory model)",
       [](OpPassManager &pm, StringRef optionsText,

@@ -1,9 +1,33 @@
-// RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline=variant=tiled | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline | FileCheck %s --check-prefix=PORTABLE
 // RUN: not attn-opt %s --attn-to-spirv-pipeline=variant=wmma 2>&1 | FileCheck %s --check-prefix=VARIANT
+// RUN: not attn-opt %s --split-input-file --attn-to-spirv-pipeline=max-loop-iterations=100 2>&1 | FileCheck %s --check-prefix=BUDGET
 
-// VARIANT: unknown variant 'wmma' (portable, coopmat or coopmat-scalar)
+// VARIANT: unknown variant 'wmma' (portable, tiled, coopmat or coopmat-scalar)
 
-// One workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
+// portable (the default): a workgroup of 64 invocations, one per query row,
+// per (query block, head, batch): grid 1 x 2 x 1; K and V tiles of 64 keys in
+// Workgroup memory, the row's query (16), accumulator (16) and scores (64)
+// in Function memory; barriers around each tile load.
+// PORTABLE-LABEL: func.func @attn_kernel
+// PORTABLE-DAG: %[[C1:.+]] = arith.constant 1 : index
+// PORTABLE-DAG: %[[C2:.+]] = arith.constant 2 : index
+// PORTABLE-DAG: %[[C64:.+]] = arith.constant 64 : index
+// PORTABLE: gpu.launch_func @attn_kernel_kernel::@attn_kernel_kernel blocks in (%[[C1]], %[[C2]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]])
+// PORTABLE-NEXT: return
+// PORTABLE-COUNT-2: spirv.GlobalVariable @__workgroup_mem__{{[0-9]+}} : !spirv.ptr<!spirv.struct<(!spirv.array<1024 x f32>)>, Workgroup>
+// PORTABLE: spirv.func @attn_kernel_kernel()
+// PORTABLE-COUNT-2: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<16 x f32>)>, Function>
+// PORTABLE-NEXT: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<64 x f32>)>, Function>
+// PORTABLE: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
+// PORTABLE: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
+// PORTABLE: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 64, 1, 1
+
+// A loop budget the kernel exceeds is an error that says so (lavapipe's is
+// 65535; see test/Pipelines/spirv-loop-budget.mlir).
+// BUDGET: attn-spirv-loop-budget: one invocation of this kernel can run up to {{[0-9]+}} loop iterations; the target ends loops after 100
+
+// tiled: one workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
 // Kernel operands are ordered by first use (q, out, k, v), which is why the
 // launch metadata records the binding of each host argument.
 // CHECK-LABEL: func.func @attn_kernel

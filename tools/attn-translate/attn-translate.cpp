@@ -45,7 +45,8 @@ llvm::cl::opt<int64_t> clBlockKv("block-kv",
                                  llvm::cl::init(64));
 llvm::cl::opt<std::string>
     clVariant("variant",
-              llvm::cl::desc("--attn-to-spirv: portable or coopmat"),
+              llvm::cl::desc("--attn-to-spirv: portable, tiled, coopmat or "
+                             "coopmat-scalar (attn-to-spirv-pipeline)"),
               llvm::cl::init("portable"));
 llvm::cl::opt<int64_t> clSubgroupSize(
     "subgroup-size",
@@ -209,8 +210,9 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
       return failure();
     mlir::attn::AttnToSPIRVPipelineOptions options;
     options.variant = clVariant;
-    options.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 16;
-    options.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 16;
+    // Unset: the variant's own defaults (attn-to-spirv-pipeline).
+    options.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 0;
+    options.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 0;
     options.subgroupSize = clSubgroupSize;
     std::string error;
     if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, error)))

@@ -92,16 +92,37 @@ struct AttnToSPIRVPipelineOptions
     : public PassPipelineOptions<AttnToSPIRVPipelineOptions> {
   Option<std::string> variant{
       *this, "variant",
-      llvm::cl::desc("portable (Vulkan 1.1, no cooperative matrices) or "
-                     "coopmat (VK_KHR_cooperative_matrix, SPIR-V 1.6: f16 "
-                     "16x16x16 with f32 accumulators) or coopmat-scalar "
-                     "(the coopmat kernel with scalar products, SPIR-V "
-                     "1.3)"),
+      llvm::cl::desc("portable (Vulkan 1.1, no cooperative matrices: a "
+                     "workgroup per query block, an invocation per row, K "
+                     "and V tiles in workgroup memory) or tiled (the "
+                     "FlashAttention rewrite's tiles, one invocation per "
+                     "tile) or coopmat (VK_KHR_cooperative_matrix, SPIR-V "
+                     "1.6: f16 16x16x16 with f32 accumulators) or "
+                     "coopmat-scalar (the coopmat kernel with scalar "
+                     "products, SPIR-V 1.3)"),
       llvm::cl::init("portable")};
-  Option<int64_t> blockQ{*this, "block-q", llvm::cl::desc("Query tile rows"),
-                         llvm::cl::init(16)};
-  Option<int64_t> blockKv{*this, "block-kv", llvm::cl::desc("Key block size"),
-                          llvm::cl::init(16)};
+  Option<int64_t> blockQ{
+      *this, "block-q",
+      llvm::cl::desc("Query rows per workgroup (portable: invocations; 0 = "
+                     "64) or per tile (tiled, coopmat: 0 = 16)"),
+      llvm::cl::init(0)};
+  Option<int64_t> blockKv{
+      *this, "block-kv",
+      llvm::cl::desc("Key block size (portable: 0 = the largest of 64, 32, "
+                     "16, 8 whose K and V tiles fit shared-memory-bytes; "
+                     "tiled, coopmat: 0 = 16)"),
+      llvm::cl::init(0)};
+  Option<int64_t> sharedMemoryBytes{
+      *this, "shared-memory-bytes",
+      llvm::cl::desc("portable: workgroup memory the K and V tiles may use "
+                     "(the device's maxComputeSharedMemorySize)"),
+      llvm::cl::init(32 * 1024)};
+  Option<uint64_t> maxLoopIterations{
+      *this, "max-loop-iterations",
+      llvm::cl::desc("Fail when one invocation can run more loop iterations "
+                     "than this (attn-spirv-loop-budget; lavapipe: 65535; "
+                     "0 = no limit)"),
+      llvm::cl::init(0)};
   Option<int64_t> subgroupSize{
       *this, "subgroup-size",
       llvm::cl::desc("coopmat: invocations per workgroup, one subgroup of "
@@ -137,6 +158,10 @@ std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
                                                    int64_t subgroupSize,
                                                    bool scalarMatrices);
 void registerSPIRVCoopMatKernelPass();
+/// Its check that no invocation runs more loop iterations than the device
+/// allows (attn-spirv-loop-budget; 0 = no limit).
+std::unique_ptr<Pass> createSPIRVLoopBudgetPass(uint64_t maxIterations);
+void registerSPIRVLoopBudgetPass();
 /// Its last step for variant=coopmat: the Vulkan memory model on modules
 /// with cooperative matrices (attn-spirv-vulkan-memory-model).
 std::unique_ptr<Pass> createSPIRVVulkanMemoryModelPass();

@@ -1,4 +1,4 @@
-//===- AttnToGPU.cpp - attn.sdpa to a SIMT gpu.launch (a thread per query row) -===//
+//===- AttnToGPU.cpp - attn.sdpa to a SIMT gpu.launch, a thread per row ---===//
 //
 // The generic NVIDIA kernel (no tensor cores): a workgroup per (query block,
 // head, batch), one thread per query row. Each key block of K and V is
@@ -6,6 +6,8 @@
 // its row's FlashAttention state (max and sum in registers, the output
 // accumulator and the block's scores in private arrays), in log2 units as
 // in docs/FlashAttentionRewrite.md, and finally writes out (and lse).
+// The same kernel is the Vulkan portable variant (option spirv: Function
+// storage for the private arrays, head-dimension loops unrolled).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
@@ -20,6 +22,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -38,9 +42,9 @@ class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, SdpaOp op, Value q, Value k,
                 Value v, Value mask, Value out, Value lse, int64_t br,
-                int64_t bc)
+                int64_t bc, bool spirv)
       : b(b), loc(loc), op(op), q(q), k(k), v(v), mask(mask), out(out),
-        lse(lse), br(br), bc(bc) {
+        lse(lse), br(br), bc(bc), spirv(spirv) {
     elt = cast<MemRefType>(q.getType()).getElementType();
     d = cast<MemRefType>(q.getType()).getDimSize(3);
     dv = cast<MemRefType>(v.getType()).getDimSize(3);
@@ -50,18 +54,34 @@ public:
     Value sq = dim(q, 2), hq = dim(q, 1), batch = dim(q, 0);
     Value gx = ceilDiv(sq, br);
     Value one = idx(1);
-    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                         gpu::AddressSpace::Workgroup);
-    Type kTile = MemRefType::get({bc, d}, elt, MemRefLayoutAttrInterface{}, wg);
-    Type vTile = MemRefType::get({bc, dv}, elt, MemRefLayoutAttrInterface{}, wg);
+    // Workgroup memory: attributions of the launch, or for SPIR-V (whose
+    // storage-class mapping has no gpu address spaces) allocations in the
+    // Workgroup storage class at the top of its body.
+    Attribute wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                              gpu::AddressSpace::Workgroup);
+    if (spirv)
+      wg = spirv::StorageClassAttr::get(b.getContext(),
+                                        spirv::StorageClass::Workgroup);
+    auto kTile =
+        MemRefType::get({bc, d}, elt, MemRefLayoutAttrInterface{}, wg);
+    auto vTile =
+        MemRefType::get({bc, dv}, elt, MemRefLayoutAttrInterface{}, wg);
+    SmallVector<Type> attributions;
+    if (!spirv)
+      attributions = {kTile, vTile};
     auto launch = gpu::LaunchOp::create(
         b, loc, gx, hq, batch, idx(br), one, one, /*dynamicSharedMemorySize=*/
         nullptr, /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-        TypeRange{kTile, vTile});
+        attributions);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
-    ks = launch.getWorkgroupAttributions()[0];
-    vs = launch.getWorkgroupAttributions()[1];
+    if (spirv) {
+      ks = memref::AllocOp::create(b, loc, kTile);
+      vs = memref::AllocOp::create(b, loc, vTile);
+    } else {
+      ks = launch.getWorkgroupAttributions()[0];
+      vs = launch.getWorkgroupAttributions()[1];
+    }
     body(launch.getThreadIds().x, launch.getBlockIds().x,
          launch.getBlockIds().y, launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
@@ -73,7 +93,40 @@ private:
   SdpaOp op;
   Value q, k, v, mask, out, lse, ks, vs;
   int64_t br, bc, d = 0, dv = 0;
+  bool spirv;
   Type elt;
+
+  /// A private array of n f32 (the Function storage class for SPIR-V).
+  Value privateArray(int64_t n) {
+    Attribute space;
+    if (spirv)
+      space = spirv::StorageClassAttr::get(b.getContext(),
+                                           spirv::StorageClass::Function);
+    return memref::AllocaOp::create(
+        b, loc, MemRefType::get({n}, b.getF32Type(), MemRefLayoutAttrInterface{},
+                                space));
+  }
+
+  /// for (x = 0; x < n; ++x) over a head dimension, with an optional
+  /// loop-carried value: an scf.for, or for SPIR-V the n bodies one after
+  /// another with constant indices.
+  Value overDim(int64_t n, Value init, function_ref<Value(Value, Value)> fn) {
+    if (spirv) {
+      Value carried = init;
+      for (int64_t x = 0; x < n; ++x)
+        carried = fn(idx(x), carried);
+      return carried;
+    }
+    SmallVector<Value> inits;
+    if (init)
+      inits.push_back(init);
+    ValueRange results =
+        loop(idx(0), idx(n), idx(1), inits, [&](Value x, ValueRange s) {
+          Value next = fn(x, init ? s[0] : Value());
+          return init ? SmallVector<Value>{next} : SmallVector<Value>{};
+        });
+    return init ? results[0] : Value();
+  }
 
   Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
   Value f32(double x) {
@@ -134,27 +187,24 @@ private:
 
     // Private state: the scaled query row, the output accumulator and the
     // current block's scores / probabilities.
-    Value qrow = memref::AllocaOp::create(
-        b, loc, MemRefType::get({d}, b.getF32Type()));
-    Value acc = memref::AllocaOp::create(
-        b, loc, MemRefType::get({dv}, b.getF32Type()));
-    Value sRow = memref::AllocaOp::create(
-        b, loc, MemRefType::get({bc}, b.getF32Type()));
+    Value qrow = privateArray(d);
+    Value acc = privateArray(dv);
+    Value sRow = privateArray(bc);
 
     // scale * log2(e) is folded into q once, so every exponential is exp2.
     Value qScale = f32(op.getEffectiveScale() * kLog2e);
     when(rowValid, [&] {
-      loop(c0, idx(d), c1, {}, [&](Value dd, ValueRange) {
+      overDim(d, {}, [&](Value dd, Value) {
         Value x = memref::LoadOp::create(b, loc, q, ValueRange{bi, h, i, dd});
         Value y = arith::MulFOp::create(b, loc, toF32(x), qScale);
         memref::StoreOp::create(b, loc, y, qrow, dd);
-        return SmallVector<Value>{};
+        return Value();
       });
     });
     Value zero = f32(0.0);
-    loop(c0, idx(dv), c1, {}, [&](Value dd, ValueRange) {
+    overDim(dv, {}, [&](Value dd, Value) {
       memref::StoreOp::create(b, loc, zero, acc, dd);
-      return SmallVector<Value>{};
+      return Value();
     });
 
     // Causal: key blocks past the block's last visible key are skipped.
@@ -203,14 +253,14 @@ private:
       Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l,
                                           zero);
       Value inv = arith::DivFOp::create(b, loc, f32(1.0), l);
-      loop(c0, idx(dv), c1, {}, [&](Value dd, ValueRange) {
+      overDim(dv, {}, [&](Value dd, Value) {
         Value a = memref::LoadOp::create(b, loc, acc, dd);
         Value o = arith::MulFOp::create(b, loc, a, inv);
         o = arith::SelectOp::create(b, loc, empty, zero, o);
         if (!elt.isF32())
           o = arith::TruncFOp::create(b, loc, elt, o);
         memref::StoreOp::create(b, loc, o, out, ValueRange{bi, h, i, dd});
-        return SmallVector<Value>{};
+        return Value();
       });
       if (lse) {
         // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2.
@@ -249,12 +299,12 @@ private:
     Value c0 = idx(0), c1 = idx(1);
     // S = q . K^T (q already scaled by scale log2 e), masked; rowmax.
     Value mBlk = loop(c0, cols, c1, {negInf()}, [&](Value c, ValueRange mx) {
-      Value dot = loop(c0, idx(d), c1, {f32(0.0)}, [&](Value dd, ValueRange s) {
+      Value dot = overDim(d, f32(0.0), [&](Value dd, Value s) -> Value {
         Value x = memref::LoadOp::create(b, loc, qrow, dd);
         Value y = toF32(memref::LoadOp::create(b, loc, ks, ValueRange{c, dd}));
         Value p = arith::MulFOp::create(b, loc, x, y);
-        return SmallVector<Value>{arith::AddFOp::create(b, loc, s[0], p)};
-      })[0];
+        return arith::AddFOp::create(b, loc, s, p);
+      });
       Value s = dot;
       Value j = arith::AddIOp::create(b, loc, j0, c);
       if (mask) {
@@ -297,6 +347,29 @@ private:
     Value lNew = arith::AddFOp::create(
         b, loc, arith::MulFOp::create(b, loc, alpha, l), rowSum);
     // acc' = alpha acc + P . V
+    if (spirv) {
+      // Key by key, the Dv bodies unrolled: acc stays constant-indexed.
+      overDim(dv, {}, [&](Value dd, Value) {
+        Value a = arith::MulFOp::create(
+            b, loc, memref::LoadOp::create(b, loc, acc, dd), alpha);
+        memref::StoreOp::create(b, loc, a, acc, dd);
+        return Value();
+      });
+      loop(c0, cols, c1, {}, [&](Value c, ValueRange) {
+        Value p = memref::LoadOp::create(b, loc, sRow, c);
+        overDim(dv, {}, [&](Value dd, Value) {
+          Value y =
+              toF32(memref::LoadOp::create(b, loc, vs, ValueRange{c, dd}));
+          Value a = arith::AddFOp::create(
+              b, loc, memref::LoadOp::create(b, loc, acc, dd),
+              arith::MulFOp::create(b, loc, p, y));
+          memref::StoreOp::create(b, loc, a, acc, dd);
+          return Value();
+        });
+        return SmallVector<Value>{};
+      });
+      return {mNew, lNew};
+    }
     loop(c0, idx(dv), c1, {}, [&](Value dd, ValueRange) {
       Value a0 = arith::MulFOp::create(
           b, loc, memref::LoadOp::create(b, loc, acc, dd), alpha);
@@ -323,6 +396,8 @@ struct ConvertAttnToGPUPass
   explicit ConvertAttnToGPUPass(const ConvertAttnToGPUOptions &o) {
     blockQ = o.blockQ;
     blockKv = o.blockKv;
+    sharedMemoryBytes = o.sharedMemoryBytes;
+    spirv = o.spirv;
   }
 
   StringRef getArgument() const final { return "convert-attn-to-gpu"; }
@@ -333,7 +408,8 @@ struct ConvertAttnToGPUPass
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
-                    memref::MemRefDialect, scf::SCFDialect>();
+                    memref::MemRefDialect, scf::SCFDialect,
+                    spirv::SPIRVDialect>();
   }
 
   Option<int64_t> blockQ{*this, "block-q",
@@ -341,8 +417,19 @@ struct ConvertAttnToGPUPass
                          llvm::cl::init(64)};
   Option<int64_t> blockKv{
       *this, "block-kv",
-      llvm::cl::desc("Keys per shared-memory tile (0 = fit 48 KB)"),
+      llvm::cl::desc("Keys per shared-memory tile (0 = the largest of 64, 32, "
+                     "16, 8 that fits shared-memory-bytes)"),
       llvm::cl::init(0)};
+  Option<int64_t> sharedMemoryBytes{
+      *this, "shared-memory-bytes",
+      llvm::cl::desc("Shared memory the K and V tiles may use"),
+      llvm::cl::init(48 * 1024)};
+  Option<bool> spirv{
+      *this, "spirv",
+      llvm::cl::desc("Emit for SPIR-V: private arrays in the Function "
+                     "storage class, loops over D and Dv unrolled (see "
+                     "ConvertAttnToGPUOptions::spirv)"),
+      llvm::cl::init(false)};
 
   void runOnOperation() override {
     SmallVector<SdpaOp> ops;
@@ -379,20 +466,23 @@ struct ConvertAttnToGPUPass
     ConvertAttnToGPUOptions o;
     o.blockQ = blockQ;
     o.blockKv = blockKv;
+    o.sharedMemoryBytes = sharedMemoryBytes;
+    o.spirv = spirv;
     auto qt = cast<MemRefType>(q.getType());
     int64_t eltBytes = qt.getElementType().getIntOrFloatBitWidth() / 8;
     int64_t d = qt.getDimSize(3),
             dv = cast<MemRefType>(v.getType()).getDimSize(3);
     int64_t bc = resolveBlockKv(o, d, dv, eltBytes);
-    if (bc * (d + dv) * eltBytes > 48 * 1024)
+    if (bc * (d + dv) * eltBytes > sharedMemoryBytes)
       return op.emitOpError("convert-attn-to-gpu: K and V tiles of ")
-             << bc << " keys (D = " << d << ", Dv = " << dv
-             << ") need more than 48 KB of shared memory; use a smaller "
-                "block-kv";
+             << bc << " keys (D = " << d << ", Dv = " << dv << ") need "
+             << bc * (d + dv) * eltBytes << " bytes of shared memory, more "
+             << "than " << static_cast<int64_t>(sharedMemoryBytes)
+             << "; use a smaller block-kv";
 
     OpBuilder b(op);
     KernelBuilder(b, op.getLoc(), op, q, k, v, mask, outMat.getDest(),
-                  lseMat ? lseMat.getDest() : Value(), blockQ, bc)
+                  lseMat ? lseMat.getDest() : Value(), blockQ, bc, spirv)
         .build();
     outMat.erase();
     if (lseMat)
@@ -416,7 +506,7 @@ int64_t mlir::attn::resolveBlockKv(const ConvertAttnToGPUOptions &options,
   if (options.blockKv > 0)
     return options.blockKv;
   for (int64_t bc : {64, 32, 16, 8})
-    if (bc * (headDim + valueDim) * elementBytes <= 48 * 1024)
+    if (bc * (headDim + valueDim) * elementBytes <= options.sharedMemoryBytes)
       return bc;
   return 8;
 }

@@ -1,4 +1,6 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=32" -verify-diagnostics | FileCheck %s
+// RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=32 spirv=true shared-memory-bytes=32768" -verify-diagnostics | FileCheck %s --check-prefix=SPIRV
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=32 spirv=true shared-memory-bytes=96" 2>&1 | FileCheck %s --check-prefix=SMALL
 
 // Causal f16, static shapes: a workgroup per (query block, head, batch), a
 // thread per row, K/V tiles of 64 keys in workgroup memory.
@@ -142,5 +144,43 @@ func.func @dropout(%q: memref<1x1x8x8xf32>, %k: memref<1x1x8x8xf32>,
       : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<1x1x8x8xf32>
   bufferization.materialize_in_destination %o in restrict writable %out
       : (tensor<1x1x8x8xf32>, memref<1x1x8x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// spirv=true (the Vulkan portable variant): K and V tiles are allocations
+// in the Workgroup storage class (no gpu address spaces in SPIR-V), private
+// arrays in the Function storage class, and the loops over D = 4 and Dv = 2
+// unrolled (constant indices), so the only loops left are the key blocks,
+// the tile loads and the keys of a block. 32 KB of workgroup memory fit 64
+// keys of D + Dv = 6 f32; 96 bytes do not fit the smallest tile (8 keys).
+// SPIRV-LABEL: func.func @for_spirv
+// SPIRV: gpu.launch
+// SPIRV-NOT: workgroup(
+// SPIRV: %[[KS:.+]] = memref.alloc() : memref<64x4xf32, #spirv.storage_class<Workgroup>>
+// SPIRV: %[[VS:.+]] = memref.alloc() : memref<64x2xf32, #spirv.storage_class<Workgroup>>
+// SPIRV: %[[QROW:.+]] = memref.alloca() : memref<4xf32, #spirv.storage_class<Function>>
+// SPIRV: %[[ACC:.+]] = memref.alloca() : memref<2xf32, #spirv.storage_class<Function>>
+// SPIRV: memref.alloca() : memref<64xf32, #spirv.storage_class<Function>>
+// q row: four loads, no loop
+// SPIRV-COUNT-4: memref.store %{{.+}}, %[[QROW]][%{{.+}}]
+// SPIRV: scf.for
+// SPIRV: gpu.barrier
+// P . V key by key: per key the two accumulator elements, unrolled
+// SPIRV: scf.for
+// SPIRV: memref.load %[[VS]]
+// SPIRV: memref.store %{{.+}}, %[[ACC]]
+// SPIRV: memref.load %[[VS]]
+// SPIRV: memref.store %{{.+}}, %[[ACC]]
+// SPIRV: scf.yield
+// SMALL: error: 'attn.sdpa' op convert-attn-to-gpu: K and V tiles of 8 keys (D = 4, Dv = 2) need 192 bytes of shared memory, more than 96; use a smaller block-kv
+func.func @for_spirv(%q: memref<1x1x8x4xf32>, %k: memref<1x1x100x4xf32>,
+                     %v: memref<1x1x100x2xf32>, %out: memref<1x1x8x2xf32>) {
+  %qt = bufferization.to_tensor %q restrict : memref<1x1x8x4xf32> to tensor<1x1x8x4xf32>
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x100x4xf32> to tensor<1x1x100x4xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x100x2xf32> to tensor<1x1x100x2xf32>
+  %o = attn.sdpa %qt, %kt, %vt : tensor<1x1x8x4xf32>, tensor<1x1x100x4xf32>, tensor<1x1x100x2xf32> -> tensor<1x1x8x2xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x8x2xf32>, memref<1x1x8x2xf32>) -> ()
   return
 }

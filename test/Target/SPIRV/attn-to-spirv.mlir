@@ -5,6 +5,8 @@
 // RUN: attn-translate --attn-to-spirv --variant=portable %s -o %t/k.spv
 // RUN: FileCheck %s --input-file=%t/k.json
 // RUN: od -A n -t x4 -N 4 %t/k.spv | FileCheck %s --check-prefix=MAGIC
+// RUN: attn-translate --attn-to-spirv --variant=tiled %s -o %t/t.spv
+// RUN: FileCheck %s --input-file=%t/t.json --check-prefix=TILED
 // The coopmat variant: its metadata, and its words deserialized back into
 // MLIR (spirv-val here predates SPV_KHR_cooperative_matrix), re-verified
 // by mlir-opt and checked for the ops, capabilities and memory model.
@@ -18,13 +20,13 @@
 // RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --spirv-metadata=%t/meta.json
 // RUN: FileCheck %s --input-file=%t/meta.json
 
-// The grid is B*Hq = 3 by Sq/16 = 2 tiles (x: heads, y: q-blocks), one
-// invocation each; binding i is host argument "arg" (here in argument
-// order; outlining may reorder them, see to-spirv-pipeline.mlir).
+// portable: the grid is ceil(Sq / 64) = 1 query block by Hq = 3 by B = 1,
+// 64 invocations (rows) each; binding i is host argument "arg" (here in
+// argument order; outlining may reorder them, see to-spirv-pipeline.mlir).
 // CHECK: "variant": "portable"
 // CHECK: "entry": "attn_kernel_kernel"
-// CHECK: "workgroups": [3, 2, 1]
-// CHECK: "workgroup_size": [1, 1, 1]
+// CHECK: "workgroups": [1, 3, 1]
+// CHECK: "workgroup_size": [64, 1, 1]
 // CHECK: "push_constant_bytes": 0
 // CHECK: "host_args": 4
 // CHECK: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 3}]
@@ -32,6 +34,11 @@
 // CHECK: "needs_cooperative_matrix": false
 
 // MAGIC: 07230203
+// tiled: B*Hq = 3 by Sq/16 = 2 tiles (x: heads, y: q-blocks), one
+// invocation each.
+// TILED: "variant": "tiled"
+// TILED: "workgroups": [3, 2, 1]
+// TILED: "workgroup_size": [1, 1, 1]
 // COOPMAT: "variant": "coopmat"
 // COOPMAT: "workgroups": [3, 2, 1]
 // COOPMAT: "workgroup_size": [32, 1, 1]
@@ -45,7 +52,7 @@
 // ROUNDTRIP: spirv.EntryPoint "GLCompute" @attn_kernel_kernel
 // ROUNDTRIP: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
 // COOPMAT64: "workgroup_size": [64, 1, 1]
-// VARIANT: unknown variant 'wmma' (portable, coopmat or coopmat-scalar)
+// VARIANT: unknown variant 'wmma' (portable, tiled, coopmat or coopmat-scalar)
 func.func @attn_kernel(%q: memref<1x3x32x16xf16>, %k: memref<1x3x48x16xf16>, %v: memref<1x3x48x16xf16>, %out: memref<1x3x32x16xf16>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x3x32x16xf16> to tensor<1x3x32x16xf16>
   %k_t = bufferization.to_tensor %k restrict : memref<1x3x48x16xf16> to tensor<1x3x48x16xf16>

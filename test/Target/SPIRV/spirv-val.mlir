@@ -1,6 +1,6 @@
 // The portable variant validates as Vulkan 1.1 SPIR-V (f32 and f16, causal
-// and not, a single tile), and so does the coopmat kernel with scalar
-// products.
+// and not, one workgroup, small blocks), and so do the tiled variant and the
+// coopmat kernel with scalar products.
 // REQUIRES: spirv-val
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-spirv %S/attn-to-spirv.mlir -o %t/f16.spv
@@ -9,6 +9,11 @@
 // RUN: %spirv_val --target-env vulkan1.1 %t/f32.spv
 // RUN: attn-translate --attn-to-spirv --block-q=4 --block-kv=8 %s -o %t/small.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/small.spv
+// The tiled variant (one invocation per tile), f16 and f32.
+// RUN: attn-translate --attn-to-spirv --variant=tiled %S/attn-to-spirv.mlir -o %t/tiled16.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/tiled16.spv
+// RUN: attn-translate --attn-to-spirv --variant=tiled --block-q=4 --block-kv=8 %s -o %t/tiled32.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/tiled32.spv
 // The coopmat kernel with scalar products (all of it but the matrix ops).
 // RUN: attn-translate --attn-to-spirv --variant=coopmat-scalar %S/attn-to-spirv.mlir -o %t/coopmat-scalar.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/coopmat-scalar.spv

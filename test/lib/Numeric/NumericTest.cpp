@@ -75,6 +75,7 @@ struct Case {
   int64_t blockQ = 0, blockKv = 0, kvSplits = 0;
   bool bshd = false;
   bool staticShapes = false;
+  attn_target target = ATTN_TARGET_CPU;
 
   std::string str() const {
     std::ostringstream os;
@@ -87,7 +88,8 @@ struct Case {
        << " dropout=" << dropout << " seed=" << seed << " lse=" << lse
        << " scale=" << scale << " variant=" << variant << " block=" << blockQ
        << "x" << blockKv << " kv_splits=" << kvSplits
-       << " layout=" << (bshd ? "bshd" : "bhsd") << " static=" << staticShapes;
+       << " layout=" << (bshd ? "bshd" : "bhsd") << " static=" << staticShapes
+       << " target=" << attn_target_name(target);
     return os.str();
   }
 
@@ -204,7 +206,7 @@ bool launch(const Case &c, Buffers &bufs) {
   }
   attn_spec spec = c.spec();
   attn_kernel *kernel = nullptr;
-  attn_status st = attn_compile(ctx, &spec, ATTN_TARGET_CPU, &kernel);
+  attn_status st = attn_compile(ctx, &spec, c.target, &kernel);
   if (st != ATTN_OK) {
     ADD_FAILURE() << "attn_compile: " << attn_status_string(st) << ": "
                   << attn_last_error() << "\n  case: " << c.str();
@@ -670,6 +672,54 @@ TEST(Numeric, RandomMatrix200) {
     ++cases;
   }
   EXPECT_EQ(cases, 200);
+}
+
+// The portable SPIR-V kernel on the Vulkan device found here (lavapipe in
+// CI) over a random matrix: f16 and f32, head dims 8..128 with Dv != D,
+// odd lengths (Sq = 1 included), GQA, causal, bool and additive masks
+// broadcast or not, lse, both layouts, default and explicit block sizes.
+// Skipped where there is no Vulkan device. What the vulkan target refuses
+// (bf16, dropout, split-KV, dynamic shapes) is not drawn.
+TEST(Vulkan, PortableRandomMatrix) {
+  attn_context *ctx = context();
+  ASSERT_NE(ctx, nullptr);
+  if (attn_target_available(ctx, ATTN_TARGET_VULKAN) != ATTN_OK)
+    GTEST_SKIP() << "no Vulkan device: " << attn_last_error();
+  auto rng = testRng();
+  const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_F32};
+  const int64_t dims[] = {8, 16, 24, 32, 48, 64, 80, 96, 128};
+  const int64_t ratios[][2] = {{1, 1}, {2, 1}, {8, 1}, {4, 2}, {6, 3}};
+  const int64_t blockQs[] = {0, 0, 1, 16, 33, 64, 128};
+  const int64_t blockKvs[] = {0, 0, 8, 16, 32};
+  const int cases = 40;
+  for (int n = 0; n < cases; ++n) {
+    Case c;
+    c.target = ATTN_TARGET_VULKAN;
+    c.staticShapes = true;
+    c.dtype = dtypes[uniform(rng, 0, 1)];
+    c.D = dims[uniform(rng, 0, 8)];
+    c.Dv = uniform(rng, 0, 3) == 0 ? dims[uniform(rng, 0, 8)] : 0;
+    const auto *r = ratios[uniform(rng, 0, 4)];
+    c.Hq = r[0];
+    c.Hkv = r[1];
+    c.B = uniform(rng, 1, 2);
+    c.Sq = uniform(rng, 0, 5) == 0 ? 1 : uniform(rng, 1, 130);
+    c.Skv = uniform(rng, 0, 7) == 0 ? 1 : uniform(rng, 1, 300);
+    c.causal = uniform(rng, 0, 2) == 0;
+    int m = static_cast<int>(uniform(rng, 0, 3));
+    c.mask = m == 1 ? ATTN_MASK_BOOL : m == 2 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
+    c.maskDtype = dtypes[uniform(rng, 0, 1)];
+    c.maskB1 = uniform(rng, 0, 1);
+    c.maskH1 = uniform(rng, 0, 1);
+    c.lse = uniform(rng, 0, 1);
+    if (uniform(rng, 0, 3) == 0)
+      c.scale = 0.05 * uniform(rng, 1, 20);
+    c.blockQ = blockQs[uniform(rng, 0, 6)];
+    c.blockKv = blockKvs[uniform(rng, 0, 4)];
+    c.kvSplits = 1;
+    c.bshd = uniform(rng, 0, 1);
+    check(c, rng);
+  }
 }
 
 // Decode shapes with split-KV left automatic on a dynamic-shape kernel: the

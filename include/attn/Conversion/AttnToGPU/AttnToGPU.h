@@ -15,6 +15,15 @@ struct ConvertAttnToGPUOptions {
   /// Keys per shared-memory tile; 0 = the largest of 64, 32, 16, 8 whose K
   /// and V tiles fit 48 KB of static shared memory.
   int64_t blockKv = 0;
+  /// Shared-memory budget in bytes for the K and V tiles when blockKv = 0.
+  int64_t sharedMemoryBytes = 48 * 1024;
+  /// Emit for SPIR-V (Vulkan): private arrays in the Function storage
+  /// class, and the loops over D and Dv unrolled, with P . V accumulated key
+  /// by key, so the query row and the accumulator are indexed by constants
+  /// (registers, not scratch) and an invocation runs a handful of loop
+  /// iterations per key: lavapipe stops every loop of an invocation after
+  /// 65535 iterations in total.
+  bool spirv = false;
 };
 
 /// convert-attn-to-gpu: rewrites each attn.sdpa in destination-passing form
@@ -24,7 +33,8 @@ struct ConvertAttnToGPUOptions {
 std::unique_ptr<Pass>
 createConvertAttnToGPUPass(const ConvertAttnToGPUOptions &options = {});
 
-/// The K and V tile size the pass picks for `options` (blockKv resolved).
+/// The K and V tile size the pass picks for `options` (blockKv resolved):
+/// the largest of 64, 32, 16, 8 whose tiles fit options.sharedMemoryBytes.
 int64_t resolveBlockKv(const ConvertAttnToGPUOptions &options, int64_t headDim,
                        int64_t valueDim, int64_t elementBytes);
 
