@@ -39,6 +39,9 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   // would hoist the body's constants out of the launch, making them kernel
   // parameters.)
   pm.addPass(createGpuKernelOutliningPass());
+  // The mma.sync kernels get the registers they need (no ptxas occupancy
+  // cap, which spills the 256-thread D = 64 kernels).
+  pm.addPass(createNVVMMaxRegistersPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -90,6 +93,7 @@ std::string mlir::attn::findCudaToolkit() {
 void mlir::attn::registerAttnToNVVMPipeline() {
   registerConvertAttnToGPUPass();
   registerConvertAttnToNVGPUPass();
+  registerNVVMMaxRegistersPass();
   PassPipelineRegistration<AttnToNVVMPipelineOptions>(
       "attn-to-nvvm-pipeline",
       "Lower attn.sdpa in destination-passing form (memrefs in and out, as "

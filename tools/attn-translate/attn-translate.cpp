@@ -74,7 +74,7 @@ llvm::cl::opt<bool> clTensorCores(
 llvm::cl::opt<int64_t> clWarps(
     "warps",
     llvm::cl::desc("--tensor-cores: warps per workgroup, 4 or 8 (0: 4 for "
-                   "causal attention, else 8)"),
+                   "causal attention or D, Dv <= 64, else 8)"),
     llvm::cl::init(0));
 llvm::cl::opt<int64_t> clStages(
     "stages",

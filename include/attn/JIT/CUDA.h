@@ -18,7 +18,7 @@ struct CudaCompileOptions {
   /// others use the generic kernel. The runtime's JIT turns it on (checked
   /// on an H200, bench/results/cuda-h200-2026-11-21); tools default off.
   bool tensorCores = false;
-  int64_t warps = 0;  // tensor cores: 4 or 8 (0 = 4 if causal, else 8)
+  int64_t warps = 0;  // tensor cores: 4 or 8 (0 = 4 if causal or D, Dv <= 64, else 8)
   int64_t stages = 2; // tensor cores: depth of the cp.async K/V ring
 };
 

@@ -68,7 +68,7 @@ struct AttnToNVVMPipelineOptions
   Option<int64_t> warps{
       *this, "warps",
       llvm::cl::desc("Tensor-core kernel: warps per workgroup (16 query rows "
-                     "each), 4 or 8; 0 = 4 when causal, else 8"),
+                     "each), 4 or 8; 0 = 4 when causal or D, Dv <= 64, else 8"),
       llvm::cl::init(0)};
   Option<int64_t> stages{
       *this, "stages",
@@ -80,6 +80,11 @@ struct AttnToNVVMPipelineOptions
 /// attn.sdpa in destination-passing form -> gpu.binary with PTX (NVVM).
 void buildAttnToNVVMPipeline(OpPassManager &pm,
                              const AttnToNVVMPipelineOptions &options);
+
+/// Its step that sets nvvm.maxnreg on the mma.sync kernels after outlining
+/// (attn-nvvm-max-registers).
+std::unique_ptr<Pass> createNVVMMaxRegistersPass();
+void registerNVVMMaxRegistersPass();
 
 /// The CUDA toolkit folder ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda) when it
 /// holds libdevice, else "".

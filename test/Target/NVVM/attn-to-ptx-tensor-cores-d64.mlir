@@ -19,6 +19,29 @@
 // RUN: %ptxas -v -arch=sm_90a %t/bf16_90.ptx -o %t/bf16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/bf16.mlir -o %t/bf16_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/bf16_80.ptx -o %t/bf16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// Not causal (by default also 4 warps at D = 64), and with --warps=8 (256
+// threads), which ptxas would cap at 128 registers for two workgroups per
+// SM and spill: attn-nvvm-max-registers gives both .maxnreg 255 (65536 /
+// threads, at most 255), and they assemble without spills for both chips
+// and both types.
+// RUN: sed 's/ causal$//' %t/f16.mlir > %t/f16nc.mlir
+// RUN: sed 's/ causal$//' %t/bf16.mlir > %t/bf16nc.mlir
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16nc.mlir -o %t/f16nc_90.ptx
+// RUN: FileCheck %s --check-prefix=NC4 < %t/f16nc_90.ptx
+// RUN: FileCheck %s --check-prefix=META < %t/f16nc_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/f16nc_90.ptx -o %t/f16nc_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/bf16nc.mlir -o %t/bf16nc_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/bf16nc_80.ptx -o %t/bf16nc_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --warps=8 --chip=sm_90a %t/f16nc.mlir -o %t/f16w8_90.ptx
+// RUN: FileCheck %s --check-prefix=NC8 < %t/f16w8_90.ptx
+// RUN: FileCheck %s --check-prefix=META8 < %t/f16w8_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/f16w8_90.ptx -o %t/f16w8_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --warps=8 --chip=sm_80 %t/f16nc.mlir -o %t/f16w8_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/f16w8_80.ptx -o %t/f16w8_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --warps=8 --chip=sm_90a %t/bf16nc.mlir -o %t/bf16w8_90.ptx
+// RUN: %ptxas -v -arch=sm_90a %t/bf16w8_90.ptx -o %t/bf16w8_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --warps=8 --chip=sm_80 %t/bf16nc.mlir -o %t/bf16w8_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/bf16w8_80.ptx -o %t/bf16w8_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK: .extern .shared .align 16 .b8 __attn_tc_dynamic_smem[];
 // CHECK-DAG: cp.async.cg.shared.global
@@ -36,6 +59,13 @@
 // META: {"field": "data", "tensor": "mask", "type": "ptr"}
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+
+// NC4: .maxntid 128, 1, 1
+// NC4-NEXT: .maxnreg 255
+// NC8: .maxntid 256, 1, 1
+// NC8-NEXT: .maxnreg 255
+// META8: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
+// META8: "block": [256, 1, 1]
 
 func.func @attention(%q: tensor<2x8x200x64xELT>, %k: tensor<2x2x300x64xELT>,
                      %v: tensor<2x2x300x64xELT>, %m: tensor<1x1x200x300xi1>)

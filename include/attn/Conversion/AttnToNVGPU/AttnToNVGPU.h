@@ -29,10 +29,11 @@ struct NVGPUGeometry {
 };
 
 /// The geometry convert-attn-to-nvgpu uses for `options` and this op (head
-/// dimensions, element size, causal). Default warps: 8 (128 query rows)
-/// without causal, 4 (64 rows) with it, where the finer blocks balance the
-/// triangle better (sweep on an H200, 2026-11-21: D = 64 causal 194 vs
-/// 168 TFLOP/s, D = 128 non-causal 286 vs 275; docs/NVIDIA.md).
+/// dimensions, element size, causal). Default warps: 4 (64 query rows)
+/// with causal, where the finer blocks balance the triangle better, and for
+/// D, Dv <= 64, where three 4-warp workgroups per SM beat one of 8 warps
+/// once attn-nvvm-max-registers lifts ptxas's register cap; 8 (128 rows)
+/// otherwise (H200 sweep and H100 runs of 2026-11-21, docs/NVIDIA.md).
 NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t headDim, int64_t valueDim,
                                    int64_t elementBytes, bool causal);
