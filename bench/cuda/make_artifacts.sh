@@ -9,15 +9,16 @@ OUT=${1:-.carry/cuda}
 BUILD=${ATTN_BUILD_DIR:-build}
 TR="$BUILD/bin/attn-translate"
 mkdir -p "$OUT"
-gen() { # name dtype D causal [mask-type] [lse]
-  local name=$1 dt=$2 d=$3 causal=$4 mask=${5:-} lse=${6:-}
+gen() { # name dtype D causal [mask-type] [lse] [dropout-p]
+  local name=$1 dt=$2 d=$3 causal=$4 mask=${5:-} lse=${6:-} drop=${7:-}
   local t="tensor<?x?x?x${d}x${dt}>"
-  local m="" margs="" res="$t" rets="%o" lt="tensor<?x?x?xf32>"
+  local m="" margs="" res="$t" rets="%o" lt="tensor<?x?x?xf32>" s="" sargs=""
   if [ -n "$mask" ]; then m=", %m: $mask"; margs=" mask(%m : $mask)"; fi
   if [ -n "$lse" ]; then res="$t, $lt"; rets="%o, %l"; fi
+  if [ -n "$drop" ]; then s=", %seed: i64"; sargs=" dropout($drop, seed %seed)"; fi
   cat > "$OUT/$name.mlir" <<MLIR
-func.func @k(%q: $t, %k: $t, %v: $t$m) -> ($res) {
-  $rets = attn.sdpa %q, %k, %v$margs $causal : $t, $t, $t -> $res
+func.func @k(%q: $t, %k: $t, %v: $t$m$s) -> ($res) {
+  $rets = attn.sdpa %q, %k, %v$margs $causal$sargs : $t, $t, $t -> $res
   return $rets : $res
 }
 MLIR
@@ -41,5 +42,11 @@ gen tc_f16_d64_boolmask_lse f16 64 "" "tensor<1x1x?x?xi1>" lse
 "$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_f16_d64_boolmask_lse.mlir" -o "$OUT/tc_f16_d64_boolmask_lse.ptx"
 gen tc_bf16_d128_addmask_causal_lse bf16 128 causal "tensor<?x1x?x?xbf16>" lse
 "$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_bf16_d128_addmask_causal_lse.mlir" -o "$OUT/tc_bf16_d128_addmask_causal_lse.ptx"
+# Dropout (checked, not timed): the generic kernel (the tensor-core one
+# refuses it), with the Philox keep decision the float64 reference repeats.
+gen generic_f16_d64_dropout f16 64 "" "" "" 0.1
+"$TR" --attn-to-ptx --chip=sm_90a "$OUT/generic_f16_d64_dropout.mlir" -o "$OUT/generic_f16_d64_dropout.ptx"
+gen generic_bf16_d128_dropout_causal_lse bf16 128 causal "" lse 0.3
+"$TR" --attn-to-ptx --chip=sm_90a "$OUT/generic_bf16_d128_dropout_causal_lse.mlir" -o "$OUT/generic_bf16_d128_dropout_causal_lse.ptx"
 cp "$BUILD/lib/libattn_runtime.so" "$OUT/"
 ls -la "$OUT"

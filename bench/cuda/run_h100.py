@@ -80,9 +80,11 @@ class Kernel:
         self.D = self.spec.head_dim
         self.mask = self.spec.mask  # A.ATTN_MASK_*
         self.lse = bool(self.spec.return_lse)
+        self.dropout = float(self.spec.dropout_p)
 
-    def launch(self, q, k, v, out, mask=None, lse=None):
+    def launch(self, q, k, v, out, mask=None, lse=None, seed=0):
         la = A.AttnLaunchArgs()
+        la.seed = seed
         la.q, la.k, la.v, la.out = A.tensor(q), A.tensor(k), A.tensor(v), A.tensor(out)
         if mask is not None:
             la.mask = A.tensor(mask)
@@ -100,9 +102,51 @@ def make(B, H, S, D, dtype, bshd=False):
     return torch.randn(B, H, S, D, device=dev, dtype=dtype)
 
 
-def reference(q, k, v, causal, scale, mask=None):
+PHILOX_M0, PHILOX_M1 = 0xD2511F53, 0xCD9E8D57
+PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
+U32 = 0xFFFFFFFF
+
+
+def dropout_keep(seed, p, B, H, Sq, Skv):
+    """[B, H, Sq, Skv] bool: Philox-4x32-10 keyed by the seed, counted by
+    (key, row, head, batch), kept iff word >= ceil(p 2^32) (docs/Semantics.md;
+    the same bits as runtime/reference and the compiler), in int64 torch."""
+    def u(x):
+        return x & U32
+    b = torch.arange(B, device=dev, dtype=torch.int64).view(B, 1, 1, 1)
+    h = torch.arange(H, device=dev, dtype=torch.int64).view(1, H, 1, 1)
+    i = torch.arange(Sq, device=dev, dtype=torch.int64).view(1, 1, Sq, 1)
+    j = torch.arange(Skv, device=dev, dtype=torch.int64).view(1, 1, 1, Skv)
+    shape = (B, H, Sq, Skv)
+    c0, c1, c2, c3 = (j.expand(shape), i.expand(shape), h.expand(shape),
+                      b.expand(shape))
+    k0, k1 = seed & U32, (seed >> 32) & U32
+    for _ in range(10):
+        hi0, lo0 = _mulhilo(PHILOX_M0, c0)
+        hi1, lo1 = _mulhilo(PHILOX_M1, c2)
+        c0, c1, c2, c3 = (hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0)
+        k0, k1 = u(k0 + PHILOX_W0), u(k1 + PHILOX_W1)
+    return c0 >= math.ceil(p * 2.0 ** 32)
+
+
+def _mulhilo(m, x):
+    """(high, low) 32-bit halves of m * x for 32-bit m and x, in int64."""
+    m_hi, m_lo = m >> 16, m & 0xFFFF
+    x_hi, x_lo = x >> 16, x & 0xFFFF
+    ll = m_lo * x_lo
+    lh = m_lo * x_hi
+    hl = m_hi * x_lo
+    hh = m_hi * x_hi
+    mid = (ll >> 16) + (lh & 0xFFFF) + (hl & 0xFFFF)
+    lo = ((mid & 0xFFFF) << 16) | (ll & 0xFFFF)
+    hi = hh + (lh >> 16) + (hl >> 16) + (mid >> 16)
+    return hi & U32, lo & U32
+
+
+def reference(q, k, v, causal, scale, mask=None, dropout=0.0, seed=0):
     """float64 out and lse: bottom-right causal, bool keep-mask or additive
-    mask broadcast over B/H; rows with no visible key -> out 0, lse -inf."""
+    mask broadcast over B/H, dropout on the normalized probabilities; rows
+    with no visible key -> out 0, lse -inf."""
     Hq, Hkv = q.shape[1], k.shape[1]
     kr = k.double().repeat_interleave(Hq // Hkv, dim=1)
     vr = v.double().repeat_interleave(Hq // Hkv, dim=1)
@@ -121,6 +165,9 @@ def reference(q, k, v, causal, scale, mask=None):
     empty = torch.isneginf(m)
     p = torch.exp(s - torch.where(empty, torch.zeros_like(m), m))
     l = p.sum(-1, keepdim=True)
+    if dropout > 0.0:
+        keep = dropout_keep(seed, dropout, q.shape[0], Hq, Sq, Skv)
+        p = torch.where(keep, p / (1.0 - dropout), torch.zeros_like(p))
     out = torch.einsum("bhqk,bhkd->bhqd", p, vr) / torch.where(empty, torch.ones_like(l), l)
     out = torch.where(empty, torch.zeros_like(out), out)
     lse = torch.where(empty, m, m + torch.log(l)).squeeze(-1)
@@ -152,10 +199,13 @@ def check(kern, B, Hq, Hkv, Sq, Skv, bshd=False):
     mask = make_mask(kern, B, Hq, Sq, Skv) if kern.mask != A.ATTN_MASK_NONE else None
     lse = (torch.full((B, Hq, Sq), float("nan"), device=dev, dtype=torch.float32)
            if kern.lse else None)
-    kern.launch(q, k, v, out, mask, lse)
+    # A seed with both 32-bit halves set, fresh per check.
+    seed = int(torch.randint(1, 2 ** 62, (1,)).item()) | (1 << 40)
+    kern.launch(q, k, v, out, mask, lse, seed)
     torch.cuda.synchronize()
     scale = 1.0 / math.sqrt(D)
-    ref, ref_lse = reference(q, k, v, kern.causal, scale, mask)
+    ref, ref_lse = reference(q, k, v, kern.causal, scale, mask,
+                             kern.dropout, seed)
     nan = bool(torch.isnan(out).any().item())
     err = float("inf") if nan else rel_l2(out, ref)
     maxabs = float("inf") if nan else (out.double() - ref).abs().max().item()
@@ -169,7 +219,8 @@ def check(kern, B, Hq, Hkv, Sq, Skv, bshd=False):
         lse_err = float("inf") if (not same_inf or torch.isnan(lse).any()) else (
             d.max().item() if d.numel() else 0.0)
     flash_err = None
-    if mask is None and (not kern.causal or Sq == Skv) and kern.dtype != torch.float32:
+    if (mask is None and kern.dropout == 0.0 and (not kern.causal or Sq == Skv)
+            and kern.dtype != torch.float32):
         try:
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                 fo = F.scaled_dot_product_attention(q, k, v, is_causal=kern.causal,
@@ -241,8 +292,8 @@ if not args.quick:
                 break
             D = kern.D
             H, B = 2048 // D, 16384 // S
-            if kern.mask != A.ATTN_MASK_NONE or kern.lse:
-                continue  # checked above; timed without mask and lse
+            if kern.mask != A.ATTN_MASK_NONE or kern.lse or kern.dropout:
+                continue  # checked above; timed without mask, lse, dropout
             if not next((c for c in checks if c["kernel"] == kern.name and c["ok"]), None):
                 continue
             torch.manual_seed(S)
@@ -275,7 +326,7 @@ if not args.quick:
     # 3. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second
     for kern in ([] if args.no_decode else kernels):
         if (kern.D != 128 or kern.causal or kern.mask != A.ATTN_MASK_NONE
-                or kern.lse or time.time() - T0 > args.budget_s + 60):
+                or kern.lse or kern.dropout or time.time() - T0 > args.budget_s + 60):
             continue
         for (B, Skv) in ((1, 4096), (1, 32768), (1, 131072), (16, 4096)):
             Hq, Hkv, D = 32, 8, 128

@@ -65,10 +65,6 @@ attn_status mlir::attn::jit::compileCudaKernel(
     error = "cuda: the math (reference) variant is cpu only";
     return ATTN_ERROR_UNSUPPORTED;
   }
-  if (spec.dropout_p > 0.0) {
-    error = "cuda: dropout is not supported by the generic CUDA kernel yet";
-    return ATTN_ERROR_UNSUPPORTED;
-  }
   if (options.blockQ < 1 || options.blockQ > 1024) {
     error = "cuda: block_q is " + std::to_string(options.blockQ) +
             "; the generic kernel runs a thread per query row, so it must be "
@@ -177,9 +173,17 @@ attn_status mlir::attn::jit::compileCudaKernel(
   std::vector<std::string> names = entryArgNames(spec);
   for (Value operand : launch.getKernelOperands()) {
     auto arg = dyn_cast<BlockArgument>(operand);
+    // The dropout seed: one 64-bit scalar parameter.
+    if (arg && arg.getArgNumber() < names.size() &&
+        names[arg.getArgNumber()] == "seed" && operand.getType().isInteger(64)) {
+      metadata.params.push_back(
+          {"seed", cuda::ParamField::Seed, 0, cuda::ParamType::I64});
+      continue;
+    }
     auto memref = dyn_cast<MemRefType>(operand.getType());
     if (!arg || !memref || arg.getArgNumber() >= names.size()) {
-      error = "cuda: a kernel parameter is not one of the entry's tensors";
+      error = "cuda: a kernel parameter is not one of the entry's tensors "
+              "or its dropout seed";
       return ATTN_ERROR_COMPILE;
     }
     // MLIR's memref descriptor, one scalar per kernel parameter.

@@ -72,7 +72,7 @@ public:
         spec(spec) {}
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
-    // Host function arguments in order: q, k, v, [mask], out, [lse].
+    // Host function arguments in order: q, k, v, [mask], out, [lse], [seed].
     size_t es = elemSize(spec.dtype);
     std::vector<vk::HostTensor> args = {hostTensor(a.q, es, true),
                                         hostTensor(a.k, es, true),
@@ -82,6 +82,20 @@ public:
     args.push_back(hostTensor(a.out, es, false));
     if (spec.return_lse)
       args.push_back(hostTensor(a.lse, 4, false));
+    // The dropout seed, a 64-bit scalar argument, reaches the kernel as a
+    // one-element storage buffer (MLIR's SPIR-V ABI for scalar arguments).
+    uint64_t seed = a.seed;
+    if (spec.dropout_p > 0.0) {
+      vk::HostTensor t;
+      t.data = &seed;
+      t.rank = 1;
+      t.shape[0] = 1;
+      t.strides[0] = 1;
+      t.elemSize = sizeof(seed);
+      t.input = true;
+      t.output = false;
+      args.push_back(t);
+    }
     if (args.size() != artifact.hostArgs) {
       error = "vulkan: the kernel takes " + std::to_string(artifact.hostArgs) +
               " tensors but the spec implies " + std::to_string(args.size());
@@ -147,6 +161,8 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   if (spec.dtype != ATTN_DTYPE_F16)
     return "the coopmat kernel is f16 only (f16 x f16 + f32)";
+  if (spec.dropout_p > 0.0)
+    return "the coopmat kernel has no dropout (the portable one has)";
   if (spec.head_dim % 16 || dv % 16)
     return "the coopmat kernel needs head_dim and value_dim multiples of 16";
   blockQ = spec.block_q > 0 ? spec.block_q : 16;
@@ -198,8 +214,10 @@ public:
       return unsupported("the math (reference) variant is cpu only");
     if (spec.dtype == ATTN_DTYPE_BF16)
       return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type");
-    if (spec.dropout_p > 0.0)
-      return unsupported("dropout is not implemented in the SPIR-V kernels");
+    if (spec.dropout_p > 0.0 && !info.shaderInt64)
+      return unsupported("dropout needs 64-bit integers (the seed and the "
+                         "Philox decision), and device '" + info.name +
+                         "' lacks shaderInt64");
     if (spec.kv_splits > 1)
       return unsupported("split-KV (kv_splits " +
                          std::to_string(spec.kv_splits) +
@@ -315,6 +333,9 @@ public:
             std::to_string(info.maxComputeSharedMemorySize) +
             " bytes of shared memory; use a smaller block_kv");
     } else {
+      if (spec.dropout_p > 0.0)
+        return unsupported("ATTN_VULKAN_VARIANT=tiled has no dropout (the "
+                           "portable variant has)");
       // tiled: tail tiles would have dynamic shapes, and a kernel has no
       // dynamic private memory, so blocks must divide the sequence
       // lengths. By default the largest divisor up to 16 is taken (1 for a

@@ -72,7 +72,10 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     pm.addPass(createCanonicalizerPass());
     if (failed(addKernelChecks()))
       return failure();
-    std::string caps = "Shader";
+    // Int64 is allowed (spirv-update-vce requires it only where used):
+    // dropout's seed and its Philox decision need 64-bit integers, which
+    // the conversion would otherwise narrow to 32 bits.
+    std::string caps = "Shader,Int64";
     std::string exts = "SPV_KHR_storage_buffer_storage_class";
     if (opts.f16) {
       caps += ",StorageBuffer16BitAccess,Float16";

@@ -6,7 +6,9 @@
 // its row's FlashAttention state (max and sum in registers, the output
 // accumulator and the block's scores in private arrays), in log2 units as
 // in docs/FlashAttentionRewrite.md, and finally writes out (and lse).
-// The same kernel is the Vulkan portable variant (option spirv: Function
+// With dropout, each probability is kept or zeroed by the Philox decision
+// every path shares (buildDropoutKeep). The same kernel is the Vulkan
+// portable variant (option spirv: Function
 // storage for the private arrays, head-dimension loops unrolled).
 //
 //===----------------------------------------------------------------------===//
@@ -14,6 +16,7 @@
 #include "attn/Conversion/KernelOperands.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -337,11 +340,25 @@ private:
     Value alpha = math::Exp2Op::create(
         b, loc, arith::SubFOp::create(b, loc, m, mSafe));
     // P = exp2(S - m_safe), kept in place of S; l' = alpha l + rowsum(P).
+    // With dropout, l sums P before dropout while P . V uses
+    // keep(seed, b, h, i, j) ? P / (1 - p) : 0 (the shared Philox decision,
+    // docs/Semantics.md), so the output is dropout(softmax) . V.
+    double dropP = op.getEffectiveDropout();
     Value rowSum = loop(c0, cols, c1, {f32(0.0)}, [&](Value c, ValueRange s) {
       Value x = memref::LoadOp::create(b, loc, sRow, c);
       Value p = math::Exp2Op::create(b, loc,
                                      arith::SubFOp::create(b, loc, x, mSafe));
-      memref::StoreOp::create(b, loc, p, sRow, c);
+      Value used = p;
+      if (dropP > 0.0) {
+        Value j = arith::AddIOp::create(b, loc, j0, c);
+        Value keep =
+            buildDropoutKeep(b, loc, op.getSeed(), bi, h, i, j, dropP);
+        used = arith::SelectOp::create(
+            b, loc, keep,
+            arith::MulFOp::create(b, loc, p, f32(1.0 / (1.0 - dropP))),
+            f32(0.0));
+      }
+      memref::StoreOp::create(b, loc, used, sRow, c);
       return SmallVector<Value>{arith::AddFOp::create(b, loc, s[0], p)};
     })[0];
     Value lNew = arith::AddFOp::create(
@@ -445,10 +462,6 @@ struct ConvertAttnToGPUPass
              << blockQ << "; it must be in [1, 1024] (one thread per row)";
     if (blockKv < 0)
       return op.emitOpError("convert-attn-to-gpu: block-kv must be >= 0");
-    if (op.getEffectiveDropout() > 0.0)
-      return op.emitOpError(
-          "convert-attn-to-gpu: dropout is not supported by the generic GPU "
-          "kernel yet");
     Value q = sourceMemRef(op.getQuery()), k = sourceMemRef(op.getKey()),
           v = sourceMemRef(op.getValue());
     Value mask = op.getMask() ? sourceMemRef(op.getMask()) : Value();

@@ -224,6 +224,7 @@ attn_status Device::open(std::string &error) {
   info.shaderFloat16 = hasF16Ext && f16.shaderFloat16;
   info.subgroupSizeControl = hasSscExt && ssc.subgroupSizeControl;
   info.cooperativeMatrix = hasCoopMat && coop.cooperativeMatrix;
+  info.shaderInt64 = features.features.shaderInt64;
 
   VkPhysicalDeviceSubgroupProperties subgroup{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -288,6 +289,7 @@ attn_status Device::open(std::string &error) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   enVmm.vulkanMemoryModel = info.vulkanMemoryModel;
   VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+  enabled.features.shaderInt64 = info.shaderInt64;
   tail = &enabled.pNext;
   chain(enStorage16);
   std::vector<const char *> enabledExts;

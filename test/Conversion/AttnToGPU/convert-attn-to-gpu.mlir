@@ -134,12 +134,28 @@ func.func @not_destination_passing(%q: tensor<1x1x8x8xf32>, %k: tensor<1x1x8x8xf
 
 // -----
 
+// Dropout: l sums the probabilities before dropout; the scores array then
+// holds keep ? P / (1 - 0.25) : 0 for P . V, the keep decision being the
+// shared Philox-4x32-10 (10 rounds of two 32 x 32 -> 64 multiplies) keyed by
+// the seed and counted by (key, row, head, batch).
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %[[SEED:[^:]+]]: i64)
+// CHECK: gpu.launch
+// alpha, then P
+// CHECK: math.exp2
+// CHECK: %[[P:.+]] = math.exp2
+// CHECK: arith.trunci %[[SEED]] : i64 to i32
+// CHECK-COUNT-20: arith.mului_extended
+// CHECK: %[[KEEP:.+]] = arith.cmpi uge
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[P]], %{{.+}} : f32
+// CHECK: %[[USED:.+]] = arith.select %[[KEEP]], %[[SCALED]], %{{.+}} : f32
+// CHECK: memref.store %[[USED]]
+// CHECK: arith.addf %{{.+}}, %[[P]] : f32
 func.func @dropout(%q: memref<1x1x8x8xf32>, %k: memref<1x1x8x8xf32>,
                    %v: memref<1x1x8x8xf32>, %out: memref<1x1x8x8xf32>, %seed: i64) {
   %qt = bufferization.to_tensor %q restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
   %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
   %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
-  // expected-error @+1 {{dropout is not supported by the generic GPU kernel yet}}
   %o = attn.sdpa %qt, %kt, %vt dropout(0.25, seed %seed)
       : tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32> -> tensor<1x1x8x8xf32>
   bufferization.materialize_in_destination %o in restrict writable %out

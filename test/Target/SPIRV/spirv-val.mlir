@@ -9,6 +9,15 @@
 // RUN: %spirv_val --target-env vulkan1.1 %t/f32.spv
 // RUN: attn-translate --attn-to-spirv --block-q=4 --block-kv=8 %s -o %t/small.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/small.spv
+// Dropout: the seed as a one-element storage buffer, Philox on
+// UMulExtended, Int64 declared only here.
+// RUN: attn-translate --attn-to-spirv %S/Inputs/dropout.mlir -o %t/dropout.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/dropout.spv
+// RUN: spirv-dis %t/dropout.spv | FileCheck %s --check-prefix=DROPOUT
+// RUN: spirv-dis %t/f32.spv | FileCheck %s --check-prefix=NOINT64
+// DROPOUT: OpCapability Int64
+// DROPOUT: OpUMulExtended
+// NOINT64-NOT: OpCapability Int64
 // The tiled variant (one invocation per tile), f16 and f32.
 // RUN: attn-translate --attn-to-spirv --variant=tiled %S/attn-to-spirv.mlir -o %t/tiled16.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/tiled16.spv

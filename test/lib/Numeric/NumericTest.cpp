@@ -677,9 +677,10 @@ TEST(Numeric, RandomMatrix200) {
 // The portable SPIR-V kernel on the Vulkan device found here (lavapipe in
 // CI) over a random matrix: f16 and f32, head dims 8..128 with Dv != D,
 // odd lengths (Sq = 1 included), GQA, causal, bool and additive masks
-// broadcast or not, lse, both layouts, default and explicit block sizes.
-// Skipped where there is no Vulkan device. What the vulkan target refuses
-// (bf16, dropout, split-KV, dynamic shapes) is not drawn.
+// broadcast or not, lse, dropout with random 64-bit seeds, both layouts,
+// default and explicit block sizes. Skipped where there is no Vulkan
+// device. What the vulkan target refuses (bf16, split-KV, dynamic shapes)
+// is not drawn.
 TEST(Vulkan, PortableRandomMatrix) {
   attn_context *ctx = context();
   ASSERT_NE(ctx, nullptr);
@@ -714,6 +715,10 @@ TEST(Vulkan, PortableRandomMatrix) {
     c.lse = uniform(rng, 0, 1);
     if (uniform(rng, 0, 3) == 0)
       c.scale = 0.05 * uniform(rng, 1, 20);
+    if (uniform(rng, 0, 3) == 0) {
+      c.dropout = 0.05 * uniform(rng, 1, 12);
+      c.seed = static_cast<uint64_t>(rng());
+    }
     c.blockQ = blockQs[uniform(rng, 0, 6)];
     c.blockKv = blockKvs[uniform(rng, 0, 4)];
     c.kvSplits = 1;

@@ -42,6 +42,7 @@ struct DeviceInfo {
   uint32_t deviceType = 0;     // VkPhysicalDeviceType
   bool storageBuffer16BitAccess = false;
   bool shaderFloat16 = false;
+  bool shaderInt64 = false;    // dropout (its seed and Philox) needs it
   bool subgroupSizeControl = false;
   uint32_t subgroupSize = 0;
   uint32_t minSubgroupSize = 0, maxSubgroupSize = 0;
