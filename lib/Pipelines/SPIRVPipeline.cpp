@@ -43,6 +43,16 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     return addSteps(steps);
   };
 
+  // Vulkan 1.1 (SPIR-V 1.3) with `caps`; 16-bit storage and arithmetic
+  // only with f16 (the module requires them only where it uses f16).
+  auto addVulkan11 = [&](std::string caps) {
+    std::string exts = "SPV_KHR_storage_buffer_storage_class";
+    if (opts.f16) {
+      caps += ",StorageBuffer16BitAccess,Float16";
+      exts += ",SPV_KHR_16bit_storage";
+    }
+    return addToSPIRV(caps, exts, "v1.3");
+  };
   const int64_t tileQ = opts.blockQ > 0 ? int64_t(opts.blockQ) : 16;
   const int64_t tileKv = opts.blockKv > 0 ? int64_t(opts.blockKv) : 16;
   // After outlining: each kernel's workgroup size, then the driver's loop
@@ -75,13 +85,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // Int64 is allowed (spirv-update-vce requires it only where used):
     // dropout's seed and its Philox decision need 64-bit integers, which
     // the conversion would otherwise narrow to 32 bits.
-    std::string caps = "Shader,Int64";
-    std::string exts = "SPV_KHR_storage_buffer_storage_class";
-    if (opts.f16) {
-      caps += ",StorageBuffer16BitAccess,Float16";
-      exts += ",SPV_KHR_16bit_storage";
-    }
-    return addToSPIRV(caps, exts, "v1.3");
+    return addVulkan11("Shader,Int64");
   }
   if (opts.variant == "coopmat") {
     // One gpu.launch on cooperative matrices straight from the kernel
@@ -148,14 +152,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
       "gpu-launch-sink-index-computations)";
   if (failed(addSteps(gpuSteps)) || failed(addKernelChecks()))
     return failure();
-  // Vulkan 1.1 (SPIR-V 1.3); 16-bit storage and arithmetic only for f16.
-  std::string caps = "Shader";
-  std::string exts = "SPV_KHR_storage_buffer_storage_class";
-  if (opts.f16) {
-    caps += ",StorageBuffer16BitAccess,Float16";
-    exts += ",SPV_KHR_16bit_storage";
-  }
-  return addToSPIRV(caps, exts, "v1.3");
+  return addVulkan11("Shader");
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {
