@@ -316,9 +316,9 @@ public:
                            std::to_string(info.maxComputeWorkGroupInvocations) +
                            ")");
       options.blockQ = rows;
-      options.blockKv = spec.block_kv > 0 ? spec.block_kv : 0;
+      options.blockKv = spec.block_kv; // 0: the pass fits shared memory
       options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
-      int64_t eltBytes = spec.dtype == ATTN_DTYPE_F16 ? 2 : 4;
+      int64_t eltBytes = static_cast<int64_t>(elemSize(spec.dtype));
       mlir::attn::ConvertAttnToGPUOptions gpu;
       gpu.blockKv = options.blockKv;
       gpu.sharedMemoryBytes = options.sharedMemoryBytes;
