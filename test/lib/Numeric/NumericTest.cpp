@@ -690,7 +690,11 @@ TEST(Vulkan, PortableRandomMatrix) {
   const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_F32};
   const int64_t dims[] = {8, 16, 24, 32, 48, 64, 80, 96, 128};
   const int64_t ratios[][2] = {{1, 1}, {2, 1}, {8, 1}, {4, 2}, {6, 3}};
-  const int64_t blockQs[] = {0, 0, 1, 16, 33, 64, 128};
+  // Rows per workgroup from 2: with block_q = 1 one invocation loads whole
+  // K/V tiles, D + Dv loop iterations per key, and lavapipe's loop budget
+  // (65535 per invocation) refuses D = Dv = 128 from ~250 keys on, a correct
+  // refusal (loop-budget.test) that a random draw must not hit.
+  const int64_t blockQs[] = {0, 0, 2, 16, 33, 64, 128};
   const int64_t blockKvs[] = {0, 0, 8, 16, 32};
   const int cases = 40;
   for (int n = 0; n < cases; ++n) {
