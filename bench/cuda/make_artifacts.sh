@@ -48,5 +48,30 @@ gen generic_f16_d64_dropout f16 64 "" "" "" 0.1
 "$TR" --attn-to-ptx --chip=sm_90a "$OUT/generic_f16_d64_dropout.mlir" -o "$OUT/generic_f16_d64_dropout.ptx"
 gen generic_bf16_d128_dropout_causal_lse bf16 128 causal "" lse 0.3
 "$TR" --attn-to-ptx --chip=sm_90a "$OUT/generic_bf16_d128_dropout_causal_lse.mlir" -o "$OUT/generic_bf16_d128_dropout_causal_lse.ptx"
+# Split-KV. Every artifact above takes its split count at launch (spec
+# kv_splits 0: the runtime picks it from the shape and the SM count, so the
+# decode checks and timings split); these force one: 3 chunks on the
+# tensor-core kernel (causal: early query blocks get empty chunks), 5 on the
+# generic one with a bool mask and lse (fully masked rows through the merge).
+gen tc_f16_d64_causal_split3 f16 64 causal
+"$TR" --attn-to-ptx --tensor-cores --kv-splits=3 --chip=sm_90a "$OUT/tc_f16_d64_causal_split3.mlir" -o "$OUT/tc_f16_d64_causal_split3.ptx"
+gen generic_f16_d64_boolmask_lse_split5 f16 64 "" "tensor<1x1x?x?xi1>" lse
+"$TR" --attn-to-ptx --kv-splits=5 --chip=sm_90a "$OUT/generic_f16_d64_boolmask_lse_split5.mlir" -o "$OUT/generic_f16_d64_boolmask_lse_split5.ptx"
+# Decode kernels: a static query length of 1 (one or two warps per
+# workgroup instead of four or eight), split at launch.
+gen_decode() { # name dtype D
+  local name=$1 dt=$2 d=$3
+  local t="tensor<?x?x?x${d}x${dt}>" t1="tensor<?x?x1x${d}x${dt}>"
+  cat > "$OUT/$name.mlir" <<MLIR
+func.func @k(%q: $t1, %k: $t, %v: $t) -> $t1 {
+  %o = attn.sdpa %q, %k, %v : $t1, $t, $t -> $t1
+  return %o : $t1
+}
+MLIR
+  "$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/$name.mlir" -o "$OUT/$name.ptx"
+}
+gen_decode tc_decode_f16_d128 f16 128
+gen_decode tc_decode_bf16_d128 bf16 128
+gen_decode tc_decode_f16_d64 f16 64
 cp "$BUILD/lib/libattn_runtime.so" "$OUT/"
 ls -la "$OUT"

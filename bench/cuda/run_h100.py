@@ -81,6 +81,10 @@ class Kernel:
         self.mask = self.spec.mask  # A.ATTN_MASK_*
         self.lse = bool(self.spec.return_lse)
         self.dropout = float(self.spec.dropout_p)
+        # A static query length (the decode artifacts: 1), else None.
+        self.seq_q = self.spec.seq_q if self.spec.seq_q > 0 else None
+        # kv_splits: 0 = chosen at launch by the runtime, N = forced.
+        self.kv_splits = self.spec.kv_splits
 
     def launch(self, q, k, v, out, mask=None, lse=None, seed=0):
         la = A.AttnLaunchArgs()
@@ -262,13 +266,20 @@ print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__,
 
 # 1. correctness
 checks = []
+# Decode shapes (Sq = 1) split the keys at launch (few workgroups: the
+# runtime picks the chunk count), as do (2, 8, 2, 3, 5000); causal with
+# Skv > Sq and forced splits leaves some chunks of early rows empty.
 shapes = [(2, 4, 4, 257, 257, False), (1, 8, 2, 100, 300, False),
-          (1, 4, 1, 300, 100, False), (1, 4, 2, 1, 1000, False),
-          (2, 2, 2, 129, 65, True), (1, 16, 16, 1024, 1024, False)]
+          (1, 4, 2, 1, 1000, False), (1, 4, 1, 300, 100, False),
+          (2, 2, 2, 129, 65, True), (1, 16, 16, 1024, 1024, False),
+          (2, 8, 2, 3, 5000, True), (1, 4, 2, 200, 3000, False),
+          (1, 32, 8, 1, 4096, False), (3, 8, 2, 1, 777, True)]
 if args.quick or args.quick_checks:
-    shapes = shapes[:2]
+    shapes = shapes[:3]
 for kern in kernels:
     for (B, Hq, Hkv, Sq, Skv, bshd) in shapes:
+        if kern.seq_q is not None and Sq != kern.seq_q:
+            continue
         torch.manual_seed(len(checks) + 1)
         try:
             r = check(kern, B, Hq, Hkv, Sq, Skv, bshd)
@@ -292,8 +303,9 @@ if not args.quick:
                 break
             D = kern.D
             H, B = 2048 // D, 16384 // S
-            if kern.mask != A.ATTN_MASK_NONE or kern.lse or kern.dropout:
-                continue  # checked above; timed without mask, lse, dropout
+            if (kern.mask != A.ATTN_MASK_NONE or kern.lse or kern.dropout
+                    or kern.seq_q is not None or kern.kv_splits != 0):
+                continue  # checked above; timed without mask, lse, dropout, forced splits
             if not next((c for c in checks if c["kernel"] == kern.name and c["ok"]), None):
                 continue
             torch.manual_seed(S)
@@ -323,10 +335,14 @@ if not args.quick:
             timings.append(row)
             print("time", json.dumps(row), flush=True)
 
-    # 3. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second
+    # 3. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second; the
+    # tensor-core kernels, split at launch (the decode artifacts also with
+    # the one-query geometry).
     for kern in ([] if args.no_decode else kernels):
         if (kern.D != 128 or kern.causal or kern.mask != A.ATTN_MASK_NONE
-                or kern.lse or kern.dropout or time.time() - T0 > args.budget_s + 60):
+                or kern.lse or kern.dropout or kern.kv_splits != 0
+                or not kern.name.startswith("tc")
+                or time.time() - T0 > args.budget_s + 60):
             continue
         for (B, Skv) in ((1, 4096), (1, 32768), (1, 131072), (16, 4096)):
             Hq, Hkv, D = 32, 8, 128

@@ -3,6 +3,7 @@
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/Conversion/SplitKV.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -10,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -44,6 +46,13 @@ bool mlir::attn::jit::tensorCoreEligible(const attn_spec &spec) {
 }
 
 namespace {
+/// The most key chunks a launch may use (the workspace grows with it).
+constexpr int64_t kMaxKvSplits = 64;
+
+size_t elemSize(attn_dtype t) {
+  return t == ATTN_DTYPE_F32 ? 4 : t == ATTN_DTYPE_BOOL ? 1 : 2;
+}
+
 /// The entry's arguments in KernelSource.cpp's order.
 std::vector<std::string> entryArgNames(const attn_spec &spec) {
   std::vector<std::string> names = {"q", "k", "v"};
@@ -109,6 +118,11 @@ attn_status mlir::attn::jit::compileCudaKernel(
   pipeline.tensorCores = tensorCores;
   pipeline.warps = options.warps;
   pipeline.stages = options.stages;
+  // Split-KV unless the spec turns it off (kv_splits 1): the kernels take
+  // the chunk count at launch (the runtime's chooseKvSplits; 0 = automatic,
+  // N = N), so the count in the host IR only needs to exceed 1.
+  bool split = spec.kv_splits != 1;
+  pipeline.kvSplits = split ? std::max<int64_t>(2, spec.kv_splits) : 1;
   PassManager pm(&context);
   buildAttnToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(*module))) {
@@ -116,87 +130,135 @@ attn_status mlir::attn::jit::compileCudaKernel(
     return ATTN_ERROR_COMPILE;
   }
 
-  // The PTX, and how to launch it: the host function's gpu.launch_func
-  // names the kernel and passes the entry's memrefs.
+  // The PTX, and how to launch it: the host function's gpu.launch_funcs
+  // name the kernels (the split-KV pair shares one module) and pass the
+  // entry's memrefs and the workspaces.
   SmallVector<gpu::BinaryOp> binaries;
   SmallVector<gpu::LaunchFuncOp> launches;
   module->walk([&](gpu::BinaryOp op) { binaries.push_back(op); });
   module->walk([&](gpu::LaunchFuncOp op) { launches.push_back(op); });
-  if (binaries.size() != 1 || launches.size() != 1 ||
+  if (binaries.size() != 1 || launches.size() != (split ? 2u : 1u) ||
       binaries[0].getObjects().size() != 1) {
-    error = "cuda: expected one kernel binary and one launch after the "
-            "pipeline";
+    error = std::string("cuda: expected one kernel binary and ") +
+            (split ? "two launches" : "one launch") + " after the pipeline";
     return ATTN_ERROR_COMPILE;
   }
   auto object = cast<gpu::ObjectAttr>(binaries[0].getObjects()[0]);
   ptx = object.getObject().getValue().str();
 
-  gpu::LaunchFuncOp launch = launches[0];
   metadata = cuda::KernelMetadata();
-  metadata.entry = launch.getKernelName().str();
   metadata.format = cuda::BinaryFormat::PTX;
   metadata.chip = options.chip;
+  int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   // Generic: a thread per row, the K/V tiles in static shared memory;
   // tensor cores: 16 rows per warp, the K/V ring in dynamic shared memory.
   int64_t rows = options.blockQ, threads = options.blockQ, shared = 0;
+  int64_t blockKv = 0;
   if (tensorCores) {
     NVGPUGeometry geo = resolveNVGPUGeometry(
-        {options.warps, options.stages}, spec.head_dim,
-        spec.value_dim ? spec.value_dim : spec.head_dim, 2, spec.causal != 0);
+        {options.warps, options.stages}, spec.head_dim, dv, 2,
+        spec.causal != 0, spec.seq_q);
     rows = geo.blockQ;
     threads = 32 * geo.warps;
     shared = geo.sharedBytes;
+    blockKv = kNVGPUBlockKv;
+  } else {
+    ConvertAttnToGPUOptions generic;
+    generic.blockKv = options.blockKv;
+    blockKv = resolveBlockKv(generic, spec.head_dim, dv, elemSize(spec.dtype));
   }
-  std::optional<int64_t> launched =
-      getConstantIntValue(launch.getBlockSizeX());
-  if (!launched || *launched != threads) {
-    error = "cuda: the kernel's block size is not the expected " +
-            std::to_string(threads) + " threads";
-    return ATTN_ERROR_COMPILE;
-  }
-  std::optional<int64_t> dynamicShared =
-      launch.getDynamicSharedMemorySize()
-          ? getConstantIntValue(launch.getDynamicSharedMemorySize())
-          : std::optional<int64_t>(0);
-  if (!dynamicShared || *dynamicShared != shared) {
-    error = "cuda: the kernel's dynamic shared memory is not the expected " +
-            std::to_string(shared) + " bytes";
-    return ATTN_ERROR_COMPILE;
-  }
-  metadata.grid[0] = {cuda::Extent::Sq, rows, 1};
-  metadata.grid[1] = {cuda::Extent::Hq, 1, 1};
-  metadata.grid[2] = {cuda::Extent::B, 1, 1};
-  metadata.block[0] = static_cast<unsigned>(threads);
-  metadata.sharedBytes = static_cast<unsigned>(shared);
   // cp.async moves 16-byte chunks of q, k and v rows.
   metadata.alignBytes = tensorCores ? kNVGPUGlobalAlignment : 0;
+  using E = cuda::Extent;
+  if (split) {
+    // The runtime picks the chunk count per launch (SplitKV.h): both
+    // kernels read it from the workspaces' dimension 2.
+    metadata.kvSplits = {rows, blockKv, kMaxKvSplits};
+    using W = cuda::WorkspaceDim;
+    metadata.workspaces.push_back(
+        {"partial_out",
+         {W::of(E::B), W::of(E::Hq), W::splits(), W::of(E::Sq), W::constant(dv)},
+         4});
+    metadata.workspaces.push_back(
+        {"partial_lse", {W::of(E::B), W::of(E::Hq), W::splits(), W::of(E::Sq)},
+         4});
+  }
   std::vector<std::string> names = entryArgNames(spec);
-  for (Value operand : launch.getKernelOperands()) {
-    auto arg = dyn_cast<BlockArgument>(operand);
-    // The dropout seed: one 64-bit scalar parameter.
-    if (arg && arg.getArgNumber() < names.size() &&
-        names[arg.getArgNumber()] == "seed" && operand.getType().isInteger(64)) {
-      metadata.params.push_back(
-          {"seed", cuda::ParamField::Seed, 0, cuda::ParamType::I64});
-      continue;
-    }
-    auto memref = dyn_cast<MemRefType>(operand.getType());
-    if (!arg || !memref || arg.getArgNumber() >= names.size()) {
-      error = "cuda: a kernel parameter is not one of the entry's tensors "
-              "or its dropout seed";
+  for (auto [index, launch] : llvm::enumerate(launches)) {
+    bool merge = index == 1;
+    cuda::Kernel &kernel = metadata.kernels.emplace_back();
+    kernel.entry = launch.getKernelName().str();
+    kernel.onlyWhenSplit = merge;
+    int64_t wantThreads = merge ? kSplitKVMergeThreads : threads;
+    int64_t wantShared = merge ? 0 : shared;
+    std::optional<int64_t> launched =
+        getConstantIntValue(launch.getBlockSizeX());
+    if (!launched || *launched != wantThreads) {
+      error = "cuda: kernel '" + kernel.entry +
+              "': the block size is not the expected " +
+              std::to_string(wantThreads) + " threads";
       return ATTN_ERROR_COMPILE;
     }
-    // MLIR's memref descriptor, one scalar per kernel parameter.
-    const std::string &name = names[arg.getArgNumber()];
-    using P = cuda::ParamField;
-    using T = cuda::ParamType;
-    metadata.params.push_back({name, P::Data, 0, T::Ptr});
-    metadata.params.push_back({name, P::Data, 0, T::Ptr});
-    metadata.params.push_back({name, P::Offset, 0, T::I64});
-    for (int64_t i = 0; i < memref.getRank(); ++i)
-      metadata.params.push_back({name, P::Size, static_cast<int>(i), T::I64});
-    for (int64_t i = 0; i < memref.getRank(); ++i)
-      metadata.params.push_back({name, P::Stride, static_cast<int>(i), T::I64});
+    std::optional<int64_t> dynamicShared =
+        launch.getDynamicSharedMemorySize()
+            ? getConstantIntValue(launch.getDynamicSharedMemorySize())
+            : std::optional<int64_t>(0);
+    if (!dynamicShared || *dynamicShared != wantShared) {
+      error = "cuda: kernel '" + kernel.entry +
+              "': the dynamic shared memory is not the expected " +
+              std::to_string(wantShared) + " bytes";
+      return ATTN_ERROR_COMPILE;
+    }
+    if (merge) {
+      // SplitKV.h's merge: whole rows per workgroup, a thread per element.
+      int64_t mergeRows = std::max<int64_t>(1, kSplitKVMergeThreads / dv);
+      kernel.grid[0] = {E::Sq, mergeRows, 1};
+      kernel.grid[1] = {E::Hq, 1, 1};
+    } else {
+      kernel.grid[0] = {E::Sq, rows, 1};
+      kernel.grid[1] = {E::Hq, 1, 1};
+      kernel.grid[1].timesSplits = split;
+    }
+    kernel.grid[2] = {E::B, 1, 1};
+    kernel.block[0] = static_cast<unsigned>(wantThreads);
+    kernel.sharedBytes = static_cast<unsigned>(wantShared);
+    for (Value operand : launch.getKernelOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      // The dropout seed: one 64-bit scalar parameter.
+      if (arg && arg.getArgNumber() < names.size() &&
+          names[arg.getArgNumber()] == "seed" &&
+          operand.getType().isInteger(64)) {
+        kernel.params.push_back(
+            {"seed", cuda::ParamField::Seed, 0, cuda::ParamType::I64});
+        continue;
+      }
+      auto memref = dyn_cast<MemRefType>(operand.getType());
+      std::string name;
+      if (arg && memref && arg.getArgNumber() < names.size()) {
+        name = names[arg.getArgNumber()];
+      } else if (split && memref && memref.getElementType().isF32() &&
+                 isa_and_nonnull<memref::AllocOp, memref::CastOp>(
+                     operand.getDefiningOp())) {
+        // SplitKV.h's host allocations: [B, Hq, splits, Sq, Dv] partial
+        // outputs and [B, Hq, splits, Sq] partial lse.
+        name = memref.getRank() == 5 ? "partial_out" : "partial_lse";
+      } else {
+        error = "cuda: a parameter of kernel '" + kernel.entry +
+                "' is not one of the entry's tensors, a split-KV workspace "
+                "or the dropout seed";
+        return ATTN_ERROR_COMPILE;
+      }
+      // MLIR's memref descriptor, one scalar per kernel parameter.
+      using P = cuda::ParamField;
+      using T = cuda::ParamType;
+      kernel.params.push_back({name, P::Data, 0, T::Ptr});
+      kernel.params.push_back({name, P::Data, 0, T::Ptr});
+      kernel.params.push_back({name, P::Offset, 0, T::I64});
+      for (int64_t i = 0; i < memref.getRank(); ++i)
+        kernel.params.push_back({name, P::Size, static_cast<int>(i), T::I64});
+      for (int64_t i = 0; i < memref.getRank(); ++i)
+        kernel.params.push_back({name, P::Stride, static_cast<int>(i), T::I64});
+    }
   }
   metadata.spec = spec;
   return ATTN_OK;

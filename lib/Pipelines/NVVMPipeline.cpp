@@ -27,11 +27,13 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
     ConvertAttnToNVGPUOptions tc;
     tc.warps = opts.warps;
     tc.stages = opts.stages;
+    tc.kvSplits = opts.kvSplits;
     pm.addPass(createConvertAttnToNVGPUPass(tc));
   }
   ConvertAttnToGPUOptions gpuOptions;
   gpuOptions.blockQ = opts.blockQ;
   gpuOptions.blockKv = opts.blockKv;
+  gpuOptions.kvSplits = opts.kvSplits;
   pm.addPass(createConvertAttnToGPUPass(gpuOptions));
 
   // The launch body becomes a gpu.func kernel in a gpu.module; its

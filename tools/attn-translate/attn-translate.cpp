@@ -80,6 +80,13 @@ llvm::cl::opt<int64_t> clStages(
     "stages",
     llvm::cl::desc("--tensor-cores: depth of the cp.async K/V ring (2-4)"),
     llvm::cl::init(2));
+llvm::cl::opt<int64_t> clKvSplits(
+    "kv-splits",
+    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: the spec's kv_splits (0: "
+                   "split-KV with the chunk count chosen at each launch, 1: "
+                   "off, N: N chunks); default: the op's tiling attribute, "
+                   "else 0"),
+    llvm::cl::init(0));
 llvm::cl::opt<std::string> clMetadata(
     "attn-metadata",
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: where to write the launch "
@@ -122,6 +129,11 @@ LogicalResult attnToCuda(Operation *op, llvm::raw_ostream &os, bool cubin) {
                          "--attn-metadata=FILE");
   if (spec.value_dim == 0)
     spec.value_dim = spec.head_dim;
+  if (clKvSplits.getNumOccurrences()) {
+    if (clKvSplits < 0)
+      return op->emitError("--kv-splits must be >= 0");
+    spec.kv_splits = clKvSplits;
+  }
 
   mlir::attn::jit::CudaCompileOptions options;
   options.chip = clChip;

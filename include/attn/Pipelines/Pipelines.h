@@ -75,6 +75,13 @@ struct AttnToNVVMPipelineOptions
       llvm::cl::desc("Tensor-core kernel: K/V tiles in flight in the "
                      "cp.async ring (2 to 4)"),
       llvm::cl::init(2)};
+  Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("1: one kernel per op; N > 1: split-KV (a partial "
+                     "kernel over head x key chunk and a merge kernel, in "
+                     "one gpu.module; the host code launches N chunks, the "
+                     "kernels take any count from the workspace)"),
+      llvm::cl::init(1)};
 };
 
 /// attn.sdpa in destination-passing form -> gpu.binary with PTX (NVVM).

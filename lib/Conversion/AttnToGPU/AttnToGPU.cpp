@@ -10,10 +10,14 @@
 // every path shares (buildDropoutKeep). The same kernel is the Vulkan
 // portable variant (option spirv: Function
 // storage for the private arrays, head-dimension loops unrolled).
+// With split-KV (SplitKV.h), grid y is Hq x splits: each workgroup walks
+// one chunk of its key blocks and writes the chunk's partial output and lse
+// for the merge kernel (out and lse directly when the count is 1).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Conversion/KernelOperands.h"
+#include "attn/Conversion/SplitKV.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
@@ -45,9 +49,11 @@ class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, SdpaOp op, Value q, Value k,
                 Value v, Value mask, Value out, Value lse, int64_t br,
-                int64_t bc, bool spirv)
+                int64_t bc, bool spirv,
+                std::optional<SplitKVWorkspace> ws = std::nullopt,
+                SplitKVKernelNames names = {})
       : b(b), loc(loc), op(op), q(q), k(k), v(v), mask(mask), out(out),
-        lse(lse), br(br), bc(bc), spirv(spirv) {
+        lse(lse), br(br), bc(bc), spirv(spirv), ws(ws), names(names) {
     elt = cast<MemRefType>(q.getType()).getElementType();
     d = cast<MemRefType>(q.getType()).getDimSize(3);
     dv = cast<MemRefType>(v.getType()).getDimSize(3);
@@ -72,10 +78,14 @@ public:
     SmallVector<Type> attributions;
     if (!spirv)
       attributions = {kTile, vTile};
+    // Split-KV: grid y enumerates (head, chunk) pairs.
+    Value gy = ws ? arith::MulIOp::create(b, loc, hq, splitCountOf(b, loc, *ws))
+                  : hq;
     auto launch = gpu::LaunchOp::create(
-        b, loc, gx, hq, batch, idx(br), one, one, /*dynamicSharedMemorySize=*/
+        b, loc, gx, gy, batch, idx(br), one, one, /*dynamicSharedMemorySize=*/
         nullptr, /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
-        attributions);
+        attributions, /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
+        names.module, names.partial);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     if (spirv) {
@@ -85,8 +95,14 @@ public:
       ks = launch.getWorkgroupAttributions()[0];
       vs = launch.getWorkgroupAttributions()[1];
     }
-    body(launch.getThreadIds().x, launch.getBlockIds().x,
-         launch.getBlockIds().y, launch.getBlockIds().z);
+    Value h = launch.getBlockIds().y;
+    if (ws) {
+      splits = splitCountOf(b, loc, *ws);
+      split = arith::RemUIOp::create(b, loc, h, splits);
+      h = arith::DivUIOp::create(b, loc, h, splits);
+    }
+    body(launch.getThreadIds().x, launch.getBlockIds().x, h,
+         launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -97,6 +113,9 @@ private:
   Value q, k, v, mask, out, lse, ks, vs;
   int64_t br, bc, d = 0, dv = 0;
   bool spirv;
+  std::optional<SplitKVWorkspace> ws;
+  SplitKVKernelNames names;
+  Value splits, split; // split-KV: the launch's chunk count, this chunk
   Type elt;
 
   /// A private array of n f32 (the Function storage class for SPIR-V).
@@ -220,9 +239,13 @@ private:
           b, loc, arith::MaxSIOp::create(b, loc, last, c0), skv);
     }
     Value nBlocks = ceilDiv(kvEnd, bc);
+    // Split-KV: this workgroup's chunk of those blocks.
+    Value jBegin = c0, jEnd = nBlocks;
+    if (ws)
+      std::tie(jBegin, jEnd) = splitKeyBlocks(b, loc, nBlocks, split, splits);
 
     ValueRange state = loop(
-        c0, nBlocks, c1, {negInf(), zero}, [&](Value jb, ValueRange st) {
+        jBegin, jEnd, c1, {negInf(), zero}, [&](Value jb, ValueRange st) {
           Value m = st[0], l = st[1];
           Value j0 = arith::MulIOp::create(b, loc, jb, idx(bc));
           Value cols = arith::MinUIOp::create(
@@ -251,29 +274,60 @@ private:
         });
     Value m = state[0], l = state[1];
 
-    // out = l == 0 ? 0 : acc / l;  lse = l == 0 ? -inf : m ln2 + ln l.
+    // out and lse; for a split-KV chunk (unless the launch has one chunk)
+    // the partials for the merge kernel instead.
     when(rowValid, [&] {
-      Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l,
-                                          zero);
-      Value inv = arith::DivFOp::create(b, loc, f32(1.0), l);
-      overDim(dv, {}, [&](Value dd, Value) {
-        Value a = memref::LoadOp::create(b, loc, acc, dd);
-        Value o = arith::MulFOp::create(b, loc, a, inv);
-        o = arith::SelectOp::create(b, loc, empty, zero, o);
-        if (!elt.isF32())
-          o = arith::TruncFOp::create(b, loc, elt, o);
-        memref::StoreOp::create(b, loc, o, out, ValueRange{bi, h, i, dd});
-        return Value();
-      });
-      if (lse) {
-        // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2.
-        Value lg = math::Log2Op::create(b, loc, l);
-        Value x = arith::MulFOp::create(
-            b, loc, arith::AddFOp::create(b, loc, m, lg), f32(kLn2));
-        x = arith::SelectOp::create(b, loc, empty, negInf(), x);
-        memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, i});
+      if (!ws) {
+        writeResult(m, l, acc, bi, h, i, /*partial=*/false);
+        return;
       }
+      Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           splits, c1);
+      auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      writeResult(m, l, acc, bi, h, i, /*partial=*/false);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      writeResult(m, l, acc, bi, h, i, /*partial=*/true);
     });
+  }
+
+  /// out = l == 0 ? 0 : acc / l and lse = l == 0 ? -inf : (m + log2 l) ln 2
+  /// for row i; for a split-KV chunk (`partial`), the f32 acc / l and
+  /// m + log2 l (log2 units) into the workspace at this chunk.
+  void writeResult(Value m, Value l, Value acc, Value bi, Value h, Value i,
+                   bool partial) {
+    Value zero = f32(0.0);
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value inv = arith::DivFOp::create(b, loc, f32(1.0), l);
+    overDim(dv, {}, [&](Value dd, Value) {
+      Value a = memref::LoadOp::create(b, loc, acc, dd);
+      Value o = arith::MulFOp::create(b, loc, a, inv);
+      o = arith::SelectOp::create(b, loc, empty, zero, o);
+      if (partial) {
+        memref::StoreOp::create(b, loc, o, ws->partialOut,
+                                ValueRange{bi, h, split, i, dd});
+        return Value();
+      }
+      if (!elt.isF32())
+        o = arith::TruncFOp::create(b, loc, elt, o);
+      memref::StoreOp::create(b, loc, o, out, ValueRange{bi, h, i, dd});
+      return Value();
+    });
+    if (!lse && !partial)
+      return;
+    // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2.
+    Value x = arith::AddFOp::create(b, loc, m, math::Log2Op::create(b, loc, l));
+    if (partial) {
+      x = arith::SelectOp::create(b, loc, empty, negInf(), x);
+      memref::StoreOp::create(b, loc, x, ws->partialLse,
+                              ValueRange{bi, h, split, i});
+      return;
+    }
+    x = arith::MulFOp::create(b, loc, x, f32(kLn2));
+    x = arith::SelectOp::create(b, loc, empty, negInf(), x);
+    memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, i});
   }
 
   /// tile[r, c] = src[bi, hk, j0 + r, c] for r < cols, the threads striding
@@ -415,13 +469,16 @@ struct ConvertAttnToGPUPass
     blockKv = o.blockKv;
     sharedMemoryBytes = o.sharedMemoryBytes;
     spirv = o.spirv;
+    kvSplits = o.kvSplits;
   }
 
   StringRef getArgument() const final { return "convert-attn-to-gpu"; }
   StringRef getDescription() const final {
     return "Lower attn.sdpa in destination-passing form (memrefs in and "
            "out) to a gpu.launch: a workgroup per query block, a thread per "
-           "row, K/V tiles in workgroup memory";
+           "row, K/V tiles in workgroup memory; with kv-splits > 1, a "
+           "split-KV pair (partial kernel over head x chunk, merge kernel) "
+           "over host-allocated workspaces";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
@@ -447,6 +504,11 @@ struct ConvertAttnToGPUPass
                      "storage class, loops over D and Dv unrolled (see "
                      "ConvertAttnToGPUOptions::spirv)"),
       llvm::cl::init(false)};
+  Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("1: one kernel; N > 1: split-KV kernels (partials + "
+                     "merge, SplitKV.h) launched here with N key chunks"),
+      llvm::cl::init(1)};
 
   void runOnOperation() override {
     SmallVector<SdpaOp> ops;
@@ -462,6 +524,9 @@ struct ConvertAttnToGPUPass
              << blockQ << "; it must be in [1, 1024] (one thread per row)";
     if (blockKv < 0)
       return op.emitOpError("convert-attn-to-gpu: block-kv must be >= 0");
+    if (kvSplits < 1)
+      return op.emitOpError("convert-attn-to-gpu: kv-splits is ")
+             << kvSplits << "; it must be >= 1";
     Value q = sourceMemRef(op.getQuery()), k = sourceMemRef(op.getKey()),
           v = sourceMemRef(op.getValue());
     Value mask = op.getMask() ? sourceMemRef(op.getMask()) : Value();
@@ -494,9 +559,21 @@ struct ConvertAttnToGPUPass
              << "; use a smaller block-kv";
 
     OpBuilder b(op);
-    KernelBuilder(b, op.getLoc(), op, q, k, v, mask, outMat.getDest(),
-                  lseMat ? lseMat.getDest() : Value(), blockQ, bc, spirv)
+    Location loc = op.getLoc();
+    Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();
+    std::optional<SplitKVWorkspace> ws;
+    SplitKVKernelNames names;
+    if (kvSplits > 1) {
+      names = splitKVKernelNames(op);
+      ws = allocateSplitKVWorkspace(b, loc, q, dv, kvSplits, /*staticSplits=*/spirv);
+    }
+    KernelBuilder(b, loc, op, q, k, v, mask, out, lse, blockQ, bc, spirv, ws,
+                  names)
         .build();
+    if (ws) {
+      buildSplitKVMerge(b, loc, *ws, out, lse, names.module, names.merge);
+      deallocSplitKVWorkspace(b, loc, *ws);
+    }
     outMat.erase();
     if (lseMat)
       lseMat.erase();

@@ -1,7 +1,8 @@
 //===- AttnToNVGPU.cpp - attn.sdpa to a tensor-core (mma.sync) gpu.launch --===//
 //
 // The FlashAttention-2 kernel on tensor cores (f16, bf16): a workgroup of
-// 4 or 8 warps, each warp owning 16 query rows. Q.K^T and P.V are mma.sync
+// 4 or 8 warps (1 or 2 for short static query lengths such as decode),
+// each warp owning 16 query rows. Q.K^T and P.V are mma.sync
 // m16n8k16 (f16/bf16 in, f32 accumulators): nvgpu.mma.sync for f16,
 // nvvm.mma.sync for bf16 (MLIR 22's nvgpu.mma.sync cannot deduce bf16 PTX
 // types).
@@ -22,7 +23,10 @@
 // end. P is converted to the element type in registers and reused as the A
 // operand of P.V (the C fragment of m16n8k16 is laid out as half of an A
 // fragment). Masks (bool keep-mask or additive float, broadcast over B/H)
-// are read per S fragment element. Not yet: dropout, split-KV
+// are read per S fragment element. With split-KV (SplitKV.h) grid y is
+// Hq x splits and each workgroup walks one chunk of its key blocks, writing
+// the chunk's partial output and lse for the merge kernel (or, when the
+// launch's split count is 1, out and lse directly). Not yet: dropout
 // (docs/NVIDIA.md).
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16), lane = 4 g + t:
@@ -37,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
 #include "attn/Conversion/KernelOperands.h"
+#include "attn/Conversion/SplitKV.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 
@@ -86,9 +91,11 @@ class TensorCoreKernel {
 public:
   TensorCoreKernel(OpBuilder &b, Location loc, SdpaOp op, Value q, Value k,
                    Value v, Value mask, Value out, Value lse,
-                   const NVGPUGeometry &geo)
+                   const NVGPUGeometry &geo,
+                   std::optional<SplitKVWorkspace> ws = std::nullopt,
+                   SplitKVKernelNames names = {})
       : b(b), loc(loc), op(op), q(q), k(k), v(v), mask(mask), out(out),
-        lse(lse), geo(geo) {
+        lse(lse), geo(geo), ws(ws), names(names) {
     elt = cast<MemRefType>(q.getType()).getElementType();
     d = cast<MemRefType>(q.getType()).getDimSize(3);
     dv = cast<MemRefType>(v.getType()).getDimSize(3);
@@ -107,9 +114,13 @@ public:
     Value one = idx(1);
     Value shared = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(geo.sharedBytes)));
-    auto launch = gpu::LaunchOp::create(b, loc, gx, hq, batch,
-                                        idx(kWarp * geo.warps), one, one,
-                                        shared);
+    // Split-KV: grid y enumerates (head, chunk) pairs.
+    Value gy = ws ? mul(hq, splitCountOf(b, loc, *ws)) : hq;
+    auto launch = gpu::LaunchOp::create(
+        b, loc, gx, gy, batch, idx(kWarp * geo.warps), one, one, shared,
+        /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
+        /*workgroupAttributions=*/{}, /*privateAttributions=*/{}, nullptr,
+        nullptr, nullptr, names.module, names.partial);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&launch.getBody().front());
     // The dynamic shared memory, 16-byte aligned; every view below starts
@@ -127,8 +138,13 @@ public:
     Value qb = launch.getBlockIds().x;
     if (op.getCausal())
       qb = sub(sub(launch.getGridSize().x, idx(1)), qb);
-    body(launch.getThreadIds().x, qb, launch.getBlockIds().y,
-         launch.getBlockIds().z);
+    Value h = launch.getBlockIds().y;
+    if (ws) {
+      splits = splitCountOf(b, loc, *ws);
+      split = arith::RemUIOp::create(b, loc, h, splits);
+      h = arith::DivUIOp::create(b, loc, h, splits);
+    }
+    body(launch.getThreadIds().x, qb, h, launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -138,6 +154,13 @@ private:
   SdpaOp op;
   Value q, k, v, mask, out, lse, smem;
   NVGPUGeometry geo;
+  std::optional<SplitKVWorkspace> ws;
+  SplitKVKernelNames names;
+  // Split-KV: the launch's chunk count and this workgroup's chunk.
+  Value splits, split;
+  // The first key block this workgroup walks (its chunk's begin, else 0):
+  // loop indices and ring stages count from it, key positions add it.
+  Value blockBase;
   int64_t d = 0, dv = 0, eltBytes = 2, stageBytes = 0, qOffset = 0;
   Type elt;
 
@@ -279,9 +302,9 @@ private:
                 add(stageShift(stage), idx(kNVGPUBlockKv * d * eltBytes)));
   }
 
-  /// Issues key block `blk` into ring stage blk % stages when blk < nBlocks,
-  /// then commits a cp.async group (always, so that every thread counts the
-  /// same groups).
+  /// Issues the workgroup's key block `blk` (counted from blockBase) into
+  /// ring stage blk % stages when blk < nBlocks, then commits a cp.async
+  /// group (always, so that every thread counts the same groups).
   void issueBlock(Value blk, Value nBlocks, Value bi, Value hk, Value skv,
                   Value tid) {
     auto ifOp = scf::IfOp::create(b, loc, ult(blk, nBlocks), false);
@@ -289,7 +312,7 @@ private:
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value stage = remui(blk, geo.stages);
-      Value j0 = mul(blk, idx(kNVGPUBlockKv));
+      Value j0 = mul(add(blockBase, blk), idx(kNVGPUBlockKv));
       issueTile(k, kTile(stage), kNVGPUBlockKv, d, bi, hk, j0, skv, tid);
       issueTile(v, vTile(stage), kNVGPUBlockKv, dv, bi, hk, j0, skv, tid);
     }
@@ -393,6 +416,13 @@ private:
           skv);
     }
     Value nBlocks = divui(add(kvEnd, idx(kNVGPUBlockKv - 1)), kNVGPUBlockKv);
+    // Split-KV: this workgroup's chunk of those blocks.
+    blockBase = idx(0);
+    if (ws) {
+      auto [begin, end] = splitKeyBlocks(b, loc, nBlocks, split, splits);
+      blockBase = begin;
+      nBlocks = sub(end, begin);
+    }
 
     // Prologue: Q (one group), then blocks 0 .. stages - 2 (a group each).
     // Q sits in the last stage's space, which no block uses before the
@@ -449,7 +479,29 @@ private:
     Value l[2] = {quadReduce(res[nOut + 2], false),
                   quadReduce(res[nOut + 3], false)};
 
-    // out = l == 0 ? 0 : acc / l; lse = l == 0 ? -inf : (m + log2 l) ln 2.
+    // Without splits (or with a launch's count of 1): out and lse.
+    // Otherwise the chunk's O_s = acc / l and lse_s = m + log2 l (log2
+    // units) go to the workspace for the merge kernel.
+    if (!ws) {
+      writeResult(res, m, l, bi, h, ln, sq, nOut, /*partial=*/false);
+      return;
+    }
+    Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         splits, idx(1));
+    auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    writeResult(res, m, l, bi, h, ln, sq, nOut, /*partial=*/false);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    writeResult(res, m, l, bi, h, ln, sq, nOut, /*partial=*/true);
+  }
+
+  /// The epilogue: out = l == 0 ? 0 : acc / l and lse = l == 0 ? -inf :
+  /// (m + log2 l) ln 2, or for a split-KV chunk (`partial`) the f32 acc / l
+  /// and m + log2 l into the workspace at this workgroup's chunk.
+  void writeResult(ValueRange res, Value m[2], Value l[2], Value bi, Value h,
+                   const Lane &ln, Value sq, int64_t nOut, bool partial) {
+    Value negInf = f32(-INFINITY), zero = f32(0.0);
     for (int64_t half = 0; half < 2; ++half) {
       Value row = ln.rows[half];
       Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
@@ -462,20 +514,30 @@ private:
         for (int64_t j = 0; j < 2; ++j) {
           Value o = mulf(extract(res[n], half, j), inv);
           o = select(empty, zero, o);
+          Value col = add(ln.t2, idx(n * 8 + j));
+          if (partial) {
+            memref::StoreOp::create(b, loc, o, ws->partialOut,
+                                    ValueRange{bi, h, split, row, col});
+            continue;
+          }
           o = arith::TruncFOp::create(b, loc, elt, o);
-          memref::StoreOp::create(
-              b, loc, o, out, ValueRange{bi, h, row, add(ln.t2, idx(n * 8 + j))});
+          memref::StoreOp::create(b, loc, o, out, ValueRange{bi, h, row, col});
         }
-      if (lse) {
+      if (lse || partial) {
         // One thread of the quad writes the row's lse.
         Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             ln.t2, idx(0));
         auto w = scf::IfOp::create(b, loc, first, false);
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&w.getThenRegion().front());
-        Value x = mulf(addf(m[half], math::Log2Op::create(b, loc, l[half])),
-                       f32(kLn2));
-        x = select(empty, negInf, x);
+        Value x = addf(m[half], math::Log2Op::create(b, loc, l[half]));
+        if (partial) {
+          x = select(empty, negInf, x);
+          memref::StoreOp::create(b, loc, x, ws->partialLse,
+                                  ValueRange{bi, h, split, row});
+          continue;
+        }
+        x = select(empty, negInf, mulf(x, f32(kLn2)));
         memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, row});
       }
     }
@@ -484,7 +546,7 @@ private:
   SmallVector<Value> foldBlock(ValueRange st, Value jb, ArrayRef<Value> qFrag,
                                Value bi, Value h, const Lane &ln, Value skv,
                                Value diag, int64_t nOut) {
-    Value j0 = mul(jb, idx(kNVGPUBlockKv));
+    Value j0 = mul(add(blockBase, jb), idx(kNVGPUBlockKv));
     Value stage = remui(jb, geo.stages);
     Value ks = kTile(stage), vs = vTile(stage);
     Value lane = ln.lane;
@@ -624,6 +686,7 @@ struct ConvertAttnToNVGPUPass
   explicit ConvertAttnToNVGPUPass(const ConvertAttnToNVGPUOptions &o) {
     warps = o.warps;
     stages = o.stages;
+    kvSplits = o.kvSplits;
   }
 
   StringRef getArgument() const final { return "convert-attn-to-nvgpu"; }
@@ -634,7 +697,11 @@ struct ConvertAttnToNVGPUPass
            "gpu.launch of cp.async (a swizzled multi-stage K/V ring in "
            "dynamic shared memory), ldmatrix and mma.sync; requires q, k, v "
            "rows 16-byte aligned in global memory (the runtime checks it at "
-           "launch); others are left for convert-attn-to-gpu";
+           "launch); others are left for convert-attn-to-gpu. With "
+           "kv-splits > 1, a split-KV pair: the kernel over (query block, "
+           "head x chunk, batch) writing partials to host-allocated "
+           "workspaces, then a merge kernel (both read the chunk count from "
+           "the workspace, so a runtime may choose it per launch)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, gpu::GPUDialect, LLVM::LLVMDialect,
@@ -645,19 +712,26 @@ struct ConvertAttnToNVGPUPass
 
   Option<int64_t> warps{
       *this, "warps",
-      llvm::cl::desc("Warps per workgroup (16 query rows each): 4 or 8; 0 = "
-                     "4 when causal or D, Dv <= 64, else 8"),
+      llvm::cl::desc("Warps per workgroup (16 query rows each): 1, 2, 4 or "
+                     "8; 0 = 1 or 2 for a static Sq <= 16 or 32, else 4 when "
+                     "causal or D, Dv <= 64, else 8"),
       llvm::cl::init(0)};
   Option<int64_t> stages{
       *this, "stages",
       llvm::cl::desc("K/V tiles in flight in the cp.async ring (2 to 4)"),
       llvm::cl::init(2)};
+  Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("1: one kernel; N > 1: split-KV kernels (partials + "
+                     "merge) launched here with N key chunks"),
+      llvm::cl::init(1)};
 
   void runOnOperation() override {
-    if ((warps != 0 && warps != 4 && warps != 8) || stages < 2 ||
-        stages > 4) {
-      getOperation().emitError("convert-attn-to-nvgpu: warps must be 0, 4 or "
-                               "8 and stages in [2, 4]");
+    if ((warps != 0 && warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
+        stages < 2 || stages > 4 || kvSplits < 1) {
+      getOperation().emitError("convert-attn-to-nvgpu: warps must be 0, 1, "
+                               "2, 4 or 8, stages in [2, 4] and kv-splits "
+                               ">= 1");
       return signalPassFailure();
     }
     SmallVector<SdpaOp> ops;
@@ -694,11 +768,23 @@ struct ConvertAttnToNVGPUPass
     ConvertAttnToNVGPUOptions o;
     o.warps = warps;
     o.stages = stages;
-    NVGPUGeometry geo = resolveNVGPUGeometry(o, d, dv, 2, op.getCausal());
+    NVGPUGeometry geo = resolveNVGPUGeometry(
+        o, d, dv, 2, op.getCausal(), op.getQueryType().getDimSize(2));
     OpBuilder b(op);
-    TensorCoreKernel(b, op.getLoc(), op, q, k, v, mask, outMat.getDest(),
-                     lseMat ? lseMat.getDest() : Value(), geo)
+    Location loc = op.getLoc();
+    Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();
+    std::optional<SplitKVWorkspace> ws;
+    SplitKVKernelNames names;
+    if (kvSplits > 1) {
+      names = splitKVKernelNames(op);
+      ws = allocateSplitKVWorkspace(b, loc, q, dv, kvSplits);
+    }
+    TensorCoreKernel(b, loc, op, q, k, v, mask, out, lse, geo, ws, names)
         .build();
+    if (ws) {
+      buildSplitKVMerge(b, loc, *ws, out, lse, names.module, names.merge);
+      deallocSplitKVWorkspace(b, loc, *ws);
+    }
     outMat.erase();
     if (lseMat)
       lseMat.erase();
@@ -717,7 +803,8 @@ struct ConvertAttnToNVGPUPass
 NVGPUGeometry
 mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                  int64_t headDim, int64_t valueDim,
-                                 int64_t elementBytes, bool causal) {
+                                 int64_t elementBytes, bool causal,
+                                 int64_t seqQ) {
   NVGPUGeometry g;
   // Measured on the H100 (bench/results/cuda-h100-2026-11-21b): 4 warps
   // for causal kernels and for D <= 64 (with the register cap of
@@ -725,6 +812,13 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // of 8 warps by 8-16%), 8 for larger non-causal heads.
   g.warps = options.warps ? options.warps
                           : (causal || std::max(headDim, valueDim) <= 64 ? 4 : 8);
+  // A static query length of at most 32 rows (decode) needs no more than
+  // 2 warps: the others would only multiply masked rows. 1 warp for at most
+  // 16 rows where D, Dv <= 64 (at D = 128, ptxas spills a one-warp kernel:
+  // each thread issues 32 cp.async per K/V tile).
+  if (!options.warps && !ShapedType::isDynamic(seqQ) && seqQ > 0 &&
+      seqQ <= 32)
+    g.warps = seqQ <= 16 && std::max(headDim, valueDim) <= 64 ? 1 : 2;
   g.blockQ = 16 * g.warps;
   g.stages = options.stages;
   int64_t stage = kNVGPUBlockKv * (headDim + valueDim) * elementBytes;

@@ -24,6 +24,12 @@ bool resolve(void *lib, const char *name, Fn &fn, std::string &error) {
   return fn != nullptr;
 }
 
+/// An entry point attn can do without: null when the driver lacks it.
+template <typename Fn>
+void resolveOptional(void *lib, const char *name, Fn &fn) {
+  fn = reinterpret_cast<Fn>(dlsym(lib, name));
+}
+
 Loaded load() {
   Loaded l;
   const char *name = std::getenv("ATTN_CUDA_DRIVER");
@@ -64,6 +70,10 @@ Loaded load() {
     dlclose(lib);
     return l;
   }
+  // The stream-ordered allocator (CUDA 11.2): only launches that need a
+  // workspace use it, so an older driver still runs the others.
+  resolveOptional(lib, "cuMemAllocAsync", d.cuMemAllocAsync);
+  resolveOptional(lib, "cuMemFreeAsync", d.cuMemFreeAsync);
   // The library stays loaded for the life of the process: kernels and
   // contexts created through it may outlive any one attn context.
   if (CUresult r = d.cuInit(0)) {

@@ -35,9 +35,10 @@ private:
 class CudaExecutable final : public Executable {
 public:
   CudaExecutable(const Driver &d, KernelMetadata metadata, CUdevice device,
-                 CUcontext context, CUmodule module, CUfunction function)
+                 CUcontext context, CUmodule module,
+                 std::vector<CUfunction> functions, int smCount)
       : d(d), metadata(std::move(metadata)), device(device), context(context),
-        module(module), function(function) {}
+        module(module), functions(std::move(functions)), smCount(smCount) {}
 
   ~CudaExecutable() override {
     {
@@ -49,13 +50,48 @@ public:
   }
 
   attn_status run(const KernelArgs &args, std::string &error) override {
-    unsigned grid[3];
-    if (!computeGrid(metadata, args, grid, error))
-      return ATTN_ERROR_INVALID_ARGUMENT;
+    int64_t splits = chooseKvSplits(metadata, args, smCount);
+    // Everything that can reject the launch is computed before anything is
+    // allocated or launched, so bad input leaves the stream untouched.
+    struct Launch {
+      size_t kernel;
+      unsigned grid[3];
+    };
+    std::vector<Launch> launches;
+    std::vector<uint64_t> noWorkspaces(metadata.workspaces.size(), 0);
     PackedParams packed;
-    if (!packParams(metadata, args, packed, error))
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    std::vector<void *> params = packed.pointers();
+    for (size_t i = 0; i < metadata.kernels.size(); ++i) {
+      const Kernel &k = metadata.kernels[i];
+      if (k.onlyWhenSplit && splits == 1)
+        continue;
+      Launch l{i, {}};
+      if (!computeGrid(k, args, splits, l.grid, error) ||
+          !packParams(metadata, k, args, splits, noWorkspaces, packed, error)) {
+        if (metadata.kernels.size() > 1)
+          error = "kernel '" + k.entry + "': " + error;
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      launches.push_back(l);
+    }
+    // Workspaces hold the partial results of a split launch; with one split
+    // the kernels write the output directly and get null pointers.
+    bool allocate = splits > 1 && !metadata.workspaces.empty();
+    std::vector<WorkspaceLayout> layouts;
+    uint64_t totalBytes = 0;
+    if (allocate) {
+      if (!layoutWorkspaces(metadata, args, splits, layouts, totalBytes,
+                            error))
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      if (!d.cuMemAllocAsync || !d.cuMemFreeAsync) {
+        error = "cuda: this launch splits the keys " + std::to_string(splits) +
+                " ways and needs " + std::to_string(totalBytes) +
+                " bytes of workspace, but the CUDA driver lacks "
+                "cuMemAllocAsync/cuMemFreeAsync (CUDA 11.2+); update the "
+                "driver, or set the spec's kv_splits to 1";
+        return ATTN_ERROR_UNSUPPORTED;
+      }
+    }
+
     // The caller's stream belongs to the primary context (what PyTorch and
     // the CUDA runtime use), the one the module was loaded into.
     ScopedContext scope(d, context);
@@ -63,21 +99,61 @@ public:
       error = "cuda: cannot make the kernel's context current";
       return ATTN_ERROR_BACKEND;
     }
-    CUresult r = d.cuLaunchKernel(
-        function, grid[0], grid[1], grid[2], metadata.block[0],
-        metadata.block[1], metadata.block[2], metadata.sharedBytes,
-        static_cast<CUstream>(args.stream), params.data(), nullptr);
-    if (r != CUDA_SUCCESS) {
-      error = "cuda: " + describe(d, "cuLaunchKernel", r) + " (entry '" +
-              metadata.entry + "', grid " + std::to_string(grid[0]) + "x" +
-              std::to_string(grid[1]) + "x" + std::to_string(grid[2]) +
-              ", block " + std::to_string(metadata.block[0]) + "x" +
-              std::to_string(metadata.block[1]) + "x" +
-              std::to_string(metadata.block[2]) + ", " +
-              std::to_string(metadata.sharedBytes) + " B shared)";
-      return ATTN_ERROR_BACKEND;
+    CUstream stream = static_cast<CUstream>(args.stream);
+    // Stream-ordered: the memory is the stream's from this point until the
+    // free below, so it is reused by later launches on the stream without
+    // a synchronization, and never touched by other streams meanwhile.
+    CUdeviceptr base = 0;
+    std::vector<uint64_t> pointers(metadata.workspaces.size(), 0);
+    if (allocate) {
+      if (CUresult r = d.cuMemAllocAsync(&base, totalBytes, stream)) {
+        error = "cuda: " + describe(d, "cuMemAllocAsync", r) + " allocating " +
+                std::to_string(totalBytes) + " bytes of split-KV workspace (" +
+                std::to_string(splits) + " splits)";
+        return r == CUDA_ERROR_NOT_SUPPORTED ? ATTN_ERROR_UNSUPPORTED
+                                             : ATTN_ERROR_BACKEND;
+      }
+      for (size_t i = 0; i < layouts.size(); ++i)
+        pointers[i] = base + layouts[i].offset;
     }
-    return ATTN_OK;
+
+    attn_status status = ATTN_OK;
+    for (const Launch &l : launches) {
+      const Kernel &k = metadata.kernels[l.kernel];
+      // Checked above with null workspaces; only their addresses differ.
+      if (!packParams(metadata, k, args, splits, pointers, packed, error)) {
+        status = ATTN_ERROR_INVALID_ARGUMENT;
+        break;
+      }
+      std::vector<void *> params = packed.pointers();
+      CUresult r = d.cuLaunchKernel(functions[l.kernel], l.grid[0], l.grid[1],
+                                    l.grid[2], k.block[0], k.block[1],
+                                    k.block[2], k.sharedBytes, stream,
+                                    params.data(), nullptr);
+      if (r != CUDA_SUCCESS) {
+        error = "cuda: " + describe(d, "cuLaunchKernel", r) + " (entry '" +
+                k.entry + "', grid " + std::to_string(l.grid[0]) + "x" +
+                std::to_string(l.grid[1]) + "x" + std::to_string(l.grid[2]) +
+                ", block " + std::to_string(k.block[0]) + "x" +
+                std::to_string(k.block[1]) + "x" + std::to_string(k.block[2]) +
+                ", " + std::to_string(k.sharedBytes) + " B shared";
+        if (splits > 1)
+          error += ", " + std::to_string(splits) + " splits";
+        error += ")";
+        status = ATTN_ERROR_BACKEND;
+        break;
+      }
+    }
+    // Freed on the same stream, after the kernels queued above (also when
+    // a later one failed to launch); the first error is the one reported.
+    if (allocate) {
+      CUresult r = d.cuMemFreeAsync(base, stream);
+      if (r != CUDA_SUCCESS && status == ATTN_OK) {
+        error = "cuda: " + describe(d, "cuMemFreeAsync", r);
+        status = ATTN_ERROR_BACKEND;
+      }
+    }
+    return status;
   }
 
 private:
@@ -86,7 +162,8 @@ private:
   CUdevice device;
   CUcontext context;
   CUmodule module;
-  CUfunction function;
+  std::vector<CUfunction> functions; // one per metadata.kernels entry
+  int smCount;                       // the device's multiprocessors
 };
 
 /// Artifacts registered by attn_cuda_load_artifact.
@@ -180,7 +257,7 @@ attn_status cuda::createExecutable(const KernelMetadata &metadata,
     error = "cuda: cannot make the primary context current";
     return ATTN_ERROR_BACKEND;
   }
-  int major = 0, minor = 0, optin = 0;
+  int major = 0, minor = 0, optin = 0, smCount = 0;
   if (CUresult r = d.cuDeviceGetAttribute(
           &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device))
     return fail("cuDeviceGetAttribute", r);
@@ -190,13 +267,24 @@ attn_status cuda::createExecutable(const KernelMetadata &metadata,
   if (CUresult r = d.cuDeviceGetAttribute(
           &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, device))
     return fail("cuDeviceGetAttribute", r);
-  if (metadata.sharedBytes > static_cast<unsigned>(optin)) {
-    error = "cuda: the kernel needs " + std::to_string(metadata.sharedBytes) +
-            " bytes of shared memory per block; device " +
-            std::to_string(device) + " (sm_" + std::to_string(major) +
-            std::to_string(minor) + ") grants at most " + std::to_string(optin);
-    return ATTN_ERROR_UNSUPPORTED;
+  // chooseKvSplits sizes split launches to fill the multiprocessors.
+  if (CUresult r = d.cuDeviceGetAttribute(
+          &smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device))
+    return fail("cuDeviceGetAttribute", r);
+  if (metadata.kernels.empty()) {
+    error = "cuda: the kernel metadata has no kernel";
+    return ATTN_ERROR_INVALID_ARGUMENT;
   }
+  for (const Kernel &k : metadata.kernels)
+    if (k.sharedBytes > static_cast<unsigned>(optin)) {
+      error = "cuda: kernel '" + k.entry + "' needs " +
+              std::to_string(k.sharedBytes) +
+              " bytes of shared memory per block; device " +
+              std::to_string(device) + " (sm_" + std::to_string(major) +
+              std::to_string(minor) + ") grants at most " +
+              std::to_string(optin);
+      return ATTN_ERROR_UNSUPPORTED;
+    }
 
   // PTX is JIT-compiled by the driver; its log says why when it fails
   // (say, PTX for sm_90a on an sm_80 device).
@@ -221,25 +309,33 @@ attn_status cuda::createExecutable(const KernelMetadata &metadata,
       error += ":\n" + std::string(errorLog.data());
     return ATTN_ERROR_BACKEND;
   }
-  CUfunction function = nullptr;
-  CUresult r = d.cuModuleGetFunction(&function, module, metadata.entry.c_str());
-  if (r == CUDA_SUCCESS && metadata.sharedBytes > 48 * 1024)
-    // Blocks get at most 48 KB of dynamic shared memory unless the kernel
-    // opts in to more.
-    if ((r = d.cuFuncSetAttribute(function,
-                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                  static_cast<int>(metadata.sharedBytes))))
-      error = "cuda: " + describe(d, "cuFuncSetAttribute", r);
-  if (r != CUDA_SUCCESS) {
-    if (error.empty())
+  std::vector<CUfunction> functions;
+  for (const Kernel &k : metadata.kernels) {
+    CUfunction function = nullptr;
+    CUresult r = d.cuModuleGetFunction(&function, module, k.entry.c_str());
+    if (r != CUDA_SUCCESS) {
       error = "cuda: " + describe(d, "cuModuleGetFunction", r) + " for '" +
-              metadata.entry + "'";
-    d.cuModuleUnload(module);
-    return ATTN_ERROR_BACKEND;
+              k.entry + "'";
+    } else if (k.sharedBytes > 48 * 1024) {
+      // Blocks get at most 48 KB of dynamic shared memory unless the
+      // kernel opts in to more.
+      r = d.cuFuncSetAttribute(function,
+                               CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                               static_cast<int>(k.sharedBytes));
+      if (r != CUDA_SUCCESS)
+        error = "cuda: " + describe(d, "cuFuncSetAttribute", r) + " for '" +
+                k.entry + "' (" + std::to_string(k.sharedBytes) +
+                " bytes of dynamic shared memory)";
+    }
+    if (r != CUDA_SUCCESS) {
+      d.cuModuleUnload(module);
+      return ATTN_ERROR_BACKEND;
+    }
+    functions.push_back(function);
   }
   ok = true;
-  executable = std::make_unique<CudaExecutable>(d, metadata, device, context,
-                                                module, function);
+  executable = std::make_unique<CudaExecutable>(
+      d, metadata, device, context, module, std::move(functions), smCount);
   return ATTN_OK;
 }
 

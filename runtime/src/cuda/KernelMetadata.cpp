@@ -3,6 +3,8 @@
 
 #include "../Internal.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -398,32 +400,393 @@ const TensorView *tensorOf(const std::string &name, const KernelArgs &a) {
   if (name == "lse") return &a.lse;
   return nullptr;
 }
-} // namespace
 
-std::string cuda::writeMetadata(const KernelMetadata &m) {
-  std::ostringstream os;
-  const attn_spec &s = m.spec;
-  os << "{\n  \"format\": \"attn-cuda-kernel\",\n  \"version\": 1,\n"
-     << "  \"entry\": " << quote(m.entry) << ",\n"
-     << "  \"binary\": " << quote(m.binaryFile) << ",\n"
-     << "  \"binary_format\": \"" << (m.format == BinaryFormat::PTX ? "ptx" : "cubin")
-     << "\",\n  \"chip\": " << quote(m.chip) << ",\n  \"grid\": [";
-  for (int i = 0; i < 3; ++i)
-    os << (i ? ", " : "") << "{\"of\": \"" << extentName(m.grid[i].of)
-       << "\", \"ceildiv\": " << m.grid[i].ceildiv
-       << ", \"times\": " << m.grid[i].times << "}";
-  os << "],\n  \"block\": [" << m.block[0] << ", " << m.block[1] << ", "
-     << m.block[2] << "],\n  \"shared_bytes\": " << m.sharedBytes
-     << ",\n  \"align_bytes\": " << m.alignBytes << ",\n  \"params\": [";
-  for (size_t i = 0; i < m.params.size(); ++i) {
-    const Param &p = m.params[i];
-    os << (i ? ",\n    " : "\n    ") << "{\"field\": \"" << fieldName(p.field)
-       << "\"";
+bool isLaunchTensor(const std::string &name) {
+  for (const char *t : kTensors)
+    if (name == t)
+      return true;
+  return false;
+}
+
+int findWorkspace(const KernelMetadata &m, const std::string &name) {
+  for (size_t i = 0; i < m.workspaces.size(); ++i)
+    if (m.workspaces[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+/// A workspace's extents for a launch with `splits` splits.
+std::vector<int64_t> workspaceShape(const Workspace &w, const KernelArgs &a,
+                                    int64_t splits) {
+  std::vector<int64_t> shape;
+  for (const WorkspaceDim &d : w.shape)
+    shape.push_back(d.kind == WorkspaceDim::Kind::Extent ? extentOf(d.extent, a)
+                    : d.kind == WorkspaceDim::Kind::Splits ? splits
+                                                           : d.value);
+  return shape;
+}
+
+std::string dimName(const WorkspaceDim &d) {
+  switch (d.kind) {
+  case WorkspaceDim::Kind::Extent: return extentName(d.extent);
+  case WorkspaceDim::Kind::Splits: return "splits";
+  case WorkspaceDim::Kind::Constant: return std::to_string(d.value);
+  }
+  return "";
+}
+
+std::string list(const std::vector<int64_t> &v) {
+  std::string s;
+  for (int64_t x : v)
+    s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return "[" + s + "]";
+}
+
+/// "kernels[1]" -> "kernels[1]: " for Fields, "kernels[1].grid[0]" for a
+/// nested key; a version 1 kernel (the top level) has an empty path.
+std::string fieldsWhere(const std::string &path) {
+  return path.empty() ? "" : path + ": ";
+}
+std::string nested(const std::string &path, const std::string &key) {
+  return path.empty() ? key : path + "." + key;
+}
+
+bool parseKvSplits(const Json &root, KvSplits &out, std::string &error) {
+  out = KvSplits();
+  Fields top(root, "", error);
+  if (!top.has("kv_splits"))
+    return true;
+  const Json *k = top.need("kv_splits", Json::Object, "an object");
+  if (!k)
+    return false;
+  Fields f(*k, "kv_splits: ", error);
+  return f.integer("block_q", out.blockQ, 1, INT32_MAX) &&
+         f.integer("block_kv", out.blockKv, 1, INT32_MAX) &&
+         f.integer("max", out.max, 1, INT32_MAX);
+}
+
+bool parseWorkspaces(const Json &root, bool splits,
+                     std::vector<Workspace> &out, std::string &error) {
+  out.clear();
+  Fields top(root, "", error);
+  if (!top.has("workspace"))
+    return true;
+  const Json *array = top.need("workspace", Json::Array, "an array");
+  if (!array)
+    return false;
+  for (size_t i = 0; i < array->items.size(); ++i) {
+    const Json &wj = array->items[i];
+    std::string path = "workspace[" + std::to_string(i) + "]";
+    if (wj.kind != Json::Object) {
+      error = "metadata: " + path + " must be an object";
+      return false;
+    }
+    Fields f(wj, path + ": ", error);
+    Workspace w;
+    if (!f.str("name", w.name))
+      return false;
+    bool wellFormed = !w.name.empty();
+    for (char c : w.name)
+      wellFormed &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    if (!wellFormed) {
+      error = "metadata: " + path + ": 'name' is '" + w.name +
+              "'; it must be non-empty and made of A-Z, a-z, 0-9 and _";
+      return false;
+    }
+    if (isLaunchTensor(w.name)) {
+      error = "metadata: " + path + ": 'name' is '" + w.name +
+              "', which is a launch tensor (q, k, v, mask, out, lse)";
+      return false;
+    }
+    for (size_t j = 0; j < out.size(); ++j)
+      if (out[j].name == w.name) {
+        error = "metadata: " + path + ": 'name' is '" + w.name +
+                "', which workspace[" + std::to_string(j) + "] already has";
+        return false;
+      }
+    const Json *shape = f.need("shape", Json::Array, "an array");
+    if (!shape)
+      return false;
+    if (shape->items.empty() || shape->items.size() > 6) {
+      error = "metadata: " + path + ": 'shape' has " +
+              std::to_string(shape->items.size()) +
+              " entries; expected 1 to 6";
+      return false;
+    }
+    for (size_t d = 0; d < shape->items.size(); ++d) {
+      const Json &e = shape->items[d];
+      std::string where = "metadata: " + path + ".shape[" + std::to_string(d) +
+                          "]: ";
+      const char *expected =
+          "; expected B, Hq, Sq, Skv, splits or a positive integer";
+      WorkspaceDim dim;
+      if (e.kind == Json::String) {
+        Extent x;
+        if (e.str == "splits") {
+          if (!splits) {
+            error = where + "is \"splits\", but the metadata has no "
+                            "'kv_splits' (the split count is always 1)";
+            return false;
+          }
+          dim = WorkspaceDim::splits();
+        } else if (e.str != "1" && lookup(e.str, kExtents, x)) {
+          dim = WorkspaceDim::of(x);
+        } else {
+          error = where + "'" + e.str + "' is not an extent" + expected;
+          return false;
+        }
+      } else if (e.kind == Json::Number && e.integral && e.integer >= 1 &&
+                 e.integer <= INT32_MAX) {
+        dim = WorkspaceDim::constant(e.integer);
+      } else if (e.kind == Json::Number) {
+        error = where + number(e.num) + " is not a positive integer (at most " +
+                std::to_string(INT32_MAX) + ")" + expected;
+        return false;
+      } else {
+        error = where + "must be a string or an integer" + expected;
+        return false;
+      }
+      w.shape.push_back(dim);
+    }
+    int64_t bytes = 0;
+    if (!f.integer("element_bytes", bytes, 1, 8))
+      return false;
+    if (bytes & (bytes - 1)) {
+      error = "metadata: " + path + ": 'element_bytes' is " +
+              std::to_string(bytes) + "; expected 1, 2, 4 or 8";
+      return false;
+    }
+    w.elementBytes = static_cast<unsigned>(bytes);
+    out.push_back(std::move(w));
+  }
+  return true;
+}
+
+/// One kernel: the object at `path` (the top level for version 1). Tensor
+/// names are checked against the launch tensors and `m.workspaces`.
+bool parseKernel(const Json &obj, const std::string &path,
+                 const KernelMetadata &m, Kernel &k, std::string &error) {
+  Fields top(obj, fieldsWhere(path), error);
+  std::string prefix = "metadata: " + fieldsWhere(path);
+  if (!top.str("entry", k.entry))
+    return false;
+  if (k.entry.empty()) {
+    error = prefix + "'entry' must not be empty";
+    return false;
+  }
+
+  const Json *grid = top.need("grid", Json::Array, "an array of 3 objects");
+  if (!grid)
+    return false;
+  if (grid->items.size() != 3) {
+    error = prefix + "'grid' has " + std::to_string(grid->items.size()) +
+            " entries; expected 3 (x, y, z)";
+    return false;
+  }
+  for (int i = 0; i < 3; ++i) {
+    const Json &g = grid->items[i];
+    std::string gpath = nested(path, "grid[" + std::to_string(i) + "]");
+    if (g.kind != Json::Object) {
+      error = "metadata: " + gpath + ": must be an object";
+      return false;
+    }
+    Fields f(g, gpath + ": ", error);
+    GridDim &d = k.grid[i];
+    if (!f.name("of", kExtents, d.of) ||
+        !f.integer("ceildiv", d.ceildiv, 1, INT32_MAX))
+      return false;
+    // A constant factor, or the split count chosen at launch.
+    const Json *times = g.get("times");
+    d.times = 1;
+    d.timesSplits = false;
+    if (times && times->kind == Json::String) {
+      if (times->str != "splits") {
+        error = "metadata: " + gpath + ": 'times' is '" + times->str +
+                "'; expected a positive integer or \"splits\"";
+        return false;
+      }
+      if (m.kvSplits.max == 0) {
+        error = "metadata: " + gpath +
+                ": 'times' is \"splits\", but the metadata has no "
+                "'kv_splits' (the split count is always 1)";
+        return false;
+      }
+      d.timesSplits = true;
+    } else if (times && times->kind != Json::Number) {
+      error = "metadata: " + gpath +
+              ": 'times' must be a positive integer or \"splits\"";
+      return false;
+    } else if (!f.integer("times", d.times, 1, INT32_MAX)) {
+      return false;
+    }
+  }
+
+  const Json *block = top.need("block", Json::Array, "an array of 3 integers");
+  if (!block)
+    return false;
+  if (block->items.size() != 3) {
+    error = prefix + "'block' must have 3 entries (x, y, z)";
+    return false;
+  }
+  int64_t threads = 1;
+  for (int i = 0; i < 3; ++i) {
+    const Json &b = block->items[i];
+    if (b.kind != Json::Number || !b.integral || b.integer < 1 ||
+        b.integer > 1024) {
+      error = "metadata: " + nested(path, "block[" + std::to_string(i) + "]") +
+              " must be an integer in [1, 1024]";
+      return false;
+    }
+    k.block[i] = static_cast<unsigned>(b.integer);
+    threads *= b.integer;
+  }
+  if (threads > 1024) {
+    error = prefix + "the block has " + std::to_string(threads) +
+            " threads; CUDA allows at most 1024";
+    return false;
+  }
+  int64_t shared = 0;
+  // 227 KB is the most any current GPU grants one block (sm_90).
+  if (!top.integer("shared_bytes", shared, 0, 227 * 1024))
+    return false;
+  k.sharedBytes = static_cast<unsigned>(shared);
+
+  const Json *params = top.need("params", Json::Array, "an array");
+  if (!params)
+    return false;
+  k.params.clear();
+  for (size_t i = 0; i < params->items.size(); ++i) {
+    const Json &pj = params->items[i];
+    std::string ppath = nested(path, "params[" + std::to_string(i) + "]");
+    if (pj.kind != Json::Object) {
+      error = "metadata: " + ppath + ": must be an object";
+      return false;
+    }
+    Fields f(pj, ppath + ": ", error);
+    Param p;
+    if (!f.name("field", kFields, p.field) || !f.name("type", kTypes, p.type))
+      return false;
+    int workspace = -1;
+    if (p.field != ParamField::Seed) {
+      if (!f.str("tensor", p.tensor))
+        return false;
+      workspace = findWorkspace(m, p.tensor);
+      if (!isLaunchTensor(p.tensor) && workspace < 0) {
+        std::string names;
+        for (const Workspace &w : m.workspaces)
+          names += (names.empty() ? "" : ", ") + w.name;
+        error = "metadata: " + ppath + ": 'tensor' is '" + p.tensor +
+                "'; expected q, k, v, mask, out" +
+                (names.empty() ? std::string(" or lse")
+                               : ", lse or a workspace (" + names + ")");
+        return false;
+      }
+    }
+    if (p.field == ParamField::Size || p.field == ParamField::Stride) {
+      int64_t rank = workspace >= 0 ? static_cast<int64_t>(
+                                          m.workspaces[workspace].shape.size())
+                     : p.tensor == "lse" ? 3
+                                         : 4;
+      int64_t dim = 0;
+      if (!f.integer("dim", dim, 0, rank - 1))
+        return false;
+      p.dim = static_cast<int>(dim);
+    }
+    bool pointer = p.field == ParamField::Data;
+    if (pointer != (p.type == ParamType::Ptr)) {
+      error = "metadata: " + ppath + ": a '" + fieldName(p.field) +
+              "' parameter must have type " +
+              (pointer ? "'ptr'" : "'i64' or 'i32'");
+      return false;
+    }
+    k.params.push_back(p);
+  }
+  return true;
+}
+
+void writeKernel(std::ostream &os, const Kernel &k) {
+  os << "    {\n      \"entry\": " << quote(k.entry) << ",\n      \"when\": \""
+     << (k.onlyWhenSplit ? "split" : "always") << "\",\n      \"grid\": [";
+  for (int i = 0; i < 3; ++i) {
+    os << (i ? ", " : "") << "{\"of\": \"" << extentName(k.grid[i].of)
+       << "\", \"ceildiv\": " << k.grid[i].ceildiv << ", \"times\": ";
+    if (k.grid[i].timesSplits)
+      os << "\"splits\"";
+    else
+      os << k.grid[i].times;
+    os << "}";
+  }
+  os << "],\n      \"block\": [" << k.block[0] << ", " << k.block[1] << ", "
+     << k.block[2] << "],\n      \"shared_bytes\": " << k.sharedBytes
+     << ",\n      \"params\": [";
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param &p = k.params[i];
+    os << (i ? ",\n        " : "\n        ") << "{\"field\": \""
+       << fieldName(p.field) << "\"";
     if (p.field != ParamField::Seed)
       os << ", \"tensor\": " << quote(p.tensor);
     if (p.field == ParamField::Size || p.field == ParamField::Stride)
       os << ", \"dim\": " << p.dim;
     os << ", \"type\": \"" << typeName(p.type) << "\"}";
+  }
+  os << "\n      ]\n    }";
+}
+
+/// Whether `ptx` declares `.entry name`: the name must end there, since
+/// "k_kernel" is a prefix of "k_kernel_0" (a split artifact's merge kernel).
+bool hasPtxEntry(const std::string &ptx, const std::string &name) {
+  for (const char *directive : {".entry ", ".entry\t"}) {
+    std::string needle = directive + name;
+    for (size_t at = ptx.find(needle); at != std::string::npos;
+         at = ptx.find(needle, at + 1)) {
+      size_t end = at + needle.size();
+      if (end == ptx.size())
+        return true;
+      char c = ptx[end];
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '$')
+        return true;
+    }
+  }
+  return false;
+}
+
+// Workspaces larger than this are a metadata or shape bug, not a request.
+constexpr uint64_t kMaxWorkspaceBytes = uint64_t(1) << 40;
+// cudaMalloc's alignment; every workspace starts on such a boundary.
+constexpr uint64_t kWorkspaceAlignment = 256;
+} // namespace
+
+std::string cuda::writeMetadata(const KernelMetadata &m) {
+  std::ostringstream os;
+  const attn_spec &s = m.spec;
+  os << "{\n  \"format\": \"attn-cuda-kernel\",\n  \"version\": 2,\n"
+     << "  \"binary\": " << quote(m.binaryFile) << ",\n"
+     << "  \"binary_format\": \"" << (m.format == BinaryFormat::PTX ? "ptx" : "cubin")
+     << "\",\n  \"chip\": " << quote(m.chip) << ",\n  \"align_bytes\": "
+     << m.alignBytes << ",\n";
+  if (m.kvSplits.max > 0)
+    os << "  \"kv_splits\": {\"block_q\": " << m.kvSplits.blockQ
+       << ", \"block_kv\": " << m.kvSplits.blockKv
+       << ", \"max\": " << m.kvSplits.max << "},\n";
+  os << "  \"workspace\": [";
+  for (size_t i = 0; i < m.workspaces.size(); ++i) {
+    const Workspace &w = m.workspaces[i];
+    os << (i ? ",\n    " : "\n    ") << "{\"name\": " << quote(w.name)
+       << ", \"shape\": [";
+    for (size_t d = 0; d < w.shape.size(); ++d) {
+      os << (d ? ", " : "");
+      if (w.shape[d].kind == WorkspaceDim::Kind::Constant)
+        os << w.shape[d].value;
+      else
+        os << "\"" << dimName(w.shape[d]) << "\"";
+    }
+    os << "], \"element_bytes\": " << w.elementBytes << "}";
+  }
+  os << (m.workspaces.empty() ? "],\n" : "\n  ],\n") << "  \"kernels\": [\n";
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    if (i)
+      os << ",\n";
+    writeKernel(os, m.kernels[i]);
   }
   os << "\n  ],\n  \"spec\": {\"dtype\": \"" << attn_dtype_name(s.dtype)
      << "\", \"batch\": " << s.batch << ", \"heads_q\": " << s.heads_q
@@ -442,6 +805,7 @@ std::string cuda::writeMetadata(const KernelMetadata &m) {
 
 bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
                          std::string &error) {
+  m = KernelMetadata();
   Json root;
   if (!Reader(text).parse(root, error))
     return false;
@@ -458,12 +822,12 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
     error = "metadata: 'format' is '" + format + "'; expected 'attn-cuda-kernel'";
     return false;
   }
-  if (!top.integer("version", version, 1, 1) || !top.str("entry", m.entry) ||
+  if (!top.integer("version", version, 1, 2) ||
       !top.str("binary", m.binaryFile) ||
       !top.str("binary_format", binaryFormat) || !top.str("chip", m.chip))
     return false;
-  if (m.entry.empty() || m.binaryFile.empty()) {
-    error = "metadata: 'entry' and 'binary' must not be empty";
+  if (m.binaryFile.empty()) {
+    error = "metadata: 'binary' must not be empty";
     return false;
   }
   if (binaryFormat == "ptx")
@@ -475,60 +839,7 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
             "'; expected 'ptx' or 'cubin'";
     return false;
   }
-
-  const Json *grid = top.need("grid", Json::Array, "an array of 3 objects");
-  if (!grid)
-    return false;
-  if (grid->items.size() != 3) {
-    error = "metadata: 'grid' has " + std::to_string(grid->items.size()) +
-            " entries; expected 3 (x, y, z)";
-    return false;
-  }
-  for (int i = 0; i < 3; ++i) {
-    const Json &g = grid->items[i];
-    std::string where = "grid[" + std::to_string(i) + "]: ";
-    if (g.kind != Json::Object) {
-      error = "metadata: " + where + "must be an object";
-      return false;
-    }
-    Fields f(g, where, error);
-    if (!f.name("of", kExtents, m.grid[i].of) ||
-        !f.integer("ceildiv", m.grid[i].ceildiv, 1, INT32_MAX) ||
-        !f.integer("times", m.grid[i].times, 1, INT32_MAX))
-      return false;
-  }
-
-  const Json *block = top.need("block", Json::Array, "an array of 3 integers");
-  if (!block)
-    return false;
-  if (block->items.size() != 3) {
-    error = "metadata: 'block' must have 3 entries (x, y, z)";
-    return false;
-  }
-  int64_t threads = 1;
-  for (int i = 0; i < 3; ++i) {
-    const Json &b = block->items[i];
-    if (b.kind != Json::Number || !b.integral || b.integer < 1 ||
-        b.integer > 1024) {
-      error = "metadata: block[" + std::to_string(i) +
-              "] must be an integer in [1, 1024]";
-      return false;
-    }
-    m.block[i] = static_cast<unsigned>(b.integer);
-    threads *= b.integer;
-  }
-  if (threads > 1024) {
-    error = "metadata: the block has " + std::to_string(threads) +
-            " threads; CUDA allows at most 1024";
-    return false;
-  }
-  int64_t shared = 0;
-  // 227 KB is the most any current GPU grants one block (sm_90).
-  if (!top.integer("shared_bytes", shared, 0, 227 * 1024))
-    return false;
-  m.sharedBytes = static_cast<unsigned>(shared);
   // Optional (artifacts written before it existed have no requirement).
-  m.alignBytes = 0;
   if (top.has("align_bytes")) {
     int64_t align = 0;
     if (!top.integer("align_bytes", align, 0, 256))
@@ -541,46 +852,48 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
     m.alignBytes = static_cast<unsigned>(align);
   }
 
-  const Json *params = top.need("params", Json::Array, "an array");
-  if (!params)
-    return false;
-  m.params.clear();
-  for (size_t i = 0; i < params->items.size(); ++i) {
-    const Json &pj = params->items[i];
-    std::string where = "params[" + std::to_string(i) + "]: ";
-    if (pj.kind != Json::Object) {
-      error = "metadata: " + where + "must be an object";
+  if (version == 1) {
+    // One kernel, its keys at the top level; no workspace, no split count.
+    m.kernels.emplace_back();
+    if (!parseKernel(root, "", m, m.kernels.back(), error))
+      return false;
+  } else {
+    if (!parseKvSplits(root, m.kvSplits, error) ||
+        !parseWorkspaces(root, m.kvSplits.max > 0, m.workspaces, error))
+      return false;
+    const Json *kernels = top.need("kernels", Json::Array, "an array");
+    if (!kernels)
+      return false;
+    if (kernels->items.empty() || kernels->items.size() > 4) {
+      error = "metadata: 'kernels' has " +
+              std::to_string(kernels->items.size()) +
+              " entries; expected 1 to 4";
       return false;
     }
-    Fields f(pj, where, error);
-    Param p;
-    if (!f.name("field", kFields, p.field) || !f.name("type", kTypes, p.type))
-      return false;
-    if (p.field != ParamField::Seed) {
-      if (!f.str("tensor", p.tensor))
-        return false;
-      bool known = false;
-      for (const char *t : kTensors)
-        known |= p.tensor == t;
-      if (!known) {
-        error = "metadata: " + where + "'tensor' is '" + p.tensor +
-                "'; expected q, k, v, mask, out or lse";
+    const std::pair<const char *, bool> kWhen[] = {{"always", false},
+                                                   {"split", true}};
+    for (size_t i = 0; i < kernels->items.size(); ++i) {
+      const Json &kj = kernels->items[i];
+      std::string path = "kernels[" + std::to_string(i) + "]";
+      if (kj.kind != Json::Object) {
+        error = "metadata: " + path + " must be an object";
         return false;
       }
-    }
-    if (p.field == ParamField::Size || p.field == ParamField::Stride) {
-      int64_t dim = 0;
-      if (!f.integer("dim", dim, 0, p.tensor == "lse" ? 2 : 3))
+      Kernel k;
+      Fields f(kj, path + ": ", error);
+      if (f.has("when") && !f.name("when", kWhen, k.onlyWhenSplit))
         return false;
-      p.dim = static_cast<int>(dim);
+      // The first kernel produces the result (or the partials the others
+      // merge): it runs whatever the split count.
+      if (i == 0 && k.onlyWhenSplit) {
+        error = "metadata: " + path +
+                ": 'when' is 'split'; the first kernel must be 'always'";
+        return false;
+      }
+      if (!parseKernel(kj, path, m, k, error))
+        return false;
+      m.kernels.push_back(std::move(k));
     }
-    bool pointer = p.field == ParamField::Data;
-    if (pointer != (p.type == ParamType::Ptr)) {
-      error = "metadata: " + where + "a '" + fieldName(p.field) +
-              "' parameter must have type " + (pointer ? "'ptr'" : "'i64' or 'i32'");
-      return false;
-    }
-    m.params.push_back(p);
   }
 
   const Json *specJson = top.need("spec", Json::Object, "an object");
@@ -616,43 +929,126 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
     return false;
   }
   // Every tensor a parameter names must exist for this spec.
-  for (const Param &p : m.params) {
-    if ((p.tensor == "mask" && m.spec.mask == ATTN_MASK_NONE) ||
-        (p.tensor == "lse" && !m.spec.return_lse)) {
-      error = "metadata: a parameter reads '" + p.tensor +
-              "', which the spec does not have";
-      return false;
-    }
-    if (p.field == ParamField::Seed && m.spec.dropout_p == 0.0) {
-      error = "metadata: a parameter is the dropout seed, but the spec has "
-              "no dropout";
-      return false;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    std::string prefix =
+        "metadata: " + (version == 1 ? std::string()
+                                     : "kernels[" + std::to_string(i) + "]: ");
+    for (const Param &p : m.kernels[i].params) {
+      if ((p.tensor == "mask" && m.spec.mask == ATTN_MASK_NONE) ||
+          (p.tensor == "lse" && !m.spec.return_lse)) {
+        error = prefix + "a parameter reads '" + p.tensor +
+                "', which the spec does not have";
+        return false;
+      }
+      if (p.field == ParamField::Seed && m.spec.dropout_p == 0.0) {
+        error = prefix + "a parameter is the dropout seed, but the spec has "
+                         "no dropout";
+        return false;
+      }
     }
   }
   return true;
 }
 
-bool cuda::computeGrid(const KernelMetadata &m, const KernelArgs &a,
+int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
+                             int smCount) {
+  const KvSplits &ks = m.kvSplits;
+  if (ks.max <= 0 || ks.blockKv <= 0 || ks.blockQ <= 0)
+    return 1;
+  int64_t skv = a.k.shape[2];
+  int64_t blocks = skv > 0 ? (skv - 1) / ks.blockKv + 1 : 0;
+  if (blocks <= 1)
+    return 1;
+  int64_t n;
+  if (m.spec.kv_splits >= 1) {
+    n = m.spec.kv_splits;
+  } else {
+    // Query tiles of the unsplit launch; once they fill the GPU, splitting
+    // only adds the merge.
+    int64_t b = a.q.shape[0], h = a.q.shape[1], sq = a.q.shape[2];
+    if (b < 1 || h < 1 || sq < 1 || smCount < 1)
+      return 1;
+    int64_t qBlocks = (sq - 1) / ks.blockQ + 1;
+    // Each factor below smCount (< 2^31) keeps the products from
+    // overflowing.
+    if (b >= smCount || h >= smCount || qBlocks >= smCount ||
+        b * h >= smCount || b * h * qBlocks >= smCount)
+      return 1;
+    int64_t tiles = b * h * qBlocks;
+    // About two waves of workgroups, each split walking at least 4 key
+    // blocks (fewer would spend more on the merge than they save).
+    n = std::min<int64_t>((2 * int64_t(smCount) + tiles - 1) / tiles,
+                          std::max<int64_t>(1, blocks / 4));
+  }
+  return std::max<int64_t>(1, std::min({n, ks.max, blocks}));
+}
+
+bool cuda::computeGrid(const Kernel &k, const KernelArgs &a, int64_t splits,
                        unsigned grid[3], std::string &error) {
   static const char *axis[] = {"x", "y", "z"};
   // CUDA's limits: x up to 2^31-1, y and z up to 65535.
   const int64_t limit[] = {INT32_MAX, 65535, 65535};
   for (int i = 0; i < 3; ++i) {
-    const GridDim &g = m.grid[i];
+    const GridDim &g = k.grid[i];
     int64_t e = extentOf(g.of, a);
-    int64_t n = (e + g.ceildiv - 1) / g.ceildiv;
-    if (n > 0 && g.times > limit[i] / n) {
+    int64_t n = e > 0 ? (e - 1) / g.ceildiv + 1 : 0;
+    int64_t times = g.timesSplits ? splits : g.times;
+    if (n > limit[i] || (n > 0 && times > limit[i] / n)) {
       error = std::string("grid.") + axis[i] + " would exceed CUDA's limit of " +
               std::to_string(limit[i]) + " blocks";
       return false;
     }
-    n *= g.times;
+    n *= times;
     if (n < 1) {
       error = std::string("grid.") + axis[i] + " is 0 (" + extentName(g.of) +
-              " = " + std::to_string(e) + ")";
+              " = " + std::to_string(e) +
+              (g.timesSplits ? ", splits = " + std::to_string(splits) : "") +
+              ")";
       return false;
     }
     grid[i] = static_cast<unsigned>(n);
+  }
+  return true;
+}
+
+bool cuda::layoutWorkspaces(const KernelMetadata &m, const KernelArgs &a,
+                            int64_t splits,
+                            std::vector<WorkspaceLayout> &layouts,
+                            uint64_t &totalBytes, std::string &error) {
+  layouts.clear();
+  totalBytes = 0;
+  for (const Workspace &w : m.workspaces) {
+    WorkspaceLayout l;
+    l.shape = workspaceShape(w, a, splits);
+    uint64_t bytes = w.elementBytes;
+    for (size_t d = 0; d < l.shape.size(); ++d) {
+      int64_t e = l.shape[d];
+      if (e < 1) {
+        error = "workspace '" + w.name + "': dimension " + std::to_string(d) +
+                " (" + dimName(w.shape[d]) + ") is " + std::to_string(e) +
+                " for this launch";
+        return false;
+      }
+      if (static_cast<uint64_t>(e) > kMaxWorkspaceBytes / bytes) {
+        error = "workspace '" + w.name + "' (" + list(l.shape) + " x " +
+                std::to_string(w.elementBytes) +
+                " bytes) would exceed 2^40 bytes";
+        return false;
+      }
+      bytes *= static_cast<uint64_t>(e);
+    }
+    l.bytes = bytes;
+    l.offset = (totalBytes + kWorkspaceAlignment - 1) / kWorkspaceAlignment *
+               kWorkspaceAlignment;
+    // Each term is at most 2^40, so the sum cannot wrap before the check.
+    if (l.offset + bytes > kMaxWorkspaceBytes) {
+      error = "the workspaces would exceed 2^40 bytes in all (workspace '" +
+              w.name + "' ends at byte " + std::to_string(l.offset + bytes) +
+              ")";
+      return false;
+    }
+    totalBytes = l.offset + bytes;
+    layouts.push_back(std::move(l));
   }
   return true;
 }
@@ -665,10 +1061,19 @@ std::vector<void *> PackedParams::pointers() {
   return p;
 }
 
-bool cuda::packParams(const KernelMetadata &m, const KernelArgs &a,
+bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
+                      const KernelArgs &a, int64_t splits,
+                      const std::vector<uint64_t> &workspacePointers,
                       PackedParams &packed, std::string &error) {
   packed.storage.clear();
   packed.offsets.clear();
+  if (workspacePointers.size() != m.workspaces.size()) {
+    error = "kernel '" + k.entry + "': " +
+            std::to_string(workspacePointers.size()) +
+            " workspace pointers for " + std::to_string(m.workspaces.size()) +
+            " workspaces";
+    return false;
+  }
   if (m.alignBytes > 1) {
     int64_t eltBytes = m.spec.dtype == ATTN_DTYPE_F32 ? 4 : 2;
     for (const char *name : {"q", "k", "v"}) {
@@ -696,11 +1101,40 @@ bool cuda::packParams(const KernelMetadata &m, const KernelArgs &a,
     }
   }
   std::vector<char> bytes;
-  for (size_t i = 0; i < m.params.size(); ++i) {
-    const Param &p = m.params[i];
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const Param &p = k.params[i];
     uint64_t value = 0;
     if (p.field == ParamField::Seed) {
       value = a.seed;
+    } else if (int w = findWorkspace(m, p.tensor); w >= 0) {
+      // Row-major and contiguous: stride(d) is the product of the later
+      // sizes.
+      std::vector<int64_t> shape = workspaceShape(m.workspaces[w], a, splits);
+      if ((p.field == ParamField::Size || p.field == ParamField::Stride) &&
+          (p.dim < 0 || p.dim >= static_cast<int>(shape.size()))) {
+        error = "parameter " + std::to_string(i) + " reads dimension " +
+                std::to_string(p.dim) + " of workspace '" + p.tensor +
+                "', which has " + std::to_string(shape.size());
+        return false;
+      }
+      switch (p.field) {
+      case ParamField::Data:
+        value = workspacePointers[w];
+        break;
+      case ParamField::Offset:
+        value = 0;
+        break;
+      case ParamField::Size:
+        value = static_cast<uint64_t>(shape[p.dim]);
+        break;
+      case ParamField::Stride:
+        value = 1;
+        for (size_t d = p.dim + 1; d < shape.size(); ++d)
+          value *= static_cast<uint64_t>(shape[d]);
+        break;
+      case ParamField::Seed:
+        break;
+      }
     } else {
       const TensorView *t = tensorOf(p.tensor, a);
       if (!t || (!t->data && p.field == ParamField::Data)) {
@@ -724,15 +1158,15 @@ bool cuda::packParams(const KernelMetadata &m, const KernelArgs &a,
       case ParamField::Seed:
         break;
       }
-      if (p.type == ParamType::I32 &&
-          (p.field == ParamField::Size || p.field == ParamField::Stride) &&
-          static_cast<int64_t>(value) > INT32_MAX) {
-        error = "parameter " + std::to_string(i) + " (" + p.tensor + " " +
-                fieldName(p.field) + " " + std::to_string(p.dim) + " = " +
-                std::to_string(static_cast<int64_t>(value)) +
-                ") does not fit the kernel's 32-bit parameter";
-        return false;
-      }
+    }
+    if (p.type == ParamType::I32 &&
+        (p.field == ParamField::Size || p.field == ParamField::Stride) &&
+        static_cast<int64_t>(value) > INT32_MAX) {
+      error = "parameter " + std::to_string(i) + " (" + p.tensor + " " +
+              fieldName(p.field) + " " + std::to_string(p.dim) + " = " +
+              std::to_string(static_cast<int64_t>(value)) +
+              ") does not fit the kernel's 32-bit parameter";
+      return false;
     }
     size_t size = p.type == ParamType::I32 ? 4 : 8;
     size_t off = (bytes.size() + size - 1) / size * size;
@@ -783,11 +1217,11 @@ bool cuda::readArtifact(const std::string &metadataPath, KernelMetadata &m,
     return false;
   }
   if (m.format == BinaryFormat::PTX) {
-    if (binary.find(".entry " + m.entry) == std::string::npos &&
-        binary.find(".entry\t" + m.entry) == std::string::npos) {
-      error = "'" + path + "' has no PTX entry '" + m.entry + "'";
-      return false;
-    }
+    for (const Kernel &k : m.kernels)
+      if (!hasPtxEntry(binary, k.entry)) {
+        error = "'" + path + "' has no PTX entry '" + k.entry + "'";
+        return false;
+      }
   } else if (binary.size() < 4 || binary.compare(0, 4, "\x7f" "ELF") != 0) {
     error = "'" + path + "' is not a cubin (no ELF header)";
     return false;

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=32" -verify-diagnostics | FileCheck %s
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=32 spirv=true shared-memory-bytes=32768" -verify-diagnostics | FileCheck %s --check-prefix=SPIRV
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=32 spirv=true shared-memory-bytes=96" 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=32 kv-splits=2" -verify-diagnostics | FileCheck %s --check-prefix=SPLIT
 
 // Causal f16, static shapes: a workgroup per (query block, head, batch), a
 // thread per row, K/V tiles of 64 keys in workgroup memory.
@@ -102,6 +103,37 @@ func.func @causal(%q: memref<1x2x100x64xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // lse = l == 0 ? -inf : (m + log2 l) ln 2
 // CHECK: math.log2
 // CHECK: memref.store %{{.+}}, %[[LSE]][%[[BZ]], %[[BY]], %{{.+}}]
+// Split-KV (kv-splits=2), dynamic shapes: workspaces [B, Hq, chunks, Sq
+// (, Dv)], grid y = Hq x chunks; the chunk's blocks are the loop bounds;
+// with one chunk out and lse are written as without splits, else the f32
+// partials (acc / l, and m + log2 l or -inf); then the merge kernel, which
+// also writes lse.
+// SPLIT-LABEL: func.func @gqa_mask_lse
+// SPLIT: %[[B:.+]] = memref.dim %arg0, %c0
+// SPLIT: %[[H:.+]] = memref.dim %arg0, %c1
+// SPLIT: %[[SQ:.+]] = memref.dim %arg0, %c2
+// SPLIT: %[[PO:.+]] = memref.alloc(%[[B]], %[[H]], %c2{{.*}}, %[[SQ]]) : memref<?x?x?x?x128xf32>
+// SPLIT: %[[PL:.+]] = memref.alloc(%[[B]], %[[H]], %c2{{.*}}, %[[SQ]]) : memref<?x?x?x?xf32>
+// SPLIT: gpu.launch blocks(%{{[a-z0-9]+}}, %[[BY:[a-z0-9]+]], %[[BZ:[a-z0-9]+]]) {{.*}} module(@gqa_mask_lse_split_kv) function(@gqa_mask_lse_split_kv)
+// SPLIT: %[[NS:.+]] = memref.dim %[[PL]]
+// SPLIT: %[[S:.+]] = arith.remui %[[BY]], %[[NS]]
+// SPLIT: %[[HH:.+]] = arith.divui %[[BY]], %[[NS]]
+// SPLIT: %[[BEGIN:.+]] = arith.minui
+// SPLIT: %[[END:.+]] = arith.minui
+// SPLIT: scf.for %{{.+}} = %[[BEGIN]] to %[[END]]
+// SPLIT: arith.cmpi eq, %[[NS]]
+// SPLIT: memref.store %{{.+}}, %arg4[%[[BZ]], %[[HH]],
+// SPLIT: memref.store %{{.+}}, %arg5[%[[BZ]], %[[HH]],
+// SPLIT: } else {
+// SPLIT: memref.store %{{.+}}, %[[PO]][%[[BZ]], %[[HH]], %[[S]],
+// SPLIT: memref.store %{{.+}}, %[[PL]][%[[BZ]], %[[HH]], %[[S]],
+// SPLIT: gpu.launch {{.*}} module(@gqa_mask_lse_split_kv) function(@gqa_mask_lse_split_kv_merge)
+// SPLIT: math.exp2
+// SPLIT: memref.store %{{.+}}, %arg4[
+// SPLIT: math.log2
+// SPLIT: memref.store %{{.+}}, %arg5[
+// SPLIT: memref.dealloc %[[PO]]
+// SPLIT: memref.dealloc %[[PL]]
 func.func @gqa_mask_lse(%q: memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>,
                         %k: memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>,
                         %v: memref<?x?x?x128xf32, strided<[?, ?, ?, 1], offset: ?>>,

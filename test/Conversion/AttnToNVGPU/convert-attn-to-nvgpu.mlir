@@ -1,4 +1,5 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu | FileCheck %s
+// RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu=kv-splits=3 | FileCheck %s --check-prefix=SPLIT
 
 // Causal f16, D = 32: 4 warps (128 threads) per 64 query rows (causal);
 // a ring of 2 K/V stages of 64 keys in dynamic shared memory (2 x 64 x
@@ -100,6 +101,54 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
   return
 }
 
+// Split-KV (kv-splits=3): f32 workspaces for the chunks' partial outputs
+// and lse ([B, Hq, chunks, Sq(, Dv)], the chunk count dynamic), grid y =
+// Hq x chunks, both kernels outlined into one module.
+// SPLIT-LABEL: func.func @causal
+// SPLIT: %[[C3:.+]] = arith.constant 3 : index
+// SPLIT: %[[PO:.+]] = memref.alloc(%[[C3]]) : memref<1x2x?x100x32xf32>
+// SPLIT: %[[PL:.+]] = memref.alloc(%[[C3]]) : memref<1x2x?x100xf32>
+// SPLIT: %[[N:.+]] = memref.dim %[[PL]], %{{.+}} : memref<1x2x?x100xf32>
+// SPLIT: %[[GY:.+]] = arith.muli %{{.+}}, %[[N]] : index
+// SPLIT: gpu.launch blocks(%{{[a-z0-9]+}}, %[[BY:[a-z0-9]+]], %{{[a-z0-9]+}}) in (%{{.+}} = %{{.+}}, %{{.+}} = %[[GY]], {{.*}} module(@causal_split_kv) function(@causal_split_kv)
+// the kernel reads the chunk count from the workspace: y = h x chunks + s
+// SPLIT: %[[NS:.+]] = memref.dim %[[PL]]
+// SPLIT: %[[S:.+]] = arith.remui %[[BY]], %[[NS]]
+// SPLIT: %[[H:.+]] = arith.divui %[[BY]], %[[NS]]
+// chunk s of the visible key blocks: begin = min(s ceil(n / chunks), n),
+// end = min(begin + ceil(n / chunks), n); the loop runs end - begin blocks
+// SPLIT: %[[CH:.+]] = arith.divui %{{.+}}, %[[NS]]
+// SPLIT: %[[SB:.+]] = arith.muli %[[S]], %[[CH]]
+// SPLIT: %[[BEGIN:.+]] = arith.minui %[[SB]]
+// SPLIT: %[[BE:.+]] = arith.addi %[[BEGIN]], %[[CH]]
+// SPLIT: %[[END:.+]] = arith.minui %[[BE]]
+// SPLIT: %[[CNT:.+]] = arith.subi %[[END]], %[[BEGIN]]
+// SPLIT: scf.for %{{.+}} = %{{.+}} to %[[CNT]]
+// one chunk: out directly; else acc / l (f32) and m + log2 l per chunk
+// SPLIT: %[[ONE:.+]] = arith.cmpi eq, %[[NS]], %{{.+}} : index
+// SPLIT: scf.if %[[ONE]] {
+// SPLIT: memref.store %{{.+}}, %arg3[
+// SPLIT: } else {
+// SPLIT: memref.store %{{.+}}, %[[PO]][%{{.+}}, %[[H]], %[[S]], %{{.+}}, %{{.+}}] : memref<1x2x?x100x32xf32>
+// SPLIT: math.log2
+// SPLIT: memref.store %{{.+}}, %[[PL]][%{{.+}}, %[[H]], %[[S]], %{{.+}}] : memref<1x2x?x100xf32>
+// the merge: 128 threads over (row, column) pairs, 4 rows of 32 per
+// workgroup; M = max_s lse_s, w_s = exp2(lse_s - M),
+// out = sum w_s O_s / sum w_s
+// SPLIT: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c128{{.*}}) module(@causal_split_kv) function(@causal_split_kv_merge)
+// SPLIT: %[[MN:.+]] = memref.dim %[[PL]]
+// SPLIT: scf.for %{{.+}} = %arg{{[0-9]+}} to %c128{{.*}} step %c128
+// SPLIT: scf.for %{{.+}} = %{{.+}} to %[[MN]]
+// SPLIT: arith.maximumf
+// SPLIT: scf.for %{{.+}} = %{{.+}} to %[[MN]]
+// SPLIT: math.exp2
+// SPLIT: memref.load %[[PO]]
+// SPLIT: arith.divf
+// SPLIT: arith.truncf %{{.+}} : f32 to f16
+// SPLIT: memref.store %{{.+}}, %arg3
+// SPLIT: memref.dealloc %[[PO]]
+// SPLIT: memref.dealloc %[[PL]]
+
 // -----
 
 // bf16, D = 128, not causal (8 warps, 128 rows), a bool keep-mask
@@ -185,5 +234,30 @@ func.func @unsupported(%q: memref<1x1x8x16xf32>, %k: memref<1x1x8x16xf32>,
       : tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16>, tensor<1x1x8x8xf16> -> tensor<1x1x8x8xf16>
   bufferization.materialize_in_destination %o8 in restrict writable %out8
       : (tensor<1x1x8x8xf16>, memref<1x1x8x8xf16>) -> ()
+  return
+}
+
+// -----
+
+// Decode geometry: a static query length of 1 takes one warp (16 rows) at
+// D = 64, two at D = 128; dynamic or longer query lengths keep 4 or 8.
+// CHECK-LABEL: func.func @decode
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c32{{(_[0-9]+)?}},
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c64{{(_[0-9]+)?}},
+func.func @decode(%q: memref<4x8x1x64xf16>, %k: memref<4x8x999x64xf16>,
+                  %out: memref<4x8x1x64xf16>, %q2: memref<4x8x1x128xf16>,
+                  %k2: memref<4x8x999x128xf16>, %out2: memref<4x8x1x128xf16>) {
+  %qt = bufferization.to_tensor %q restrict : memref<4x8x1x64xf16> to tensor<4x8x1x64xf16>
+  %kt = bufferization.to_tensor %k restrict : memref<4x8x999x64xf16> to tensor<4x8x999x64xf16>
+  %o = attn.sdpa %qt, %kt, %kt
+      : tensor<4x8x1x64xf16>, tensor<4x8x999x64xf16>, tensor<4x8x999x64xf16> -> tensor<4x8x1x64xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<4x8x1x64xf16>, memref<4x8x1x64xf16>) -> ()
+  %q2t = bufferization.to_tensor %q2 restrict : memref<4x8x1x128xf16> to tensor<4x8x1x128xf16>
+  %k2t = bufferization.to_tensor %k2 restrict : memref<4x8x999x128xf16> to tensor<4x8x999x128xf16>
+  %o2 = attn.sdpa %q2t, %k2t, %k2t
+      : tensor<4x8x1x128xf16>, tensor<4x8x999x128xf16>, tensor<4x8x999x128xf16> -> tensor<4x8x1x128xf16>
+  bufferization.materialize_in_destination %o2 in restrict writable %out2
+      : (tensor<4x8x1x128xf16>, memref<4x8x1x128xf16>) -> ()
   return
 }

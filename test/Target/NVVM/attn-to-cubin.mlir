@@ -13,9 +13,22 @@
 
 // ELF: 7f 45 4c 46
 
+// META: "version": 2,
 // META: "binary": "k.cubin"
 // META: "binary_format": "cubin"
 // META: "chip": "sm_90a"
+// the split-KV pair (the default), both entries in the cubin (the runtime
+// checks each when it loads the artifact)
+// META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64},
+// META: "entry": "attn_kernel_split_kv",
+// META: "when": "always",
+// META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}],
+// META: "block": [64, 1, 1],
+// META: "shared_bytes": 0,
+// META: {"field": "data", "tensor": "lse", "type": "ptr"}
+// META: "entry": "attn_kernel_split_kv_merge",
+// META: "when": "split",
+// META: {"field": "data", "tensor": "lse", "type": "ptr"}
 // META: "spec": {"dtype": "bf16", "batch": 1, "heads_q": 4, "heads_kv": 4, "seq_q": 77, "seq_kv": 77, "head_dim": 128, "value_dim": 128, "causal": 0, "mask": "none", "mask_dtype": "bool", "scale": 0, "dropout_p": 0, "return_lse": 1,
 
 // LOAD: load: 0

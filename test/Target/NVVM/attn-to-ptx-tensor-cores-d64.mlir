@@ -52,10 +52,10 @@
 // F16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // BF16-DAG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
+// META: "align_bytes": 16
 // META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}
 // META: "block": [128, 1, 1]
 // META: "shared_bytes": 32768
-// META: "align_bytes": 16
 // META: {"field": "data", "tensor": "mask", "type": "ptr"}
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads

@@ -5,15 +5,19 @@
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %s -o %t/k90.ptx
-// RUN: FileCheck %s < %t/k90.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,SPLIT < %t/k90.ptx
 // RUN: FileCheck %s --check-prefix=META < %t/k90.json
 // RUN: %ptxas -v -arch=sm_90a %t/k90.ptx -o %t/k90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %s -o %t/k80.ptx
-// RUN: FileCheck %s < %t/k80.ptx
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 --kv-splits=1 %s -o %t/k80.ptx
+// RUN: FileCheck %s --check-prefixes=CHECK,ONE < %t/k80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/k80.ptx -o %t/k80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK: .extern .shared .align 16 .b8 __attn_tc_dynamic_smem[];
-// CHECK: .visible .entry attn_kernel_kernel(
+// split-KV by default (the pair in one module), one kernel with
+// --kv-splits=1
+// SPLIT-DAG: .visible .entry attn_kernel_split_kv_merge(
+// SPLIT-DAG: .visible .entry attn_kernel_split_kv(
+// ONE: .visible .entry attn_kernel_kernel(
 // K/V tiles (and Q) reach shared memory by cp.async, 16 bytes at a time
 // with a source size (0 zero-fills rows past the end), in commit groups
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
@@ -27,14 +31,23 @@
 // CHECK-DAG: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
 // CHECK-DAG: bar.sync 0
 
-// META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}]
+// META: "align_bytes": 16
+// META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64}
+// META: {"name": "partial_out", "shape": ["B", "Hq", "splits", "Sq", 128], "element_bytes": 4}
+// META: "entry": "attn_kernel_split_kv",
+// META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}]
 // META: "block": [128, 1, 1]
 // two stages of K and V, 64 x 128 f16 each
 // META: "shared_bytes": 65536
-// META: "align_bytes": 16
+// META: {"field": "data", "tensor": "lse", "type": "ptr"}
+// the merge writes out and lse: a row per workgroup at Dv = 128
+// META: "entry": "attn_kernel_split_kv_merge",
+// META-NEXT: "when": "split",
+// META-NEXT: "grid": [{"of": "Sq", "ceildiv": 1, "times": 1}
 // META: {"field": "data", "tensor": "lse", "type": "ptr"}
 
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 
 func.func @attention(%q: tensor<2x8x200x128xf16>, %k: tensor<2x2x300x128xf16>,
                      %v: tensor<2x2x300x128xf16>)

@@ -6,7 +6,7 @@
 // RUN: FileCheck %s --check-prefix=PTX90 < %t/k90.ptx
 // RUN: FileCheck %s --check-prefix=META < %t/k90.json
 // RUN: %ptxas -v -arch=sm_90a %t/k90.ptx -o %t/k90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: attn-translate --attn-to-ptx --chip=sm_80 --block-q=128 %s -o %t/k80.ptx --attn-metadata=%t/meta80.json
+// RUN: attn-translate --attn-to-ptx --chip=sm_80 --block-q=128 --kv-splits=1 %s -o %t/k80.ptx --attn-metadata=%t/meta80.json
 // RUN: FileCheck %s --check-prefix=PTX80 < %t/k80.ptx
 // RUN: FileCheck %s --check-prefix=META80 < %t/meta80.json
 // RUN: %ptxas -v -arch=sm_80 %t/k80.ptx -o %t/k80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -14,7 +14,10 @@
 
 // PTX90: .version 8.0
 // PTX90: .target sm_90a
-// PTX90: .visible .entry attn_kernel_kernel(
+// By default (kv_splits 0) the split-KV pair: the kernel over (query
+// block, head x chunk, batch) and the merge kernel, in one module.
+// PTX90-DAG: .visible .entry attn_kernel_split_kv(
+// PTX90-DAG: .visible .entry attn_kernel_split_kv_merge(
 // K/V tiles in shared memory, a barrier around each tile load
 // PTX90-DAG: .shared .align {{[0-9]+}} .b8 {{.*}}[8192]
 // PTX90-DAG: bar.sync 0
@@ -22,35 +25,75 @@
 // PTX90-DAG: ex2.approx
 // PTX90: ret;
 
+// --kv-splits=1: one kernel
 // PTX80: .target sm_80
 // PTX80: .visible .entry attn_kernel_kernel(
+// PTX80-NOT: .entry
 
-// PTXAS: Compiling entry function 'attn_kernel_kernel'
+// PTXAS: Compiling entry function 'attn_kernel
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 
-// grid = (ceildiv(Sq, 64), Hq, B), 64 threads, static shared memory only;
-// the parameters are q, k, v, out as memref descriptors, in that order.
+// Version 2 with split-KV: the chunk count is chosen at each launch
+// (block_q/block_kv tell the runtime the tiles, at most 64 chunks); f32
+// workspaces [B, Hq, splits, Sq, Dv] and [B, Hq, splits, Sq]; the first
+// kernel's grid = (ceildiv(Sq, 64), Hq x splits, B), 64 threads, static
+// shared memory only, its parameters the workspace and q, k, v, out as
+// memref descriptors; the merge kernel (launched only with more than one
+// chunk) over (ceildiv(Sq, 128 / Dv), Hq, B) with 128 threads.
 // META: "format": "attn-cuda-kernel"
-// META: "entry": "attn_kernel_kernel"
-// META: "binary": "k90.ptx"
-// META: "binary_format": "ptx"
-// META: "chip": "sm_90a"
-// META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}]
-// META: "block": [64, 1, 1]
-// META: "shared_bytes": 0
-// META: {"field": "data", "tensor": "q", "type": "ptr"}
-// META: {"field": "stride", "tensor": "q", "dim": 3, "type": "i64"}
-// META: {"field": "data", "tensor": "k", "type": "ptr"}
-// META: {"field": "data", "tensor": "v", "type": "ptr"}
-// META: {"field": "data", "tensor": "out", "type": "ptr"}
-// META: {"field": "stride", "tensor": "out", "dim": 3, "type": "i64"}
+// META-NEXT: "version": 2,
+// META-NEXT: "binary": "k90.ptx"
+// META-NEXT: "binary_format": "ptx"
+// META-NEXT: "chip": "sm_90a"
+// META-NEXT: "align_bytes": 0,
+// META-NEXT: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64},
+// META-NEXT: "workspace": [
+// META-NEXT: {"name": "partial_out", "shape": ["B", "Hq", "splits", "Sq", 64], "element_bytes": 4},
+// META-NEXT: {"name": "partial_lse", "shape": ["B", "Hq", "splits", "Sq"], "element_bytes": 4}
 // META-NEXT: ],
+// META-NEXT: "kernels": [
+// META-NEXT: {
+// META-NEXT: "entry": "attn_kernel_split_kv",
+// META-NEXT: "when": "always",
+// META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}],
+// META-NEXT: "block": [64, 1, 1],
+// META-NEXT: "shared_bytes": 0,
+// META-NEXT: "params": [
+// META-DAG: {"field": "data", "tensor": "partial_lse", "type": "ptr"}
+// META-DAG: {"field": "size", "tensor": "partial_lse", "dim": 2, "type": "i64"}
+// META-DAG: {"field": "data", "tensor": "q", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "k", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "v", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "out", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "partial_out", "type": "ptr"}
+// META: "entry": "attn_kernel_split_kv_merge",
+// META-NEXT: "when": "split",
+// META-NEXT: "grid": [{"of": "Sq", "ceildiv": 2, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
+// META-NEXT: "block": [128, 1, 1],
+// META-NEXT: "shared_bytes": 0,
 // META: "spec": {"dtype": "f16", "batch": 2, "heads_q": 8, "heads_kv": 2, "seq_q": 200, "seq_kv": 300, "head_dim": 64, "value_dim": 64, "causal": 1,
+// META-SAME: "kv_splits": 0}
 
+// One kernel, always launched, no workspace and no split count; grid =
+// (ceildiv(Sq, 128), Hq, B) with --block-q=128; the parameters are q, k,
+// v, out as memref descriptors, in that order.
+// META80: "version": 2,
 // META80: "binary": "k80.ptx"
 // META80: "chip": "sm_80"
-// META80: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
-// META80: "block": [128, 1, 1]
+// META80-NOT: "kv_splits": {
+// META80: "workspace": [],
+// META80: "kernels": [
+// META80: "entry": "attn_kernel_kernel",
+// META80-NEXT: "when": "always",
+// META80-NEXT: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
+// META80-NEXT: "block": [128, 1, 1]
+// META80: {"field": "data", "tensor": "q", "type": "ptr"}
+// META80: {"field": "data", "tensor": "k", "type": "ptr"}
+// META80: {"field": "data", "tensor": "v", "type": "ptr"}
+// META80: {"field": "data", "tensor": "out", "type": "ptr"}
+// META80-NOT: "entry"
+// META80: "kv_splits": 1}
 
 // NOOUT: give -o FILE or --attn-metadata=FILE
 

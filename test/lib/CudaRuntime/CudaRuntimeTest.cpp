@@ -33,6 +33,11 @@ static_assert(attn::cuda::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ==
                   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "");
 static_assert(attn::cuda::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ==
                   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "");
+static_assert(attn::cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ==
+                  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "");
+static_assert(attn::cuda::CUDA_ERROR_NOT_SUPPORTED == CUDA_ERROR_NOT_SUPPORTED,
+              "");
+static_assert(sizeof(attn::cuda::CUdeviceptr) == sizeof(CUdeviceptr), "");
 #endif
 
 using namespace attn;
@@ -40,29 +45,37 @@ using namespace attn::cuda;
 
 namespace {
 
+/// Appends the memref descriptor of `tensor` (rank `rank`): data, data,
+/// offset, sizes, strides.
+void addDescriptor(std::vector<Param> &params, const std::string &tensor,
+                   int rank) {
+  params.push_back({tensor, ParamField::Data, 0, ParamType::Ptr});
+  params.push_back({tensor, ParamField::Data, 0, ParamType::Ptr});
+  params.push_back({tensor, ParamField::Offset, 0, ParamType::I64});
+  for (int d = 0; d < rank; ++d)
+    params.push_back({tensor, ParamField::Size, d, ParamType::I64});
+  for (int d = 0; d < rank; ++d)
+    params.push_back({tensor, ParamField::Stride, d, ParamType::I64});
+}
+
 /// A metadata description like the one attn-translate writes for a static
-/// f16 spec: memref descriptors (data, data, offset, 4 sizes, 4 strides).
+/// f16 spec: one kernel taking memref descriptors (data, data, offset, 4
+/// sizes, 4 strides).
 KernelMetadata sampleMetadata() {
   KernelMetadata m;
-  m.entry = "attn_kernel";
   m.format = BinaryFormat::PTX;
   m.binaryFile = "k.ptx";
   m.chip = "sm_90a";
-  m.grid[0] = {Extent::Sq, 64, 1};
-  m.grid[1] = {Extent::Hq, 1, 1};
-  m.grid[2] = {Extent::B, 1, 1};
-  m.block[0] = 128;
-  m.sharedBytes = 64 * 1024;
   m.alignBytes = 16;
-  for (const char *t : {"q", "k", "v", "out"}) {
-    m.params.push_back({t, ParamField::Data, 0, ParamType::Ptr});
-    m.params.push_back({t, ParamField::Data, 0, ParamType::Ptr});
-    m.params.push_back({t, ParamField::Offset, 0, ParamType::I64});
-    for (int d = 0; d < 4; ++d)
-      m.params.push_back({t, ParamField::Size, d, ParamType::I64});
-    for (int d = 0; d < 4; ++d)
-      m.params.push_back({t, ParamField::Stride, d, ParamType::I64});
-  }
+  Kernel &k = m.kernels.emplace_back();
+  k.entry = "attn_kernel";
+  k.grid[0] = {Extent::Sq, 64, 1};
+  k.grid[1] = {Extent::Hq, 1, 1};
+  k.grid[2] = {Extent::B, 1, 1};
+  k.block[0] = 128;
+  k.sharedBytes = 64 * 1024;
+  for (const char *t : {"q", "k", "v", "out"})
+    addDescriptor(k.params, t, 4);
   attn_spec_init(&m.spec);
   m.spec.dtype = ATTN_DTYPE_F16;
   m.spec.batch = 2;
@@ -127,32 +140,144 @@ struct TempDir {
   }
 };
 
+/// A split-KV artifact like the one the compiler writes: the attention
+/// kernel on a (query block, head x split, batch) grid writing partial
+/// results to two workspaces, then a merge kernel launched only when the
+/// keys are split.
+KernelMetadata splitMetadata() {
+  KernelMetadata m = sampleMetadata();
+  m.kvSplits = {64, 64, 64};
+  using D = WorkspaceDim;
+  m.workspaces = {
+      {"partial_out",
+       {D::of(Extent::B), D::of(Extent::Hq), D::splits(), D::of(Extent::Sq),
+        D::constant(64)},
+       4},
+      {"partial_lse",
+       {D::of(Extent::B), D::of(Extent::Hq), D::splits(), D::of(Extent::Sq)},
+       4}};
+  Kernel &first = m.kernels[0];
+  first.grid[1] = {Extent::Hq, 1, 1, /*timesSplits=*/true};
+  addDescriptor(first.params, "partial_out", 5);
+  addDescriptor(first.params, "partial_lse", 4);
+  Kernel merge;
+  merge.entry = "attn_kernel_0";
+  merge.onlyWhenSplit = true;
+  merge.grid[0] = {Extent::Sq, 64, 1};
+  merge.grid[1] = {Extent::Hq, 1, 1};
+  merge.grid[2] = {Extent::B, 1, 1};
+  merge.block[0] = 256;
+  addDescriptor(merge.params, "partial_out", 5);
+  addDescriptor(merge.params, "partial_lse", 4);
+  addDescriptor(merge.params, "out", 4);
+  m.kernels.push_back(merge);
+  return m;
+}
+
+/// Launch arguments of the given shape (f16, BHSD, D = 64, aligned).
+KernelArgs argsOfShape(int64_t b, int64_t hq, int64_t sq, int64_t skv) {
+  KernelArgs a;
+  auto set = [](TensorView &t, uintptr_t data, int64_t b, int64_t h,
+                int64_t s) {
+    t.data = reinterpret_cast<void *>(data);
+    t.rank = 4;
+    int64_t shape[4] = {b, h, s, 64};
+    int64_t strides[4] = {h * s * 64, s * 64, 64, 1};
+    std::memcpy(t.shape, shape, sizeof(shape));
+    std::memcpy(t.strides, strides, sizeof(strides));
+  };
+  set(a.q, 0x1000, b, hq, sq);
+  set(a.k, 0x2000, b, hq, skv);
+  set(a.v, 0x3000, b, hq, skv);
+  set(a.out, 0x4000, b, hq, sq);
+  return a;
+}
+
+void expectSameKernels(const KernelMetadata &x, const KernelMetadata &y) {
+  ASSERT_EQ(x.kernels.size(), y.kernels.size());
+  for (size_t k = 0; k < x.kernels.size(); ++k) {
+    const Kernel &a = x.kernels[k], &b = y.kernels[k];
+    SCOPED_TRACE("kernel " + std::to_string(k));
+    EXPECT_EQ(a.entry, b.entry);
+    EXPECT_EQ(a.onlyWhenSplit, b.onlyWhenSplit);
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(a.grid[i].of, b.grid[i].of);
+      EXPECT_EQ(a.grid[i].ceildiv, b.grid[i].ceildiv);
+      EXPECT_EQ(a.grid[i].times, b.grid[i].times);
+      EXPECT_EQ(a.grid[i].timesSplits, b.grid[i].timesSplits);
+      EXPECT_EQ(a.block[i], b.block[i]);
+    }
+    EXPECT_EQ(a.sharedBytes, b.sharedBytes);
+    ASSERT_EQ(a.params.size(), b.params.size());
+    for (size_t i = 0; i < a.params.size(); ++i) {
+      EXPECT_EQ(a.params[i].tensor, b.params[i].tensor) << "param " << i;
+      EXPECT_EQ(a.params[i].field, b.params[i].field) << "param " << i;
+      EXPECT_EQ(a.params[i].dim, b.params[i].dim) << "param " << i;
+      EXPECT_EQ(a.params[i].type, b.params[i].type) << "param " << i;
+    }
+  }
+}
+
+void expectSameWorkspaces(const KernelMetadata &x, const KernelMetadata &y) {
+  EXPECT_EQ(x.kvSplits.blockQ, y.kvSplits.blockQ);
+  EXPECT_EQ(x.kvSplits.blockKv, y.kvSplits.blockKv);
+  EXPECT_EQ(x.kvSplits.max, y.kvSplits.max);
+  ASSERT_EQ(x.workspaces.size(), y.workspaces.size());
+  for (size_t w = 0; w < x.workspaces.size(); ++w) {
+    const Workspace &a = x.workspaces[w], &b = y.workspaces[w];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.elementBytes, b.elementBytes);
+    ASSERT_EQ(a.shape.size(), b.shape.size()) << a.name;
+    for (size_t d = 0; d < a.shape.size(); ++d) {
+      EXPECT_EQ(a.shape[d].kind, b.shape[d].kind) << a.name << " dim " << d;
+      EXPECT_EQ(a.shape[d].extent, b.shape[d].extent) << a.name << " dim " << d;
+      EXPECT_EQ(a.shape[d].value, b.shape[d].value) << a.name << " dim " << d;
+    }
+  }
+}
+
+/// What attn-translate wrote before version 2 (one kernel, its keys at the
+/// top level).
+const char *kVersion1 = R"({
+  "format": "attn-cuda-kernel",
+  "version": 1,
+  "entry": "attn_kernel_kernel",
+  "binary": "k80.ptx",
+  "binary_format": "ptx",
+  "chip": "sm_80",
+  "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 2}],
+  "block": [128, 1, 1],
+  "shared_bytes": 4096,
+  "align_bytes": 16,
+  "params": [
+    {"field": "data", "tensor": "q", "type": "ptr"},
+    {"field": "size", "tensor": "k", "dim": 2, "type": "i64"},
+    {"field": "stride", "tensor": "lse", "dim": 2, "type": "i32"}
+  ],
+  "spec": {"dtype": "bf16", "batch": 2, "heads_q": 8, "heads_kv": 2, "seq_q": 200, "seq_kv": 300, "head_dim": 64, "value_dim": 64, "causal": 1, "mask": "none", "mask_dtype": "bool", "scale": 0, "dropout_p": 0, "return_lse": 1, "variant": "default", "block_q": 128, "block_kv": 64, "kv_splits": 1}
+}
+)";
+
 const char *kPtx = "//\n.version 8.0\n.target sm_90a\n.address_size 64\n"
                    ".visible .entry attn_kernel(\n)\n{\n\tret;\n}\n";
 
 TEST(CudaMetadata, RoundTrip) {
   KernelMetadata m = sampleMetadata(), back;
   std::string error;
-  ASSERT_TRUE(parseMetadata(writeMetadata(m), back, error)) << error;
-  EXPECT_EQ(back.entry, m.entry);
+  std::string text = writeMetadata(m);
+  EXPECT_NE(text.find("\"version\": 2,"), std::string::npos) << text;
+  // Without split support the artifact says nothing about splits.
+  EXPECT_EQ(text.find("kv_splits\": {"), std::string::npos) << text;
+  EXPECT_EQ(text.find("\"splits\""), std::string::npos) << text;
+  ASSERT_TRUE(parseMetadata(text, back, error)) << error;
   EXPECT_EQ(back.binaryFile, m.binaryFile);
   EXPECT_EQ(back.chip, m.chip);
   EXPECT_EQ(back.format, BinaryFormat::PTX);
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(back.grid[i].of, m.grid[i].of);
-    EXPECT_EQ(back.grid[i].ceildiv, m.grid[i].ceildiv);
-    EXPECT_EQ(back.grid[i].times, m.grid[i].times);
-    EXPECT_EQ(back.block[i], m.block[i]);
-  }
-  EXPECT_EQ(back.sharedBytes, m.sharedBytes);
   EXPECT_EQ(back.alignBytes, m.alignBytes);
-  ASSERT_EQ(back.params.size(), m.params.size());
-  for (size_t i = 0; i < m.params.size(); ++i) {
-    EXPECT_EQ(back.params[i].tensor, m.params[i].tensor);
-    EXPECT_EQ(back.params[i].field, m.params[i].field);
-    EXPECT_EQ(back.params[i].dim, m.params[i].dim);
-    EXPECT_EQ(back.params[i].type, m.params[i].type);
-  }
+  expectSameKernels(back, m);
+  expectSameWorkspaces(back, m);
+  EXPECT_EQ(back.kvSplits.max, 0);
+  EXPECT_TRUE(back.workspaces.empty());
   const attn_spec &x = back.spec, &y = m.spec;
   EXPECT_EQ(x.dtype, y.dtype);
   EXPECT_EQ(x.batch, y.batch);
@@ -174,6 +299,113 @@ TEST(CudaMetadata, RoundTrip) {
   EXPECT_EQ(x.kv_splits, y.kv_splits);
 }
 
+TEST(CudaMetadata, RoundTripsSplitKernels) {
+  KernelMetadata m = splitMetadata(), back;
+  m.format = BinaryFormat::Cubin;
+  m.binaryFile = "k.cubin";
+  m.workspaces[1].elementBytes = 8;
+  m.kernels[1].grid[2].times = 3;
+  m.kernels[1].sharedBytes = 1024;
+  m.kernels[1].params.push_back({"partial_lse", ParamField::Stride, 1,
+                                 ParamType::I32});
+  std::string error, text = writeMetadata(m);
+  EXPECT_NE(text.find("\"kv_splits\": {\"block_q\": 64, \"block_kv\": 64, "
+                      "\"max\": 64}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("{\"name\": \"partial_out\", \"shape\": [\"B\", \"Hq\", "
+                      "\"splits\", \"Sq\", 64], \"element_bytes\": 4}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("{\"of\": \"Hq\", \"ceildiv\": 1, \"times\": \"splits\"}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"when\": \"split\""), std::string::npos) << text;
+  ASSERT_TRUE(parseMetadata(text, back, error)) << error;
+  EXPECT_EQ(back.format, BinaryFormat::Cubin);
+  EXPECT_EQ(back.binaryFile, "k.cubin");
+  EXPECT_EQ(back.alignBytes, 16u);
+  expectSameWorkspaces(back, m);
+  expectSameKernels(back, m);
+  ASSERT_EQ(back.kernels.size(), 2u);
+  EXPECT_FALSE(back.kernels[0].onlyWhenSplit);
+  EXPECT_TRUE(back.kernels[1].onlyWhenSplit);
+  EXPECT_TRUE(back.kernels[0].grid[1].timesSplits);
+  EXPECT_EQ(back.workspaces[0].shape[2].kind, WorkspaceDim::Kind::Splits);
+  EXPECT_EQ(back.workspaces[0].shape[4].kind, WorkspaceDim::Kind::Constant);
+  EXPECT_EQ(back.workspaces[0].shape[4].value, 64);
+  // Written again, the text is the same.
+  EXPECT_EQ(writeMetadata(back), text);
+}
+
+TEST(CudaMetadata, WhenDefaultsToAlways) {
+  std::string text = replace(writeMetadata(splitMetadata()),
+                             "\"when\": \"always\",", "");
+  KernelMetadata m;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(text, m, error)) << error;
+  EXPECT_FALSE(m.kernels[0].onlyWhenSplit);
+  // So is the workspace list empty when absent.
+  text = replace(writeMetadata(sampleMetadata()), "\"workspace\": [],", "");
+  ASSERT_TRUE(parseMetadata(text, m, error)) << error;
+  EXPECT_TRUE(m.workspaces.empty());
+}
+
+TEST(CudaMetadata, ReadsVersion1) {
+  KernelMetadata m;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(kVersion1, m, error)) << error;
+  EXPECT_EQ(m.binaryFile, "k80.ptx");
+  EXPECT_EQ(m.chip, "sm_80");
+  EXPECT_EQ(m.alignBytes, 16u);
+  EXPECT_EQ(m.kvSplits.max, 0);
+  EXPECT_TRUE(m.workspaces.empty());
+  ASSERT_EQ(m.kernels.size(), 1u);
+  const Kernel &k = m.kernels[0];
+  EXPECT_EQ(k.entry, "attn_kernel_kernel");
+  EXPECT_FALSE(k.onlyWhenSplit);
+  EXPECT_EQ(k.grid[0].of, Extent::Sq);
+  EXPECT_EQ(k.grid[0].ceildiv, 128);
+  EXPECT_EQ(k.grid[2].times, 2);
+  EXPECT_FALSE(k.grid[1].timesSplits);
+  EXPECT_EQ(k.block[0], 128u);
+  EXPECT_EQ(k.sharedBytes, 4096u);
+  ASSERT_EQ(k.params.size(), 3u);
+  EXPECT_EQ(k.params[1].tensor, "k");
+  EXPECT_EQ(k.params[1].field, ParamField::Size);
+  EXPECT_EQ(k.params[1].dim, 2);
+  EXPECT_EQ(k.params[2].type, ParamType::I32);
+  EXPECT_EQ(m.spec.dtype, ATTN_DTYPE_BF16);
+  EXPECT_EQ(m.spec.return_lse, 1);
+
+  // Version 1's errors name its top-level keys, and it has no splits.
+  std::string v1 = kVersion1;
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {"\"entry\": \"attn_kernel_kernel\",", "",
+       "metadata: missing key 'entry'"},
+      {"\"ceildiv\": 128", "\"ceildiv\": 0",
+       "metadata: grid[0]: 'ceildiv' is 0"},
+      {"\"times\": 2", "\"times\": \"splits\"",
+       "metadata: grid[2]: 'times' is \"splits\", but the metadata has no "
+       "'kv_splits'"},
+      {"\"block\": [128, 1, 1]", "\"block\": [0, 1, 1]",
+       "metadata: block[0] must be an integer in [1, 1024]"},
+      {"\"dim\": 2, \"type\": \"i32\"", "\"dim\": 3, \"type\": \"i32\"",
+       "metadata: params[2]: 'dim' is 3; it must be an integer in [0, 2]"},
+      {"\"return_lse\": 1", "\"return_lse\": 0",
+       "metadata: a parameter reads 'lse', which the spec does not have"},
+  };
+  for (const Case &c : cases) {
+    std::string error = parseError(replace(v1, c.from, c.to));
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "replacing " << c.from << " by " << c.to << "\n  got: " << error
+        << "\n  expected to contain: " << c.message;
+  }
+}
+
 TEST(CudaMetadata, NormalizesTheSpec) {
   KernelMetadata m = sampleMetadata(), back;
   m.spec.value_dim = 0;
@@ -190,8 +422,8 @@ TEST(CudaMetadata, RejectsMalformedText) {
   EXPECT_NE(parseError(good + "x").find("trailing text"), std::string::npos);
   EXPECT_NE(parseError(good.substr(0, good.size() / 2)).find("not valid JSON"),
             std::string::npos);
-  EXPECT_NE(parseError(replace(good, "\"version\": 1,",
-                               "\"version\": 1, \"version\": 1,"))
+  EXPECT_NE(parseError(replace(good, "\"version\": 2,",
+                               "\"version\": 2, \"version\": 2,"))
                 .find("duplicate key 'version'"),
             std::string::npos);
 }
@@ -202,33 +434,50 @@ TEST(CudaMetadata, RejectsBadFields) {
     std::string from, to, message;
   } cases[] = {
       {"\"attn-cuda-kernel\"", "\"other\"", "'format' is 'other'"},
-      {"\"version\": 1", "\"version\": 2", "'version' is 2"},
-      {"\"entry\": \"attn_kernel\",", "", "missing key 'entry'"},
-      {"\"entry\": \"attn_kernel\"", "\"entry\": 7", "'entry' must be a string"},
+      {"\"version\": 2", "\"version\": 3",
+       "'version' is 3; it must be an integer in [1, 2]"},
+      {"\"binary\": \"k.ptx\"", "\"binary\": \"\"",
+       "metadata: 'binary' must not be empty"},
+      {"\"entry\": \"attn_kernel\",", "",
+       "metadata: kernels[0]: missing key 'entry'"},
+      {"\"entry\": \"attn_kernel\"", "\"entry\": 7",
+       "metadata: kernels[0]: 'entry' must be a string"},
+      {"\"entry\": \"attn_kernel\"", "\"entry\": \"\"",
+       "metadata: kernels[0]: 'entry' must not be empty"},
+      {"\"kernels\": [", "\"kernelz\": [", "metadata: missing key 'kernels'"},
       {"\"binary_format\": \"ptx\"", "\"binary_format\": \"elf\"",
        "'binary_format' is 'elf'"},
       {"{\"of\": \"Sq\"", "{\"of\": \"Sk\"",
-       "grid[0]: 'of' is 'Sk'; expected one of 1, B, Hq, Sq, Skv"},
-      {"\"ceildiv\": 64", "\"ceildiv\": 0", "grid[0]: 'ceildiv' is 0"},
+       "metadata: kernels[0].grid[0]: 'of' is 'Sk'; expected one of 1, B, Hq, "
+       "Sq, Skv"},
+      {"\"ceildiv\": 64", "\"ceildiv\": 0",
+       "metadata: kernels[0].grid[0]: 'ceildiv' is 0"},
       {"\"ceildiv\": 64", "\"ceildiv\": 6.5", "'ceildiv' is 6.5"},
-      {"\"block\": [128, 1, 1]", "\"block\": [128, 1]", "'block' must have 3"},
+      {"\"ceildiv\": 64, \"times\": 1", "\"ceildiv\": 64",
+       "metadata: kernels[0].grid[0]: missing key 'times'"},
+      {"\"block\": [128, 1, 1]", "\"block\": [128, 1]",
+       "metadata: kernels[0]: 'block' must have 3"},
       {"\"block\": [128, 1, 1]", "\"block\": [512, 4, 1]",
-       "the block has 2048 threads"},
+       "metadata: kernels[0]: the block has 2048 threads"},
       {"\"block\": [128, 1, 1]", "\"block\": [0, 1, 1]",
-       "block[0] must be an integer in [1, 1024]"},
+       "metadata: kernels[0].block[0] must be an integer in [1, 1024]"},
       {"\"shared_bytes\": 65536", "\"shared_bytes\": 300000",
-       "'shared_bytes' is 300000"},
+       "metadata: kernels[0]: 'shared_bytes' is 300000"},
       {"\"align_bytes\": 16", "\"align_bytes\": 12",
        "'align_bytes' is 12; it must be 0 or a power of two"},
       {"{\"field\": \"data\", \"tensor\": \"q\"",
-       "{\"field\": \"data\", \"tensor\": \"x\"", "params[0]: 'tensor' is 'x'"},
+       "{\"field\": \"data\", \"tensor\": \"x\"",
+       "metadata: kernels[0].params[0]: 'tensor' is 'x'; expected q, k, v, "
+       "mask, out or lse"},
       {"{\"field\": \"data\", \"tensor\": \"q\", \"type\": \"ptr\"}",
        "{\"field\": \"data\", \"tensor\": \"q\", \"type\": \"i64\"}",
-       "params[0]: a 'data' parameter must have type 'ptr'"},
+       "metadata: kernels[0].params[0]: a 'data' parameter must have type "
+       "'ptr'"},
       {"\"dim\": 3", "\"dim\": 4", "'dim' is 4"},
       {"{\"field\": \"data\", \"tensor\": \"q\"",
        "{\"field\": \"data\", \"tensor\": \"lse\"",
-       "a parameter reads 'lse', which the spec does not have"},
+       "metadata: kernels[0]: a parameter reads 'lse', which the spec does not "
+       "have"},
       {"\"head_dim\": 64", "\"head_dim\": 0",
        "the spec is invalid: spec.head_dim is 0"},
       {"\"heads_kv\": 2", "\"heads_kv\": 3",
@@ -244,9 +493,187 @@ TEST(CudaMetadata, RejectsBadFields) {
   }
 }
 
+TEST(CudaMetadata, RejectsBadSplitFields) {
+  std::string good = writeMetadata(splitMetadata());
+  const std::string outShape =
+      "\"shape\": [\"B\", \"Hq\", \"splits\", \"Sq\", 64]";
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      // when
+      {"\"when\": \"split\"", "\"when\": \"sometimes\"",
+       "metadata: kernels[1]: 'when' is 'sometimes'; expected one of always, "
+       "split"},
+      {"\"when\": \"split\"", "\"when\": 1",
+       "metadata: kernels[1]: 'when' must be a string"},
+      {"\"when\": \"always\"", "\"when\": \"split\"",
+       "metadata: kernels[0]: 'when' is 'split'; the first kernel must be "
+       "'always'"},
+      // times
+      {"\"times\": \"splits\"", "\"times\": \"split\"",
+       "metadata: kernels[0].grid[1]: 'times' is 'split'; expected a positive "
+       "integer or \"splits\""},
+      {"\"times\": \"splits\"", "\"times\": true",
+       "metadata: kernels[0].grid[1]: 'times' must be a positive integer or "
+       "\"splits\""},
+      {"\"times\": \"splits\"", "\"times\": 0",
+       "metadata: kernels[0].grid[1]: 'times' is 0; it must be an integer in "
+       "[1, 2147483647]"},
+      // kv_splits
+      {"\"kv_splits\": {\"block_q\": 64, \"block_kv\": 64, \"max\": 64},", "",
+       "metadata: workspace[0].shape[2]: is \"splits\", but the metadata has "
+       "no 'kv_splits'"},
+      {"\"block_q\": 64, \"block_kv\": 64, \"max\": 64",
+       "\"block_q\": 0, \"block_kv\": 64, \"max\": 64",
+       "metadata: kv_splits: 'block_q' is 0; it must be an integer in [1, "},
+      {"\"block_q\": 64, \"block_kv\": 64, \"max\": 64",
+       "\"block_q\": 64, \"block_kv\": 64",
+       "metadata: kv_splits: missing key 'max'"},
+      {"\"kv_splits\": {\"block_q\": 64, \"block_kv\": 64, \"max\": 64}",
+       "\"kv_splits\": 4", "metadata: 'kv_splits' must be an object"},
+      // workspace names
+      {"\"name\": \"partial_lse\"", "\"name\": \"out\"",
+       "metadata: workspace[1]: 'name' is 'out', which is a launch tensor"},
+      {"\"name\": \"partial_lse\"", "\"name\": \"partial_out\"",
+       "metadata: workspace[1]: 'name' is 'partial_out', which workspace[0] "
+       "already has"},
+      {"\"name\": \"partial_lse\"", "\"name\": \"\"",
+       "metadata: workspace[1]: 'name' is ''; it must be non-empty and made of "
+       "A-Z, a-z, 0-9 and _"},
+      {"\"name\": \"partial_lse\"", "\"name\": \"partial-lse\"",
+       "metadata: workspace[1]: 'name' is 'partial-lse'; it must be"},
+      {"{\"name\": \"partial_lse\", ", "{",
+       "metadata: workspace[1]: missing key 'name'"},
+      // workspace shapes
+      {outShape, "\"shape\": [\"B\", \"Hq\", \"splits\", \"1\", 64]",
+       "metadata: workspace[0].shape[3]: '1' is not an extent; expected B, Hq, "
+       "Sq, Skv, splits or a positive integer"},
+      {outShape, "\"shape\": [\"B\", \"Hq\", \"splits\", \"Sk\", 64]",
+       "metadata: workspace[0].shape[3]: 'Sk' is not an extent"},
+      {outShape, "\"shape\": [\"B\", \"Hq\", \"splits\", \"Sq\", 0]",
+       "metadata: workspace[0].shape[4]: 0 is not a positive integer"},
+      {outShape, "\"shape\": [\"B\", \"Hq\", \"splits\", \"Sq\", 6.5]",
+       "metadata: workspace[0].shape[4]: 6.5 is not a positive integer"},
+      {outShape, "\"shape\": [\"B\", \"Hq\", \"splits\", \"Sq\", [64]]",
+       "metadata: workspace[0].shape[4]: must be a string or an integer"},
+      {outShape, "\"shape\": []",
+       "metadata: workspace[0]: 'shape' has 0 entries; expected 1 to 6"},
+      {outShape, "\"shape\": [1, 2, 3, 4, 5, 6, 7]",
+       "metadata: workspace[0]: 'shape' has 7 entries; expected 1 to 6"},
+      {outShape, "\"shape\": \"B\"",
+       "metadata: workspace[0]: 'shape' must be an array"},
+      // element sizes
+      {"64], \"element_bytes\": 4", "64], \"element_bytes\": 3",
+       "metadata: workspace[0]: 'element_bytes' is 3; expected 1, 2, 4 or 8"},
+      {"64], \"element_bytes\": 4", "64], \"element_bytes\": 16",
+       "metadata: workspace[0]: 'element_bytes' is 16; it must be an integer "
+       "in [1, 8]"},
+      {"\"workspace\": [", "\"workspace\": [7, ",
+       "metadata: workspace[0] must be an object"},
+      // parameters naming workspaces
+      {"{\"field\": \"data\", \"tensor\": \"partial_lse\"",
+       "{\"field\": \"data\", \"tensor\": \"partial_ls\"",
+       "metadata: kernels[0].params[57]: 'tensor' is 'partial_ls'; expected q, "
+       "k, v, mask, out, lse or a workspace (partial_out, partial_lse)"},
+      {"{\"field\": \"size\", \"tensor\": \"partial_lse\", \"dim\": 3",
+       "{\"field\": \"size\", \"tensor\": \"partial_lse\", \"dim\": 4",
+       "metadata: kernels[0].params[63]: 'dim' is 4; it must be an integer in "
+       "[0, 3]"},
+      {"{\"field\": \"stride\", \"tensor\": \"partial_out\", \"dim\": 4",
+       "{\"field\": \"stride\", \"tensor\": \"partial_out\", \"dim\": 5",
+       "metadata: kernels[0].params[56]: 'dim' is 5; it must be an integer in "
+       "[0, 4]"},
+      {"{\"field\": \"data\", \"tensor\": \"partial_out\", \"type\": \"ptr\"}",
+       "{\"field\": \"data\", \"tensor\": \"partial_out\", \"type\": \"i64\"}",
+       "metadata: kernels[0].params[44]: a 'data' parameter must have type "
+       "'ptr'"},
+      // kernels
+      {"\"kernels\": [", "\"kernels\": [7, ",
+       "metadata: kernels[0] must be an object"},
+      {"\"kernels\": [", "\"kernels\": {\"a\": [",
+       "not valid JSON"},
+      {"\"entry\": \"attn_kernel_0\"", "\"entry\": \"\"",
+       "metadata: kernels[1]: 'entry' must not be empty"},
+      {"\"block\": [256, 1, 1]", "\"block\": [256, 8, 1]",
+       "metadata: kernels[1]: the block has 2048 threads"},
+  };
+  for (const Case &c : cases) {
+    std::string error = parseError(replace(good, c.from, c.to));
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "replacing " << c.from << " by " << c.to << "\n  got: " << error
+        << "\n  expected to contain: " << c.message;
+  }
+}
+
+TEST(CudaMetadata, SplitsNeedKvSplits) {
+  // A grid that multiplies by the split count, with no kv_splits.
+  KernelMetadata m = sampleMetadata();
+  m.kernels[0].grid[1].timesSplits = true;
+  std::string text = writeMetadata(m);
+  ASSERT_EQ(text.find("\"kv_splits\": {"), std::string::npos);
+  EXPECT_NE(parseError(text).find(
+                "metadata: kernels[0].grid[1]: 'times' is \"splits\", but the "
+                "metadata has no 'kv_splits' (the split count is always 1)"),
+            std::string::npos)
+      << parseError(text);
+  // A workspace whose shape has the split count, with no kv_splits.
+  m = sampleMetadata();
+  m.workspaces = {
+      {"w", {WorkspaceDim::of(Extent::B), WorkspaceDim::splits()}, 2}};
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: workspace[0].shape[1]: is \"splits\", but the "
+                      "metadata has no 'kv_splits'"),
+            std::string::npos);
+  // Without "splits" anywhere, a workspace needs no kv_splits.
+  m.workspaces[0].shape[1] = WorkspaceDim::constant(3);
+  m.kernels[0].params.push_back({"w", ParamField::Size, 1, ParamType::I64});
+  KernelMetadata back;
+  std::string error;
+  EXPECT_TRUE(parseMetadata(writeMetadata(m), back, error)) << error;
+}
+
+TEST(CudaMetadata, KernelCount) {
+  KernelMetadata m = splitMetadata();
+  m.kernels.clear();
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: 'kernels' has 0 entries; expected 1 to 4"),
+            std::string::npos);
+  m = splitMetadata();
+  while (m.kernels.size() < 4)
+    m.kernels.push_back(m.kernels[1]);
+  KernelMetadata back;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(writeMetadata(m), back, error)) << error;
+  EXPECT_EQ(back.kernels.size(), 4u);
+  m.kernels.push_back(m.kernels[1]);
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: 'kernels' has 5 entries; expected 1 to 4"),
+            std::string::npos);
+  std::string notArray = replace(writeMetadata(sampleMetadata()),
+                                 "\"kernels\": [",
+                                 "\"kernels\": {\"x\": 1}, \"y\": [");
+  EXPECT_NE(parseError(notArray).find("metadata: 'kernels' must be an array"),
+            std::string::npos);
+}
+
+TEST(CudaMetadata, SpecChecksEveryKernel) {
+  KernelMetadata m = splitMetadata();
+  m.kernels[1].params.push_back({"lse", ParamField::Data, 0, ParamType::Ptr});
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: kernels[1]: a parameter reads 'lse', which "
+                      "the spec does not have"),
+            std::string::npos);
+  m = splitMetadata();
+  m.kernels[1].params.push_back({"", ParamField::Seed, 0, ParamType::I64});
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: kernels[1]: a parameter is the dropout seed, "
+                      "but the spec has no dropout"),
+            std::string::npos);
+}
+
 TEST(CudaMetadata, SeedNeedsDropout) {
   KernelMetadata m = sampleMetadata();
-  m.params.push_back({"", ParamField::Seed, 0, ParamType::I64});
+  m.kernels[0].params.push_back({"", ParamField::Seed, 0, ParamType::I64});
   EXPECT_NE(parseError(writeMetadata(m)).find("the spec has no dropout"),
             std::string::npos);
   m.spec.dropout_p = 0.1;
@@ -255,29 +682,288 @@ TEST(CudaMetadata, SeedNeedsDropout) {
   EXPECT_TRUE(parseMetadata(writeMetadata(m), back, error)) << error;
 }
 
+TEST(CudaSplits, WithoutSupportOneSplit) {
+  KernelMetadata m = sampleMetadata();
+  KernelArgs decode = argsOfShape(1, 32, 1, 32768);
+  EXPECT_EQ(chooseKvSplits(m, decode, 132), 1);
+  m.spec.kv_splits = 8; // a fixed choice the kernels cannot take
+  EXPECT_EQ(chooseKvSplits(m, decode, 132), 1);
+}
+
+TEST(CudaSplits, AutomaticFillsTwoWaves) {
+  KernelMetadata m = splitMetadata();
+  ASSERT_EQ(m.spec.kv_splits, 0);
+  // Decode: 32 query tiles on 132 SMs; ceil(264 / 32) = 9 splits of the
+  // 512 key blocks.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 132), 9);
+  // 16 tiles want ceil(264 / 16) = 17 splits, but 64 key blocks give only
+  // 16 splits of at least 4 blocks.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 8, 128, 4096), 132), 16);
+  // 64 tiles: ceil(264 / 64) = 5.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(2, 32, 64, 8192), 132), 5);
+  // A large prefill fills the GPU unsplit: 2 * 8 * 64 tiles.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(2, 8, 4096, 4096), 132), 1);
+  // Exactly one wave of tiles is enough too.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 132, 1, 32768), 132), 1);
+  // One key block: nothing to split. Seven: fewer than 4 per split.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 64), 132), 1);
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 7 * 64), 132), 1);
+  // Eight blocks: 2 splits of 4.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 8 * 64), 132), 2);
+  // At most `max`.
+  m.kvSplits.max = 4;
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 132), 4);
+  // An unknown SM count or an empty launch: no split.
+  m = splitMetadata();
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 0), 1);
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 0, 32768), 132), 1);
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 0), 132), 1);
+  // Huge extents do not overflow the tile count.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(int64_t(1) << 40, int64_t(1) << 40,
+                                          int64_t(1) << 40, 32768),
+                           132),
+            1);
+}
+
+TEST(CudaSplits, FixedChoiceIsClamped) {
+  KernelMetadata m = splitMetadata();
+  m.spec.kv_splits = 3;
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 132), 3);
+  // Fixed means fixed, even where the automatic rule would not split.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(2, 8, 4096, 4096), 132), 3);
+  m.spec.kv_splits = 1;
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 132), 1);
+  m.spec.kv_splits = 1000;
+  // To max (64 of 512 blocks), then to the block count (10).
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 132), 64);
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 640), 132), 10);
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 577), 132), 10);
+  // Skv = 64 is one key block: 1 whatever the spec says.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 64), 132), 1);
+}
+
 TEST(CudaLaunch, GridFollowsTheShape) {
   KernelMetadata m = sampleMetadata();
+  Kernel &k = m.kernels[0];
   KernelArgs a = sampleArgs();
   unsigned grid[3];
   std::string error;
-  ASSERT_TRUE(computeGrid(m, a, grid, error)) << error;
+  ASSERT_TRUE(computeGrid(k, a, 1, grid, error)) << error;
   // ceildiv(200, 64) query blocks, 8 heads, 2 batches.
   EXPECT_EQ(grid[0], 4u);
   EXPECT_EQ(grid[1], 8u);
   EXPECT_EQ(grid[2], 2u);
+  // A constant factor does not depend on the split count.
+  ASSERT_TRUE(computeGrid(k, a, 7, grid, error)) << error;
+  EXPECT_EQ(grid[1], 8u);
 
-  // Split-KV: 3 chunks per query block on x.
-  m.grid[0].times = 3;
-  m.grid[1] = {Extent::One, 1, 1};
-  ASSERT_TRUE(computeGrid(m, a, grid, error)) << error;
+  k.grid[0].times = 3;
+  k.grid[1] = {Extent::One, 1, 1};
+  ASSERT_TRUE(computeGrid(k, a, 1, grid, error)) << error;
   EXPECT_EQ(grid[0], 12u);
   EXPECT_EQ(grid[1], 1u);
 
-  m.grid[1] = {Extent::Skv, 1, 1000};
-  EXPECT_FALSE(computeGrid(m, a, grid, error));
+  k.grid[1] = {Extent::Skv, 1, 1000};
+  EXPECT_FALSE(computeGrid(k, a, 1, grid, error));
   EXPECT_NE(error.find("grid.y would exceed CUDA's limit of 65535"),
             std::string::npos)
       << error;
+
+  a.q.shape[2] = 0;
+  k.grid[1] = {Extent::Hq, 1, 1};
+  EXPECT_FALSE(computeGrid(k, a, 1, grid, error));
+  EXPECT_NE(error.find("grid.x is 0 (Sq = 0)"), std::string::npos) << error;
+}
+
+TEST(CudaLaunch, GridMultipliesBySplits) {
+  KernelMetadata m = splitMetadata();
+  KernelArgs a = sampleArgs();
+  unsigned grid[3];
+  std::string error;
+  ASSERT_TRUE(computeGrid(m.kernels[0], a, 5, grid, error)) << error;
+  EXPECT_EQ(grid[0], 4u);
+  EXPECT_EQ(grid[1], 8u * 5); // Hq x splits
+  EXPECT_EQ(grid[2], 2u);
+  ASSERT_TRUE(computeGrid(m.kernels[0], a, 1, grid, error)) << error;
+  EXPECT_EQ(grid[1], 8u);
+  // The merge kernel's grid has no split factor.
+  ASSERT_TRUE(computeGrid(m.kernels[1], a, 5, grid, error)) << error;
+  EXPECT_EQ(grid[1], 8u);
+
+  // CUDA's limits: y <= 65535 (8 x 8191 fits, 8 x 8192 does not) ...
+  ASSERT_TRUE(computeGrid(m.kernels[0], a, 8191, grid, error)) << error;
+  EXPECT_EQ(grid[1], 65528u);
+  EXPECT_FALSE(computeGrid(m.kernels[0], a, 8192, grid, error));
+  EXPECT_NE(error.find("grid.y would exceed CUDA's limit of 65535"),
+            std::string::npos)
+      << error;
+  // ... x < 2^31, also before the factor ...
+  Kernel k = m.kernels[0];
+  k.grid[0] = {Extent::Skv, 1, 1, true};
+  a.k.shape[2] = int64_t(1) << 30;
+  ASSERT_TRUE(computeGrid(k, a, 1, grid, error)) << error;
+  EXPECT_FALSE(computeGrid(k, a, 2, grid, error));
+  EXPECT_NE(error.find("grid.x would exceed CUDA's limit of 2147483647"),
+            std::string::npos)
+      << error;
+  a.k.shape[2] = int64_t(1) << 31;
+  EXPECT_FALSE(computeGrid(k, a, 1, grid, error));
+  EXPECT_NE(error.find("grid.x would exceed"), std::string::npos) << error;
+  // ... and no dimension is 0.
+  EXPECT_FALSE(computeGrid(m.kernels[0], sampleArgs(), 0, grid, error));
+  EXPECT_NE(error.find("grid.y is 0 (Hq = 8, splits = 0)"), std::string::npos)
+      << error;
+}
+
+/// The 64-bit parameter values of a packing whose parameters are all 8
+/// bytes wide.
+std::vector<uint64_t> values(PackedParams &p) {
+  std::vector<uint64_t> out;
+  for (void *ptr : p.pointers()) {
+    uint64_t v;
+    std::memcpy(&v, ptr, 8);
+    out.push_back(v);
+  }
+  return out;
+}
+
+TEST(CudaLaunch, PacksWorkspaceDescriptors) {
+  KernelMetadata m = splitMetadata();
+  KernelArgs a = sampleArgs(); // B = 2, Hq = 8, Sq = 200
+  PackedParams p;
+  std::string error;
+  // Kernel 0: q, k, v, out (44 parameters), then partial_out [B, Hq,
+  // splits, Sq, 64] and partial_lse [B, Hq, splits, Sq], row-major.
+  ASSERT_TRUE(packParams(m, m.kernels[0], a, 5, {0xa000, 0xb000}, p, error))
+      << error;
+  std::vector<uint64_t> v = values(p);
+  ASSERT_EQ(v.size(), 44u + 13 + 11);
+  EXPECT_EQ(std::vector<uint64_t>(v.begin() + 44, v.begin() + 57),
+            (std::vector<uint64_t>{0xa000, 0xa000, 0, 2, 8, 5, 200, 64,
+                                   8 * 5 * 200 * 64, 5 * 200 * 64, 200 * 64,
+                                   64, 1}));
+  EXPECT_EQ(std::vector<uint64_t>(v.begin() + 57, v.end()),
+            (std::vector<uint64_t>{0xb000, 0xb000, 0, 2, 8, 5, 200,
+                                   8 * 5 * 200, 5 * 200, 200, 1}));
+  // The launch tensors are unchanged by the workspaces.
+  EXPECT_EQ(v[0], 0x1000u);
+  EXPECT_EQ(v[33], 0x4000u);
+
+  // One split: nothing is allocated, the pointers are 0 and the split
+  // dimension is 1.
+  ASSERT_TRUE(packParams(m, m.kernels[0], a, 1, {0, 0}, p, error)) << error;
+  v = values(p);
+  EXPECT_EQ(std::vector<uint64_t>(v.begin() + 44, v.begin() + 57),
+            (std::vector<uint64_t>{0, 0, 0, 2, 8, 1, 200, 64, 8 * 200 * 64,
+                                   200 * 64, 200 * 64, 64, 1}));
+  EXPECT_EQ(std::vector<uint64_t>(v.begin() + 57, v.end()),
+            (std::vector<uint64_t>{0, 0, 0, 2, 8, 1, 200, 8 * 200, 200, 200,
+                                   1}));
+
+  // The merge kernel reads the same workspaces, then writes out.
+  ASSERT_TRUE(packParams(m, m.kernels[1], a, 5, {0xa000, 0xb000}, p, error))
+      << error;
+  v = values(p);
+  ASSERT_EQ(v.size(), 13u + 11 + 11);
+  EXPECT_EQ(v[5], 5u);
+  EXPECT_EQ(v[13], 0xb000u);
+  EXPECT_EQ(v[24], 0x4000u);
+}
+
+TEST(CudaLaunch, WorkspaceParamErrors) {
+  KernelMetadata m = splitMetadata();
+  KernelArgs a = sampleArgs();
+  PackedParams p;
+  std::string error;
+  EXPECT_FALSE(packParams(m, m.kernels[0], a, 5, {0xa000}, p, error));
+  EXPECT_NE(error.find("1 workspace pointers for 2 workspaces"),
+            std::string::npos)
+      << error;
+  // Built by hand, past the workspace's rank.
+  Kernel k = m.kernels[1];
+  k.params = {{"partial_lse", ParamField::Stride, 4, ParamType::I64}};
+  EXPECT_FALSE(packParams(m, k, a, 5, {0, 0}, p, error));
+  EXPECT_NE(error.find("parameter 0 reads dimension 4 of workspace "
+                       "'partial_lse', which has 4"),
+            std::string::npos)
+      << error;
+  // 32-bit sizes and strides must fit.
+  k.params = {{"partial_out", ParamField::Stride, 0, ParamType::I32}};
+  a.q.shape[2] = 1 << 20;
+  EXPECT_FALSE(packParams(m, k, a, 64, {0, 0}, p, error));
+  EXPECT_NE(error.find("parameter 0 (partial_out stride 0 = 34359738368) does "
+                       "not fit the kernel's 32-bit parameter"),
+            std::string::npos)
+      << error;
+}
+
+TEST(CudaLaunch, LaysOutWorkspaces) {
+  KernelMetadata m = splitMetadata();
+  std::vector<WorkspaceLayout> l;
+  uint64_t total = 0;
+  std::string error;
+  ASSERT_TRUE(layoutWorkspaces(m, sampleArgs(), 5, l, total, error)) << error;
+  ASSERT_EQ(l.size(), 2u);
+  EXPECT_EQ(l[0].shape, (std::vector<int64_t>{2, 8, 5, 200, 64}));
+  EXPECT_EQ(l[0].bytes, 2u * 8 * 5 * 200 * 64 * 4);
+  EXPECT_EQ(l[0].offset, 0u);
+  EXPECT_EQ(l[1].shape, (std::vector<int64_t>{2, 8, 5, 200}));
+  EXPECT_EQ(l[1].bytes, 2u * 8 * 5 * 200 * 4);
+  EXPECT_EQ(l[1].offset, l[0].bytes); // already a multiple of 256
+  EXPECT_EQ(total, l[1].offset + l[1].bytes);
+
+  // Every workspace starts on a 256-byte boundary.
+  using D = WorkspaceDim;
+  m.workspaces = {{"a", {D::constant(3)}, 1},
+                  {"b", {D::splits()}, 8},
+                  {"c", {D::of(Extent::Skv), D::of(Extent::B)}, 2}};
+  ASSERT_TRUE(layoutWorkspaces(m, sampleArgs(), 5, l, total, error)) << error;
+  ASSERT_EQ(l.size(), 3u);
+  EXPECT_EQ(l[0].offset, 0u);
+  EXPECT_EQ(l[0].bytes, 3u);
+  EXPECT_EQ(l[1].offset, 256u);
+  EXPECT_EQ(l[1].bytes, 40u);
+  EXPECT_EQ(l[2].offset, 512u);
+  EXPECT_EQ(l[2].bytes, 300u * 2 * 2);
+  EXPECT_EQ(total, 512u + 1200);
+
+  // 2^40 bytes is the most, for one workspace and for all of them.
+  m.workspaces = {{"big", {D::constant(1 << 20), D::constant(1 << 20)}, 1}};
+  ASSERT_TRUE(layoutWorkspaces(m, sampleArgs(), 5, l, total, error)) << error;
+  EXPECT_EQ(total, uint64_t(1) << 40);
+  m.workspaces[0].elementBytes = 2;
+  EXPECT_FALSE(layoutWorkspaces(m, sampleArgs(), 5, l, total, error));
+  EXPECT_NE(error.find("workspace 'big' ([1048576, 1048576] x 2 bytes) would "
+                       "exceed 2^40 bytes"),
+            std::string::npos)
+      << error;
+  m.workspaces = {{"huge",
+                   {D::constant(INT32_MAX), D::constant(INT32_MAX),
+                    D::constant(INT32_MAX)},
+                   8}};
+  EXPECT_FALSE(layoutWorkspaces(m, sampleArgs(), 5, l, total, error));
+  EXPECT_NE(error.find("workspace 'huge'"), std::string::npos) << error;
+  m.workspaces = {{"x", {D::constant(1 << 20), D::constant(1 << 19)}, 1},
+                  {"y", {D::constant(1 << 20), D::constant(1 << 19)}, 1},
+                  {"z", {D::constant(1)}, 1}};
+  EXPECT_FALSE(layoutWorkspaces(m, sampleArgs(), 5, l, total, error));
+  EXPECT_NE(error.find("the workspaces would exceed 2^40 bytes in all "
+                       "(workspace 'z'"),
+            std::string::npos)
+      << error;
+  // An empty extent is not a workspace.
+  m.workspaces = {{"w", {D::of(Extent::Sq), D::splits()}, 4}};
+  KernelArgs a = sampleArgs();
+  a.q.shape[2] = 0;
+  EXPECT_FALSE(layoutWorkspaces(m, a, 5, l, total, error));
+  EXPECT_NE(error.find("workspace 'w': dimension 0 (Sq) is 0 for this launch"),
+            std::string::npos)
+      << error;
+  // No workspace: nothing to allocate.
+  m.workspaces.clear();
+  ASSERT_TRUE(layoutWorkspaces(m, a, 5, l, total, error)) << error;
+  EXPECT_TRUE(l.empty());
+  EXPECT_EQ(total, 0u);
 }
 
 TEST(CudaLaunch, PacksMemRefDescriptors) {
@@ -285,8 +971,8 @@ TEST(CudaLaunch, PacksMemRefDescriptors) {
   KernelArgs a = sampleArgs();
   PackedParams p;
   std::string error;
-  ASSERT_TRUE(packParams(m, a, p, error)) << error;
-  ASSERT_EQ(p.offsets.size(), m.params.size());
+  ASSERT_TRUE(packParams(m, m.kernels[0], a, 1, {}, p, error)) << error;
+  ASSERT_EQ(p.offsets.size(), m.kernels[0].params.size());
   std::vector<void *> ptrs = p.pointers();
   auto u64 = [&](size_t i) {
     uint64_t v;
@@ -311,15 +997,15 @@ TEST(CudaLaunch, PacksMemRefDescriptors) {
 TEST(CudaLaunch, AlignsMixedWidths) {
   KernelMetadata m = sampleMetadata();
   m.spec.dropout_p = 0.5;
-  m.params = {{"q", ParamField::Size, 2, ParamType::I32},
-              {"q", ParamField::Data, 0, ParamType::Ptr},
-              {"k", ParamField::Size, 2, ParamType::I32},
-              {"k", ParamField::Stride, 2, ParamType::I32},
-              {"", ParamField::Seed, 0, ParamType::I64}};
+  m.kernels[0].params = {{"q", ParamField::Size, 2, ParamType::I32},
+                         {"q", ParamField::Data, 0, ParamType::Ptr},
+                         {"k", ParamField::Size, 2, ParamType::I32},
+                         {"k", ParamField::Stride, 2, ParamType::I32},
+                         {"", ParamField::Seed, 0, ParamType::I64}};
   KernelArgs a = sampleArgs();
   PackedParams p;
   std::string error;
-  ASSERT_TRUE(packParams(m, a, p, error)) << error;
+  ASSERT_TRUE(packParams(m, m.kernels[0], a, 1, {}, p, error)) << error;
   EXPECT_EQ(p.offsets, (std::vector<size_t>{0, 8, 16, 20, 24}));
   std::vector<void *> ptrs = p.pointers();
   uint32_t sq, skv, kStride;
@@ -336,7 +1022,7 @@ TEST(CudaLaunch, AlignsMixedWidths) {
   EXPECT_EQ(seed, 0x1234567890abcdefull);
 
   a.k.strides[2] = int64_t(1) << 33;
-  EXPECT_FALSE(packParams(m, a, p, error));
+  EXPECT_FALSE(packParams(m, m.kernels[0], a, 1, {}, p, error));
   EXPECT_NE(error.find("does not fit the kernel's 32-bit parameter"),
             std::string::npos)
       << error;
@@ -355,11 +1041,12 @@ TEST(CudaLaunch, ChecksRowAlignment) {
   EXPECT_EQ(back.alignBytes, 0u);
 
   m.alignBytes = 16;
+  const Kernel &k = m.kernels[0];
   KernelArgs a = sampleArgs(); // f16, D = 64: every stride 128 B multiple
   PackedParams p;
-  ASSERT_TRUE(packParams(m, a, p, error)) << error;
+  ASSERT_TRUE(packParams(m, k, a, 1, {}, p, error)) << error;
   a.k.data = reinterpret_cast<void *>(0x2002);
-  EXPECT_FALSE(packParams(m, a, p, error));
+  EXPECT_FALSE(packParams(m, k, a, 1, {}, p, error));
   EXPECT_NE(error.find("tensor 'k' (strides [38400, 64, 128, 1]) is not "
                        "16-byte aligned"),
             std::string::npos)
@@ -367,19 +1054,26 @@ TEST(CudaLaunch, ChecksRowAlignment) {
   EXPECT_NE(error.find("ATTN_CUDA_TENSOR_CORES=0"), std::string::npos);
   a = sampleArgs();
   a.v.strides[2] = 65; // rows 130 bytes apart
-  EXPECT_FALSE(packParams(m, a, p, error));
+  EXPECT_FALSE(packParams(m, k, a, 1, {}, p, error));
   EXPECT_NE(error.find("tensor 'v'"), std::string::npos) << error;
   m.alignBytes = 0;
-  EXPECT_TRUE(packParams(m, a, p, error)) << error;
+  EXPECT_TRUE(packParams(m, k, a, 1, {}, p, error)) << error;
 }
 
 TEST(CudaLaunch, MissingTensorIsAnError) {
   KernelMetadata m = sampleMetadata();
-  m.params = {{"lse", ParamField::Data, 0, ParamType::Ptr}};
+  m.kernels[0].params = {{"lse", ParamField::Data, 0, ParamType::Ptr}};
   PackedParams p;
   std::string error;
-  EXPECT_FALSE(packParams(m, sampleArgs(), p, error));
+  EXPECT_FALSE(packParams(m, m.kernels[0], sampleArgs(), 1, {}, p, error));
   EXPECT_NE(error.find("reads tensor 'lse', which this launch does not have"),
+            std::string::npos)
+      << error;
+  // Neither a launch tensor nor a workspace (a struct built by hand).
+  m.kernels[0].params = {{"partial", ParamField::Size, 0, ParamType::I64}};
+  EXPECT_FALSE(packParams(m, m.kernels[0], sampleArgs(), 1, {}, p, error));
+  EXPECT_NE(error.find("reads tensor 'partial', which this launch does not "
+                       "have"),
             std::string::npos)
       << error;
 }
@@ -392,6 +1086,40 @@ TEST(CudaArtifact, ReadsMetadataAndBinary) {
   std::string binary, error;
   ASSERT_TRUE(readArtifact(path, m, binary, error)) << error;
   EXPECT_EQ(binary, kPtx);
+
+  // Version 1 artifacts on disk still load.
+  dir.write("k80.ptx",
+            ".version 8.0\n.visible .entry attn_kernel_kernel(\n)\n");
+  path = dir.write("v1.json", kVersion1);
+  ASSERT_TRUE(readArtifact(path, m, binary, error)) << error;
+  EXPECT_EQ(m.kernels.size(), 1u);
+}
+
+// A split artifact's PTX defines every kernel; the merge kernel's name
+// extends the first's, which alone is not enough.
+TEST(CudaArtifact, EveryKernelNeedsItsEntry) {
+  TempDir dir;
+  std::string path = dir.write("k.json", writeMetadata(splitMetadata()));
+  KernelMetadata m;
+  std::string binary, error;
+  dir.write("k.ptx", ".version 8.0\n.visible .entry attn_kernel(\n)\n{\n}\n"
+                     ".visible .entry attn_kernel_0(\n)\n{\n}\n");
+  ASSERT_TRUE(readArtifact(path, m, binary, error)) << error;
+  EXPECT_EQ(m.kernels.size(), 2u);
+
+  dir.write("k.ptx", ".version 8.0\n.visible .entry attn_kernel_0(\n)\n{\n}\n");
+  EXPECT_FALSE(readArtifact(path, m, binary, error));
+  EXPECT_NE(error.find("has no PTX entry 'attn_kernel'"), std::string::npos)
+      << error;
+
+  dir.write("k.ptx", ".version 8.0\n.visible .entry attn_kernel(\n)\n{\n}\n");
+  EXPECT_FALSE(readArtifact(path, m, binary, error));
+  EXPECT_NE(error.find("has no PTX entry 'attn_kernel_0'"), std::string::npos)
+      << error;
+
+  // An entry at the very end of the text, and one followed by a tab.
+  dir.write("k.ptx", ".entry\tattn_kernel\t()\n.entry attn_kernel_0");
+  EXPECT_TRUE(readArtifact(path, m, binary, error)) << error;
 }
 
 TEST(CudaArtifact, ReportsBadFiles) {
@@ -438,6 +1166,9 @@ TEST(CudaDriver, UnavailableIsReportedCleanly) {
 
   std::unique_ptr<Executable> exe;
   EXPECT_EQ(createExecutable(sampleMetadata(), kPtx, exe, error),
+            ATTN_ERROR_UNAVAILABLE);
+  EXPECT_FALSE(exe);
+  EXPECT_EQ(createExecutable(splitMetadata(), kPtx, exe, error),
             ATTN_ERROR_UNAVAILABLE);
   EXPECT_FALSE(exe);
 }

@@ -24,6 +24,10 @@ struct ConvertAttnToGPUOptions {
   /// iterations per key: lavapipe stops every loop of an invocation after
   /// 65535 iterations in total.
   bool spirv = false;
+  /// 1: one kernel. N > 1: the split-KV pair of SplitKV.h (partial kernel
+  /// over Hq x chunks, merge kernel), launched by the host code with N
+  /// chunks; the kernels take any count from the workspace's extent.
+  int64_t kvSplits = 1;
 };
 
 /// convert-attn-to-gpu: rewrites each attn.sdpa in destination-passing form

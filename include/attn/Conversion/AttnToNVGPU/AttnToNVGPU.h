@@ -13,11 +13,15 @@ namespace mlir::attn {
 constexpr int64_t kNVGPUBlockKv = 64;
 
 struct ConvertAttnToNVGPUOptions {
-  /// Warps per workgroup, 16 query rows each: 4 or 8; 0 = 4 for causal
-  /// attention, else 8.
+  /// Warps per workgroup, 16 query rows each: 1, 2, 4 or 8; 0 = see
+  /// resolveNVGPUGeometry.
   int64_t warps = 0;
   /// K/V tiles in flight in the cp.async ring (2 to 4).
   int64_t stages = 2;
+  /// 1: one kernel. N > 1: the split-KV pair of SplitKV.h (partial kernel
+  /// over Hq x chunks, merge kernel), launched by the host code with N
+  /// chunks; the kernels take any count from the workspace's extent.
+  int64_t kvSplits = 1;
 };
 
 /// The tensor-core kernel's geometry for one op.
@@ -34,9 +38,13 @@ struct NVGPUGeometry {
 /// D, Dv <= 64, where three 4-warp workgroups per SM beat one of 8 warps
 /// once attn-nvvm-max-registers lifts ptxas's register cap; 8 (128 rows)
 /// otherwise (H200 sweep and H100 runs of 2026-11-21, docs/NVIDIA.md).
+/// A static query length `seqQ` of at most 32 takes 2 warps, of at most 16
+/// with D, Dv <= 64 1 warp: decode would otherwise run 48 or more masked
+/// rows per workgroup.
 NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t headDim, int64_t valueDim,
-                                   int64_t elementBytes, bool causal);
+                                   int64_t elementBytes, bool causal,
+                                   int64_t seqQ = -1);
 
 /// Global-memory alignment (bytes) the tensor-core kernel needs for the
 /// rows of q, k and v: its cp.async copies move 16-byte chunks.

@@ -1,12 +1,14 @@
 //===- CudaKernel.h - CUDA kernel artifacts: metadata, launch geometry, params -*- C++ -*-===//
 //
 // A CUDA kernel artifact is a PTX or cubin file plus a metadata file beside
-// it (JSON) saying how to launch it: the entry name, the grid as a function
-// of the launch shape, the block, the dynamic shared memory, the kernel's
-// parameter list in terms of the launch tensors, and the spec it was
-// compiled for. attn-translate writes them (--attn-to-ptx/--attn-to-cubin),
-// the JIT builds the same description in memory, and libattn_runtime.so
-// runs them with no MLIR (docs/NVIDIA.md describes the format).
+// it (JSON) saying how to launch it: one to four kernels run in order, each
+// with its entry name, its grid as a function of the launch shape (and of a
+// split count the runtime chooses at each launch), its block, its dynamic
+// shared memory and its parameter list in terms of the launch tensors and
+// of device workspaces the runtime allocates; and the spec it was compiled
+// for. attn-translate writes them (--attn-to-ptx/--attn-to-cubin), the JIT
+// builds the same description in memory, and libattn_runtime.so runs them
+// with no MLIR (docs/NVIDIA.md describes the format).
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_CUDAKERNEL_H
@@ -24,9 +26,10 @@ namespace cuda {
 
 enum class BinaryFormat { PTX, Cubin };
 
-/// What one kernel parameter holds. Tensors are named q, k, v, mask, out,
-/// lse; Data/Offset/Size/Stride follow MLIR's memref descriptor
-/// (allocated and aligned pointer are both Data; Offset is always 0).
+/// What one kernel parameter holds. Tensors are the launch tensors q, k, v,
+/// mask, out, lse, or a workspace of the metadata (by name);
+/// Data/Offset/Size/Stride follow MLIR's memref descriptor (allocated and
+/// aligned pointer are both Data; Offset is always 0).
 enum class ParamField { Data, Offset, Size, Stride, Seed };
 enum class ParamType { Ptr, I64, I32 };
 
@@ -38,43 +41,123 @@ struct Param {
 };
 
 /// One grid dimension: ceildiv(extent(of), ceildiv) * times, where `of` is
-/// a launch extent or One.
+/// a launch extent or One, and the factor is `times`, or the launch's split
+/// count when `timesSplits` is set.
 enum class Extent { One, B, Hq, Sq, Skv };
 struct GridDim {
   Extent of = Extent::One;
   int64_t ceildiv = 1;
   int64_t times = 1;
+  bool timesSplits = false;
 };
 
-struct KernelMetadata {
+/// One dimension of a workspace: a launch extent (B, Hq, Sq or Skv), the
+/// launch's split count, or a positive constant.
+struct WorkspaceDim {
+  enum class Kind { Extent, Splits, Constant };
+  Kind kind = Kind::Constant;
+  Extent extent = Extent::One; // Kind::Extent: B, Hq, Sq or Skv
+  int64_t value = 1;           // Kind::Constant: >= 1
+
+  static WorkspaceDim of(Extent e) { return {Kind::Extent, e, 1}; }
+  static WorkspaceDim splits() { return {Kind::Splits, Extent::One, 1}; }
+  static WorkspaceDim constant(int64_t n) {
+    return {Kind::Constant, Extent::One, n};
+  }
+};
+
+/// A device scratch buffer the runtime allocates for a split launch (see
+/// KernelMetadata::workspaces): row-major and contiguous, so size(i) is
+/// shape[i] and stride(i) the product of the later sizes, in elements.
+struct Workspace {
+  std::string name; // [A-Za-z0-9_]+, not a launch tensor's name
+  std::vector<WorkspaceDim> shape; // 1..6 dimensions
+  unsigned elementBytes = 4;       // 1, 2, 4 or 8
+};
+
+/// One kernel launch of an artifact.
+struct Kernel {
   std::string entry;
-  BinaryFormat format = BinaryFormat::PTX;
-  std::string binaryFile; // relative to the metadata file's folder
-  std::string chip;       // sm_80, sm_90a, ...
   GridDim grid[3];
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0; // dynamic shared memory per block
+  std::vector<Param> params;
+  /// Launched only when the launch's split count is > 1 (the merge of
+  /// split-KV partial results); otherwise always launched.
+  bool onlyWhenSplit = false;
+};
+
+/// Split-KV geometry: the first kernel runs ceildiv(Sq, blockQ) query blocks
+/// per (head x split, batch) and walks keys in blocks of blockKv; the split
+/// count chosen at launch is at most `max`. max == 0: the kernels take no
+/// split count (it is always 1).
+struct KvSplits {
+  int64_t blockQ = 0;
+  int64_t blockKv = 0;
+  int64_t max = 0;
+};
+
+struct KernelMetadata {
+  BinaryFormat format = BinaryFormat::PTX;
+  std::string binaryFile; // relative to the metadata file's folder
+  std::string chip;       // sm_80, sm_90a, ...
   /// q, k and v: data pointers and B/H/S strides must be multiples of this
   /// many bytes (the tensor-core kernel's 16-byte cp.async copies); 0 = no
   /// requirement. Checked by packParams at every launch.
   unsigned alignBytes = 0;
-  std::vector<Param> params;
+  KvSplits kvSplits;
+  /// Allocated (all in one stream-ordered allocation) only for launches
+  /// whose split count is > 1; with one split their pointers are 0.
+  std::vector<Workspace> workspaces;
+  /// 1..4 kernels launched in order on the caller's stream; the first is
+  /// never onlyWhenSplit.
+  std::vector<Kernel> kernels;
   attn_spec spec{};
 };
 
-/// The metadata as JSON text (what parseMetadata reads back).
+/// The metadata as JSON text, version 2 (what parseMetadata reads back).
 std::string writeMetadata(const KernelMetadata &metadata);
 
-/// Parses and validates metadata: every key present with the right type,
-/// names known, the block within 1024 threads, the spec a valid one
-/// (normalized on return). On failure returns false with `error` set.
+/// Parses and validates metadata, version 1 (one kernel, read as a single
+/// always-launched kernel with no workspace and no split count) or 2: every
+/// key present with the right type, names known, every parameter naming a
+/// launch tensor of the spec or a workspace, blocks within 1024 threads,
+/// the spec a valid one (normalized on return). On failure returns false
+/// with `error` set, naming the key.
 bool parseMetadata(const std::string &text, KernelMetadata &metadata,
                    std::string &error);
 
-/// The grid for a launch; false with `error` when a dimension is 0 or
-/// exceeds what CUDA allows.
-bool computeGrid(const KernelMetadata &metadata, const KernelArgs &args,
+/// The split count for a launch: 1 without split support (kvSplits.max ==
+/// 0) or with at most one key block; else spec.kv_splits when the spec
+/// fixes it (>= 1), or, when automatic (0), enough splits to fill about two
+/// waves of `smCount` multiprocessors with at least 4 key blocks per split
+/// (1 when the query tiles alone fill the GPU); clamped to [1, min(max,
+/// key blocks)].
+int64_t chooseKvSplits(const KernelMetadata &metadata, const KernelArgs &args,
+                       int smCount);
+
+/// The grid of `kernel` for a launch with `splits` splits; false with
+/// `error` when a dimension is 0 or exceeds what CUDA allows.
+bool computeGrid(const Kernel &kernel, const KernelArgs &args, int64_t splits,
                  unsigned grid[3], std::string &error);
+
+/// A workspace's extents for one launch ("splits" replaced by the launch's
+/// count), its size in bytes, and its byte offset in the launch's single
+/// workspace allocation (256-byte aligned).
+struct WorkspaceLayout {
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+  uint64_t offset = 0;
+};
+
+/// Lays out every workspace of `metadata` for a launch with `splits`
+/// splits: one WorkspaceLayout per workspace, in order, and the bytes the
+/// single allocation holding them all needs. False with `error` when an
+/// extent is not positive or a workspace (or all of them) would exceed 2^40
+/// bytes.
+bool layoutWorkspaces(const KernelMetadata &metadata, const KernelArgs &args,
+                      int64_t splits, std::vector<WorkspaceLayout> &layouts,
+                      uint64_t &totalBytes, std::string &error);
 
 /// The kernel parameters as cuLaunchKernel takes them: each value stored
 /// at its natural alignment in `storage`, `offsets` pointing into it.
@@ -85,17 +168,28 @@ struct PackedParams {
   /// unmodified.
   std::vector<void *> pointers();
 };
-bool packParams(const KernelMetadata &metadata, const KernelArgs &args,
+
+/// Packs the parameters of `kernel`, one of `metadata`'s kernels, for a
+/// launch with `splits` splits. `workspacePointers` holds one device
+/// address per workspace of `metadata` (0 where none is allocated); a
+/// workspace's sizes and strides come from its shape for this launch. Also
+/// checks q, k and v against metadata.alignBytes. False with `error` when
+/// the launch lacks a tensor a parameter reads or a value does not fit.
+bool packParams(const KernelMetadata &metadata, const Kernel &kernel,
+                const KernelArgs &args, int64_t splits,
+                const std::vector<uint64_t> &workspacePointers,
                 PackedParams &packed, std::string &error);
 
 /// Reads an artifact: the metadata at `metadataPath` and the binary it
-/// names. On failure returns false with `error` set.
+/// names (a PTX binary must define every kernel's entry). On failure
+/// returns false with `error` set.
 bool readArtifact(const std::string &metadataPath, KernelMetadata &metadata,
                   std::string &binary, std::string &error);
 
 /// Loads the binary into the current device's primary context (device 0
-/// when no context is current), finds the entry and raises its dynamic
-/// shared memory limit when it needs more than 48 KB. Returns
+/// when no context is current), finds every kernel's entry, raises its
+/// dynamic shared memory limit when it needs more than 48 KB, and reads the
+/// device's multiprocessor count (for chooseKvSplits). Returns
 /// ATTN_ERROR_UNAVAILABLE without a driver or device, ATTN_ERROR_BACKEND
 /// when the driver rejects the module.
 attn_status createExecutable(const KernelMetadata &metadata,
