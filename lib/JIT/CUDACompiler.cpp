@@ -49,10 +49,6 @@ namespace {
 /// The most key chunks a launch may use (the workspace grows with it).
 constexpr int64_t kMaxKvSplits = 64;
 
-size_t elemSize(attn_dtype t) {
-  return t == ATTN_DTYPE_F32 ? 4 : t == ATTN_DTYPE_BOOL ? 1 : 2;
-}
-
 /// The entry's arguments in KernelSource.cpp's order.
 std::vector<std::string> entryArgNames(const attn_spec &spec) {
   std::vector<std::string> names = {"q", "k", "v"};
@@ -165,7 +161,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
   } else {
     ConvertAttnToGPUOptions generic;
     generic.blockKv = options.blockKv;
-    blockKv = resolveBlockKv(generic, spec.head_dim, dv, elemSize(spec.dtype));
+    blockKv = resolveBlockKv(generic, spec.head_dim, dv, ::attn::dtypeBytes(spec.dtype));
   }
   // cp.async moves 16-byte chunks of q, k and v rows.
   metadata.alignBytes = tensorCores ? kNVGPUGlobalAlignment : 0;

@@ -15,6 +15,19 @@
 using namespace attn;
 using namespace attn::detail;
 
+int64_t attn::dtypeBytes(attn_dtype d) {
+  switch (d) {
+  case ATTN_DTYPE_F16:
+  case ATTN_DTYPE_BF16:
+    return 2;
+  case ATTN_DTYPE_F32:
+    return 4;
+  case ATTN_DTYPE_BOOL:
+    return 1;
+  }
+  return 1;
+}
+
 namespace {
 
 std::string str(int64_t v) { return std::to_string(v); }
@@ -34,19 +47,6 @@ std::string str(const void *p) {
 
 bool isFloatDtype(int d) {
   return d == ATTN_DTYPE_F16 || d == ATTN_DTYPE_BF16 || d == ATTN_DTYPE_F32;
-}
-
-int64_t elementSize(attn_dtype d) {
-  switch (d) {
-  case ATTN_DTYPE_F16:
-  case ATTN_DTYPE_BF16:
-    return 2;
-  case ATTN_DTYPE_F32:
-    return 4;
-  case ATTN_DTYPE_BOOL:
-    return 1;
-  }
-  return 1;
 }
 
 bool checkDim(const char *field, int64_t v, std::string &error) {
@@ -394,7 +394,7 @@ private:
   }
 
   bool checkAlignment(const Operand &o) {
-    int64_t size = elementSize(o.dtype);
+    int64_t size = dtypeBytes(o.dtype);
     if (reinterpret_cast<uintptr_t>(o.t->data) % size == 0)
       return true;
     return fail(std::string(o.name) + ".data (" + str(o.t->data) +
@@ -417,7 +417,7 @@ private:
     }
     int64_t bytes;
     overflow |= __builtin_add_overflow(last, int64_t(1), &last);
-    overflow |= __builtin_mul_overflow(last, elementSize(o.dtype), &bytes);
+    overflow |= __builtin_mul_overflow(last, dtypeBytes(o.dtype), &bytes);
     o.lo = reinterpret_cast<uintptr_t>(o.t->data);
     overflow |= __builtin_add_overflow(o.lo, static_cast<uintptr_t>(bytes),
                                        &o.hi);

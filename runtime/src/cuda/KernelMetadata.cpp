@@ -1075,7 +1075,7 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
     return false;
   }
   if (m.alignBytes > 1) {
-    int64_t eltBytes = m.spec.dtype == ATTN_DTYPE_F32 ? 4 : 2;
+    int64_t eltBytes = dtypeBytes(m.spec.dtype);
     for (const char *name : {"q", "k", "v"}) {
       const TensorView *t = tensorOf(name, a);
       if (!t)

@@ -17,6 +17,9 @@
 
 namespace attn {
 
+/// Bytes per element of `dtype` (bool: 1, as masks are stored).
+int64_t dtypeBytes(attn_dtype dtype);
+
 /// A strided view with every dimension resolved: the runtime hands these to
 /// executables after validation. Broadcast mask dimensions have stride 0
 /// and the full extent (B or Hq). Unused tensors have data == nullptr.
