@@ -219,3 +219,20 @@ SplitKVKernelNames mlir::attn::splitKVKernelNames(Operation *op) {
   return {FlatSymbolRefAttr::get(ctx, name), FlatSymbolRefAttr::get(ctx, name),
           FlatSymbolRefAttr::get(ctx, name + "_merge")};
 }
+
+void mlir::attn::emitWithSplitKV(
+    OpBuilder &b, Location loc, Operation *op, Value q, int64_t dv, Value out,
+    Value lse, int64_t splits, bool staticSplits,
+    function_ref<void(std::optional<SplitKVWorkspace>, SplitKVKernelNames)>
+        emitKernel) {
+  if (splits <= 1) {
+    emitKernel(std::nullopt, {});
+    return;
+  }
+  SplitKVKernelNames names = splitKVKernelNames(op);
+  SplitKVWorkspace ws =
+      allocateSplitKVWorkspace(b, loc, q, dv, splits, staticSplits);
+  emitKernel(ws, names);
+  buildSplitKVMerge(b, loc, ws, out, lse, names.module, names.merge);
+  deallocSplitKVWorkspace(b, loc, ws);
+}

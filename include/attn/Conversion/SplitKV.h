@@ -30,7 +30,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdint>
+#include <optional>
 
 namespace mlir::attn {
 
@@ -85,6 +88,17 @@ struct SplitKVKernelNames {
   FlatSymbolRefAttr module, partial, merge;
 };
 SplitKVKernelNames splitKVKernelNames(Operation *op);
+
+/// What both GPU conversions do around their kernel for one attn.sdpa, at
+/// `b`'s insertion point: with `splits` == 1 just `emitKernel(nullopt, {})`;
+/// otherwise the workspaces (allocateSplitKVWorkspace), `emitKernel` with
+/// them and the kernel names (it emits the partial kernel), the merge
+/// kernel into `out` and `lse`, and the deallocations.
+void emitWithSplitKV(
+    OpBuilder &b, Location loc, Operation *op, Value q, int64_t dv, Value out,
+    Value lse, int64_t splits, bool staticSplits,
+    function_ref<void(std::optional<SplitKVWorkspace>, SplitKVKernelNames)>
+        emitKernel);
 
 } // namespace mlir::attn
 

@@ -561,19 +561,12 @@ struct ConvertAttnToGPUPass
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();
-    std::optional<SplitKVWorkspace> ws;
-    SplitKVKernelNames names;
-    if (kvSplits > 1) {
-      names = splitKVKernelNames(op);
-      ws = allocateSplitKVWorkspace(b, loc, q, dv, kvSplits, /*staticSplits=*/spirv);
-    }
-    KernelBuilder(b, loc, op, q, k, v, mask, out, lse, blockQ, bc, spirv, ws,
-                  names)
-        .build();
-    if (ws) {
-      buildSplitKVMerge(b, loc, *ws, out, lse, names.module, names.merge);
-      deallocSplitKVWorkspace(b, loc, *ws);
-    }
+    emitWithSplitKV(b, loc, op, q, dv, out, lse, kvSplits,
+                    /*staticSplits=*/spirv, [&](auto ws, auto names) {
+                      KernelBuilder(b, loc, op, q, k, v, mask, out, lse,
+                                    blockQ, bc, spirv, ws, names)
+                          .build();
+                    });
     outMat.erase();
     if (lseMat)
       lseMat.erase();

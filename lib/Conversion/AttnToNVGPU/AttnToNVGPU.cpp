@@ -773,18 +773,12 @@ struct ConvertAttnToNVGPUPass
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();
-    std::optional<SplitKVWorkspace> ws;
-    SplitKVKernelNames names;
-    if (kvSplits > 1) {
-      names = splitKVKernelNames(op);
-      ws = allocateSplitKVWorkspace(b, loc, q, dv, kvSplits);
-    }
-    TensorCoreKernel(b, loc, op, q, k, v, mask, out, lse, geo, ws, names)
-        .build();
-    if (ws) {
-      buildSplitKVMerge(b, loc, *ws, out, lse, names.module, names.merge);
-      deallocSplitKVWorkspace(b, loc, *ws);
-    }
+    emitWithSplitKV(b, loc, op, q, dv, out, lse, kvSplits,
+                    /*staticSplits=*/false, [&](auto ws, auto names) {
+                      TensorCoreKernel(b, loc, op, q, k, v, mask, out, lse,
+                                       geo, ws, names)
+                          .build();
+                    });
     outMat.erase();
     if (lseMat)
       lseMat.erase();
