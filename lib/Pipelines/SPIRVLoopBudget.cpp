@@ -7,10 +7,11 @@
 // of attn-to-spirv-pipeline bounds, per outlined kernel, the total number of
 // scf.for iterations one invocation can run (integer range analysis of the
 // bounds, nested trip counts multiplied, plus the one exiting pass per loop
-// execution that llvmpipe also counts) and fails with a diagnostic when
-// the bound is above max-iterations or cannot be computed. The driver may
-// unroll some loops, so the bound is conservative: a kernel under it is
-// safe.
+// execution that llvmpipe also counts; a loop over one chunk of a range,
+// [begin, min(begin + chunk, end)) as split-KV's are, counts its chunk) and
+// fails with a diagnostic when the bound is above max-iterations or cannot
+// be computed. The driver may unroll some loops, so the bound is
+// conservative: a kernel under it is safe.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Pipelines/Pipelines.h"
@@ -18,11 +19,13 @@
 #include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
 #include "mlir/Analysis/DataFlow/Utils.h"
 #include "mlir/Analysis/DataFlowFramework.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -108,12 +111,63 @@ private:
     // ceil((hi - lo) / st); a span past 32 bits (SPIR-V's index width)
     // means the range analysis knows nothing about a bound.
     APInt span = hi - lo;
-    if (span.getActiveBits() > 32) {
+    std::optional<uint64_t> rel =
+        relativeSpan(forOp.getUpperBound(), forOp.getLowerBound(), 0);
+    if (span.getActiveBits() > 32 && !rel) {
       unbounded = forOp;
       return std::nullopt;
     }
-    uint64_t n = span.getZExtValue(), s = st.getZExtValue();
+    uint64_t n = span.getActiveBits() > 32 ? *rel : span.getZExtValue();
+    if (rel)
+      n = std::min(n, *rel);
+    uint64_t s = st.getZExtValue();
     return (n + s - 1) / s;
+  }
+
+  /// The largest value of a non-negative index `v` (nullopt when its range
+  /// is unknown, may be negative or is past 32 bits).
+  std::optional<uint64_t> nonNegativeMax(Value v) {
+    auto r = range(v);
+    if (!r || r->smin().isNegative() || r->smax().getActiveBits() > 32)
+      return std::nullopt;
+    return r->smax().getZExtValue();
+  }
+
+  /// A bound on ub - lb from how `ub` is computed from `lb`, which ranges
+  /// alone cannot see: a loop over one chunk, [begin, min(begin + chunk,
+  /// end)) (split-KV's share of the key blocks), runs at most max(chunk)
+  /// times whatever begin is. Recognized: ub == lb, ub = x + c with a bound
+  /// on x - lb, ub = min(x, y) with a bound on either. Only for
+  /// non-negative values (indices), where signed and unsigned orders agree.
+  std::optional<uint64_t> relativeSpan(Value ub, Value lb, unsigned depth) {
+    if (depth > 8 || !nonNegativeMax(ub) || !nonNegativeMax(lb))
+      return std::nullopt;
+    if (ub == lb)
+      return 0;
+    Operation *def = ub.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (auto add = dyn_cast<arith::AddIOp>(def)) {
+      std::optional<uint64_t> best;
+      for (auto [x, c] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+        std::optional<uint64_t> cMax = nonNegativeMax(c);
+        std::optional<uint64_t> xSpan = relativeSpan(x, lb, depth + 1);
+        if (cMax && xSpan && (!best || *cMax + *xSpan < *best))
+          best = *cMax + *xSpan;
+      }
+      return best;
+    }
+    if (isa<arith::MinUIOp, arith::MinSIOp>(def)) {
+      std::optional<uint64_t> a =
+          relativeSpan(def->getOperand(0), lb, depth + 1);
+      std::optional<uint64_t> b =
+          relativeSpan(def->getOperand(1), lb, depth + 1);
+      if (a && b)
+        return std::min(*a, *b);
+      return a ? a : b;
+    }
+    return std::nullopt;
   }
 };
 

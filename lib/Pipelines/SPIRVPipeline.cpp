@@ -68,16 +68,36 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     return success();
   };
 
+  if (opts.kvSplits < 1) {
+    error = "attn-to-spirv-pipeline: kv-splits is " +
+            std::to_string(int64_t(opts.kvSplits)) + "; it must be >= 1";
+    return failure();
+  }
+  if (opts.kvSplits > 1 && opts.variant != "portable") {
+    error = "attn-to-spirv-pipeline: kv-splits=" +
+            std::to_string(int64_t(opts.kvSplits)) +
+            " needs variant=portable: the " + opts.variant +
+            " variant has no split-KV (use kv-splits=1)";
+    return failure();
+  }
+
   if (opts.variant == "portable") {
     // The SIMT kernel the cuda target's generic path uses, emitted for
     // SPIR-V: a workgroup per (query block, head, batch), one invocation
     // per row, K and V tiles in workgroup memory, head-dimension loops
-    // unrolled.
+    // unrolled. With kv-splits = N > 1 (SplitKV.h): grid y is Hq x N, each
+    // workgroup walks one chunk of the key blocks and writes its partial
+    // output and lse into two f32 workspaces the host function allocates
+    // (static shapes: B x Hq x N x Sq [x Dv]); a second kernel in the same
+    // gpu.module merges them into out (and lse). Both kernels take the
+    // workspaces as storage buffers like any other argument, and the loop
+    // budget below is checked on each.
     ConvertAttnToGPUOptions gpu;
     gpu.blockQ = opts.blockQ > 0 ? int64_t(opts.blockQ) : 64;
     gpu.blockKv = opts.blockKv;
     gpu.sharedMemoryBytes = opts.sharedMemoryBytes;
     gpu.spirv = true;
+    gpu.kvSplits = opts.kvSplits;
     pm.addPass(createConvertAttnToGPUPass(gpu));
     pm.addPass(createCanonicalizerPass());
     if (failed(addKernelChecks()))
@@ -166,7 +186,8 @@ void mlir::attn::registerAttnSPIRVPipeline() {
       "Lower attn.sdpa on tensors (static shapes) to a host function that "
       "launches a spirv.module. variant=portable: a workgroup per query "
       "block, an invocation per row, K/V tiles in workgroup memory, GPU to "
-      "SPIR-V 1.3; variant=tiled: the FlashAttention rewrite, "
+      "SPIR-V 1.3 (kv-splits=N: split-KV, a partial and a merge kernel); "
+      "variant=tiled: the FlashAttention rewrite, "
       "bufferization with private temporaries, one invocation per tile; "
       "variant=coopmat: one subgroup per "
       "workgroup on f16 16x16x16 cooperative matrices (SPIR-V 1.6, Vulkan "

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=226 -verify-diagnostics
 // RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=225 2>&1 | FileCheck %s --check-prefix=OVER
+// RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=125 2>&1 | FileCheck %s --check-prefix=CHUNK
 
 // Nested constant loops: the outer runs 10 times plus its exiting pass (11),
 // the inner 20 + 1 each time: 11 + 10 * 21 = 221. A loop whose lower bound
@@ -92,6 +93,34 @@ gpu.module @kernels {
     ^bb0(%i: index):
       %n = arith.addi %i, %c1 : index
       scf.yield %n : index
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// One chunk of a range, as split-KV walks its share of the key blocks:
+// [begin, min(begin + chunk, blocks)) with begin = min(split * chunk,
+// blocks). From the ranges alone the loop could run 0..1000 (1001 with the
+// exiting pass, over the budget); the bound follows the upper bound back to
+// begin + chunk: at most 125 iterations, 126 with the exiting pass.
+// CHUNK: error: attn-spirv-loop-budget: one invocation of this kernel can run up to 126 loop iterations; the target ends loops after 125
+gpu.module @kernels {
+  gpu.func @chunk(%buf: memref<1000xf32>) kernel {
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c125 = arith.constant 125 : index
+    %c1000 = arith.constant 1000 : index
+    %x = arith.constant 1.0 : f32
+    %b = gpu.block_id y
+    %split = arith.remui %b, %c8 : index
+    %start = arith.muli %split, %c125 : index
+    %begin = arith.minui %start, %c1000 : index
+    %stop = arith.addi %begin, %c125 : index
+    %end = arith.minui %stop, %c1000 : index
+    scf.for %j = %begin to %end step %c1 {
+      memref.store %x, %buf[%j] : memref<1000xf32>
     }
     gpu.return
   }

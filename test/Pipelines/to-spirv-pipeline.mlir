@@ -2,6 +2,15 @@
 // RUN: attn-opt %s --split-input-file --attn-to-spirv-pipeline | FileCheck %s --check-prefix=PORTABLE
 // RUN: not attn-opt %s --attn-to-spirv-pipeline=variant=wmma 2>&1 | FileCheck %s --check-prefix=VARIANT
 // RUN: not attn-opt %s --split-input-file --attn-to-spirv-pipeline=max-loop-iterations=100 2>&1 | FileCheck %s --check-prefix=BUDGET
+// Split-KV (the case is Inputs/split-kv.mlir): two kernels of one module,
+// workspaces, a module spirv-val accepts; a budget only the split passes;
+// other variants refuse it.
+// RUN: attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline=kv-splits=2 | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline=kv-splits=2 | attn-translate --attn-to-spirv -o %t.split.spv
+// RUN: %if spirv-val %{ %spirv_val --target-env vulkan1.1 %t.split.spv %}
+// RUN: not attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="max-loop-iterations=500" 2>&1 | FileCheck %s --check-prefix=SPLITBUDGET
+// RUN: attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="kv-splits=4 max-loop-iterations=500" -o /dev/null
+// RUN: not attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="variant=tiled kv-splits=2" 2>&1 | FileCheck %s --check-prefix=SPLITVARIANT
 
 // VARIANT: unknown variant 'wmma' (portable, tiled, coopmat or coopmat-scalar)
 
@@ -26,6 +35,51 @@
 // A loop budget the kernel exceeds is an error that says so (lavapipe's is
 // 65535; see test/Pipelines/spirv-loop-budget.mlir).
 // BUDGET: attn-spirv-loop-budget: one invocation of this kernel can run up to {{[0-9]+}} loop iterations; the target ends loops after 100
+
+// Split-KV, kv-splits=2: the host function allocates the two f32
+// workspaces (partial outputs B x Hq x 2 x Sq x Dv, partial lse B x Hq x 2 x
+// Sq), launches the partial kernel over (1 query block, Hq x 2 chunks, B)
+// with 64 invocations, then the merge kernel over (ceil(64 / (128 / 16)),
+// Hq, B) with 128, both from one module, and frees the workspaces; nothing
+// else runs on the host. Kernel operands are in first-use order.
+// SPLIT-LABEL: func.func @split_kv
+// SPLIT-DAG: %[[C1:.+]] = arith.constant 1 : index
+// SPLIT-DAG: %[[C2:.+]] = arith.constant 2 : index
+// SPLIT-DAG: %[[C4:.+]] = arith.constant 4 : index
+// SPLIT-DAG: %[[C8:.+]] = arith.constant 8 : index
+// SPLIT-DAG: %[[C64:.+]] = arith.constant 64 : index
+// SPLIT-DAG: %[[C128:.+]] = arith.constant 128 : index
+// SPLIT: %[[PO:.+]] = memref.alloc() : memref<1x2x2x64x16xf32, #spirv.storage_class<StorageBuffer>>
+// SPLIT-NEXT: %[[PL:.+]] = memref.alloc() : memref<1x2x2x64xf32, #spirv.storage_class<StorageBuffer>>
+// SPLIT-NEXT: gpu.launch_func @split_kv_split_kv::@split_kv_split_kv blocks in (%[[C1]], %[[C4]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]]) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : {{.*}}, %[[PO]] : {{.*}}, %[[PL]] : {{.*}})
+// SPLIT-NEXT: gpu.launch_func @split_kv_split_kv::@split_kv_split_kv_merge blocks in (%[[C8]], %[[C2]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args(%[[PL]] : {{.*}}, %[[PO]] : {{.*}}, %arg4 : {{.*}}, %arg5 : {{.*}})
+// SPLIT-NEXT: memref.dealloc %[[PO]]
+// SPLIT-NEXT: memref.dealloc %[[PL]]
+// SPLIT-NEXT: return
+// One spirv.module, each kernel with its own bindings in the order of its
+// operands: the workspaces are storage buffers like the tensors (4096 and
+// 256 f32; the mask is bytes in 4096 i32 words).
+// SPLIT: spirv.module @__spv__split_kv_split_kv
+// SPLIT: spirv.GlobalVariable @split_kv_split_kv_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x i32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_4 bind(0, 4) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_5 bind(0, 5) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.func @split_kv_split_kv()
+// SPLIT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_1 bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_2 bind(0, 2) : !spirv.ptr<!spirv.struct<(!spirv.array<2048 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<128 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.func @split_kv_split_kv_merge()
+// The merge: max over the chunks' lse, exp2 weights, out and lse.
+// SPLIT: spirv.GL.Exp
+// SPLIT: spirv.GL.Log
+// SPLIT: spirv.EntryPoint "GLCompute" @split_kv_split_kv,
+// SPLIT-NEXT: spirv.ExecutionMode @split_kv_split_kv "LocalSize", 64, 1, 1
+// SPLIT-NEXT: spirv.EntryPoint "GLCompute" @split_kv_split_kv_merge,
+// SPLIT-NEXT: spirv.ExecutionMode @split_kv_split_kv_merge "LocalSize", 128, 1, 1
+// The budget is per invocation: unsplit, one row walks all 4 key blocks;
+// with 4 chunks it walks one, under a budget the whole row exceeds.
+// SPLITBUDGET: attn-spirv-loop-budget: one invocation of this kernel can run up to {{[0-9]+}} loop iterations; the target ends loops after 500
+// SPLITVARIANT: kv-splits=2 needs variant=portable: the tiled variant has no split-KV (use kv-splits=1)
 
 // tiled: one workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
 // Kernel operands are ordered by first use (q, out, k, v), which is why the

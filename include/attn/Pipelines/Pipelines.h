@@ -146,11 +146,20 @@ struct AttnToSPIRVPipelineOptions
                      "module requires them only where f16 is used; off: f16 "
                      "buffers are emulated with 32-bit words)"),
       llvm::cl::init(true)};
+  Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("portable: 1 = one kernel; N > 1 = split-KV: a partial "
+                     "kernel over (query block, head x key chunk, batch) "
+                     "writing f32 workspaces the host function allocates, "
+                     "then a merge kernel (both in one spirv.module). Other "
+                     "variants: 1 only"),
+      llvm::cl::init(1)};
 };
 
 /// attn.sdpa on tensors with static shapes -> a host function with one
-/// gpu.launch_func of a spirv.module (see docs/Vulkan.md). Fails with
-/// `error` set for options it cannot build.
+/// gpu.launch_func of a spirv.module, or with kv-splits > 1 two launches of
+/// one spirv.module around two workspace allocations (see docs/Vulkan.md).
+/// Fails with `error` set for options it cannot build.
 LogicalResult buildAttnToSPIRVPipeline(OpPassManager &pm,
                                        const AttnToSPIRVPipelineOptions &options,
                                        std::string &error);
@@ -179,9 +188,38 @@ void registerSPIRVLoopBudgetPass();
 std::unique_ptr<Pass> createSPIRVVulkanMemoryModelPass();
 void registerSPIRVVulkanMemoryModelPass();
 
+/// What feeds one storage-buffer binding of a dispatch: a host function
+/// argument (a tensor of the entry function) or a workspace the host
+/// function allocates (split-KV's partial outputs and lse).
+struct SPIRVBufferRef {
+  bool workspace = false;
+  unsigned index = 0; // host argument number, or index into workspaces
+};
+
+/// A buffer the host function allocates for its kernels (memref.alloc with
+/// a static shape), never read or written by the host itself.
+struct SPIRVWorkspace {
+  std::vector<int64_t> shape;
+  std::string elementType; // "f32", ...
+  uint64_t bytes = 0;
+};
+
+/// One gpu.launch_func of the host function, in program order.
+struct SPIRVDispatch {
+  std::string entry; // OpEntryPoint name in the one spirv.module
+  uint32_t grid[3] = {1, 1, 1};
+  uint32_t block[3] = {1, 1, 1};
+  /// Storage-buffer binding i (set 0) of this entry point: bindings[i].
+  std::vector<SPIRVBufferRef> bindings;
+};
+
 /// A kernel lowered by attn-to-spirv-pipeline, ready for a Vulkan runtime.
 struct SPIRVKernelArtifact {
   std::vector<uint32_t> words; // the serialized spirv.module
+  /// The single-dispatch form (one kernel, no workspace): its entry, grid,
+  /// workgroup size and host argument per binding. Empty (entry "") when
+  /// the host function runs several dispatches; `dispatches` always holds
+  /// every dispatch.
   std::string entry;           // its OpEntryPoint name
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
@@ -191,6 +229,11 @@ struct SPIRVKernelArtifact {
   std::vector<unsigned> bindingArgs;
   bool f16 = false; // needs Float16 / 16-bit storage
   bool coopMat = false; // needs CooperativeMatrixKHR (+ Vulkan memory model)
+  /// Every dispatch in order (split-KV: the partial kernel, then the
+  /// merge); each must see the previous one's writes (a barrier).
+  std::vector<SPIRVDispatch> dispatches;
+  /// The host function's allocations, bound by SPIRVBufferRef::workspace.
+  std::vector<SPIRVWorkspace> workspaces;
 };
 
 /// Reads the artifact off a module after attn-to-spirv-pipeline; fails with

@@ -19,6 +19,11 @@
 // RUN: not attn-translate --attn-to-spirv --variant=wmma %s -o %t/w.spv 2>&1 | FileCheck %s --check-prefix=VARIANT
 // RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --spirv-metadata=%t/meta.json
 // RUN: FileCheck %s --input-file=%t/meta.json
+// Split-KV (attn-translate takes the module attn-opt lowered): no
+// single-dispatch keys, the workspaces and the two dispatches in order.
+// RUN: attn-opt --attn-to-spirv-pipeline=kv-splits=2 %s | attn-translate --attn-to-spirv -o %t/split.spv
+// RUN: FileCheck %s --input-file=%t/split.json --check-prefix=SPLIT
+// RUN: od -A n -t x4 -N 4 %t/split.spv | FileCheck %s --check-prefix=MAGIC
 
 // portable: the grid is ceil(Sq / 64) = 1 query block by Hq = 3 by B = 1,
 // 64 invocations (rows) each; binding i is host argument "arg" (here in
@@ -30,8 +35,32 @@
 // CHECK: "push_constant_bytes": 0
 // CHECK: "host_args": 4
 // CHECK: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 3}]
+// Every dispatch is listed as well (here the one kernel, no workspace).
+// CHECK: "workspaces": []
+// CHECK: "dispatches": [
+// CHECK-NEXT: {"entry": "attn_kernel_kernel", "workgroups": [1, 3, 1], "workgroup_size": [64, 1, 1],
+// CHECK-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 3}]}]
 // CHECK: "needs_float16": true
 // CHECK: "needs_cooperative_matrix": false
+
+// split-KV: 48 keys are one key block, so the second chunk is empty (the
+// pipeline takes the count as given; the JIT clamps it to the key blocks).
+// The workspaces: partial outputs 1 x 3 x 2 x 32 x 16 f32 (12288 bytes) and
+// lse 1 x 3 x 2 x 32 (768); the partial kernel over (1, Hq x 2, 1), the
+// merge over (ceil(32 / 8), Hq, 1) with 128 invocations. A binding is a
+// host argument ("arg") or a workspace.
+// SPLIT: "variant": "portable",
+// SPLIT-NOT: "entry"
+// SPLIT: "host_args": 4,
+// SPLIT-NOT: "entry"
+// SPLIT: "workspaces": [{"shape": [1, 3, 2, 32, 16], "element": "f32", "bytes": 12288}, {"shape": [1, 3, 2, 32], "element": "f32", "bytes": 768}],
+// SPLIT-NEXT: "dispatches": [
+// SPLIT-NEXT: {"entry": "attn_kernel_split_kv", "workgroups": [1, 6, 1], "workgroup_size": [64, 1, 1],
+// SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "workspace": 0}, {"set": 0, "binding": 4, "workspace": 1}]},
+// SPLIT-NEXT: {"entry": "attn_kernel_split_kv_merge", "workgroups": [4, 3, 1], "workgroup_size": [128, 1, 1],
+// SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 0}, {"set": 0, "binding": 2, "arg": 3}]}],
+// SPLIT-NEXT: "needs_float16": true,
+// SPLIT-NEXT: "needs_cooperative_matrix": false
 
 // MAGIC: 07230203
 // tiled: B*Hq = 3 by Sq/16 = 2 tiles (x: heads, y: q-blocks), one

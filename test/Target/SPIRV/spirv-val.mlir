@@ -1,6 +1,6 @@
 // The portable variant validates as Vulkan 1.1 SPIR-V (f32 and f16, causal
-// and not, one workgroup, small blocks), and so do the tiled variant and the
-// coopmat kernel with scalar products.
+// and not, one workgroup, small blocks, split-KV), and so do the tiled
+// variant and the coopmat kernel with scalar products.
 // REQUIRES: spirv-val
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-spirv %S/attn-to-spirv.mlir -o %t/f16.spv
@@ -18,6 +18,19 @@
 // DROPOUT: OpCapability Int64
 // DROPOUT: OpUMulExtended
 // NOINT64-NOT: OpCapability Int64
+// Split-KV (a partial and a merge kernel in one module, workspaces as
+// storage buffers): f16 and f32 (one key block here, so one chunk is
+// empty), and with dropout's seed buffer (3 chunks of 8-key blocks).
+// RUN: attn-opt --attn-to-spirv-pipeline=kv-splits=2 %S/attn-to-spirv.mlir | attn-translate --attn-to-spirv -o %t/split16.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/split16.spv
+// RUN: attn-opt --attn-to-spirv-pipeline=kv-splits=2 %s | attn-translate --attn-to-spirv -o %t/split32.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/split32.spv
+// RUN: attn-opt --attn-to-spirv-pipeline="kv-splits=3 block-kv=8" %S/Inputs/dropout.mlir | attn-translate --attn-to-spirv -o %t/splitdrop.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/splitdrop.spv
+// RUN: spirv-dis %t/splitdrop.spv | FileCheck %s --check-prefix=SPLITDROP
+// SPLITDROP: OpCapability Int64
+// SPLITDROP: OpEntryPoint GLCompute %attn_kernel_split_kv "attn_kernel_split_kv"
+// SPLITDROP: OpEntryPoint GLCompute %attn_kernel_split_kv_merge "attn_kernel_split_kv_merge"
 // The tiled variant (one invocation per tile), f16 and f32.
 // RUN: attn-translate --attn-to-spirv --variant=tiled %S/attn-to-spirv.mlir -o %t/tiled16.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/tiled16.spv
