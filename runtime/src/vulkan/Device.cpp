@@ -492,21 +492,67 @@ void copyStrided(const HostTensor &t, uint8_t *dense, bool toDense) {
       }
 }
 
+/// The OpEntryPoint names of a SPIR-V module (passing a name the module
+/// lacks to vkCreateComputePipelines is undefined behaviour, so it is
+/// checked first).
+std::vector<std::string> entryPointNames(const std::vector<uint32_t> &words) {
+  std::vector<std::string> names;
+  constexpr uint32_t kOpEntryPoint = 15;
+  for (size_t i = 5; i < words.size();) {
+    uint32_t count = words[i] >> 16, opcode = words[i] & 0xffffu;
+    if (count == 0 || i + count > words.size())
+      break;
+    if (opcode == kOpEntryPoint && count > 3) {
+      // execution model, function id, then the name (nul-terminated,
+      // little-endian bytes in words).
+      std::string name;
+      for (size_t w = i + 3; w < i + count; ++w) {
+        bool end = false;
+        for (int byte = 0; byte < 4 && !end; ++byte) {
+          char c = static_cast<char>((words[w] >> (8 * byte)) & 0xffu);
+          if (c == '\0')
+            end = true;
+          else
+            name.push_back(c);
+        }
+        if (end)
+          break;
+      }
+      names.push_back(name);
+    }
+    i += count;
+  }
+  return names;
+}
+
 class VulkanProgram final : public Program {
 public:
-  VulkanProgram(Device &d, const ProgramDesc &desc) : d(d), desc(desc) {}
+  VulkanProgram(Device &d, const ProgramDesc &desc) : d(d), desc(desc) {
+    if (this->desc.entries.empty())
+      this->desc.entries.push_back({desc.entry, desc.numBuffers});
+  }
   ~VulkanProgram() override {
     auto &vk = d.vk;
-    if (pipeline)
-      vk.vkDestroyPipeline(d.device, pipeline, nullptr);
-    if (layout)
-      vk.vkDestroyPipelineLayout(d.device, layout, nullptr);
-    if (setLayout)
-      vk.vkDestroyDescriptorSetLayout(d.device, setLayout, nullptr);
+    for (Entry &e : entries) {
+      if (e.pipeline)
+        vk.vkDestroyPipeline(d.device, e.pipeline, nullptr);
+      if (e.layout)
+        vk.vkDestroyPipelineLayout(d.device, e.layout, nullptr);
+      if (e.setLayout)
+        vk.vkDestroyDescriptorSetLayout(d.device, e.setLayout, nullptr);
+    }
     if (module)
       vk.vkDestroyShaderModule(d.device, module, nullptr);
+    for (Buffer &b : workspaces) {
+      if (b.buffer)
+        vk.vkDestroyBuffer(d.device, b.buffer, nullptr);
+      if (b.memory)
+        vk.vkFreeMemory(d.device, b.memory, nullptr);
+    }
   }
 
+  /// Creates the module, a pipeline per entry point and the workspaces;
+  /// on failure the destructor frees whatever was created.
   attn_status init(std::string &error) {
     auto &vk = d.vk;
     VkShaderModuleCreateInfo smci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -515,51 +561,27 @@ public:
     VkResult r = vk.vkCreateShaderModule(d.device, &smci, nullptr, &module);
     if (r != VK_SUCCESS)
       return backend(error, "vkCreateShaderModule", r);
-    std::vector<VkDescriptorSetLayoutBinding> bindings(desc.numBuffers);
-    for (uint32_t i = 0; i < desc.numBuffers; ++i) {
-      bindings[i] = {};
-      bindings[i].binding = i;
-      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      bindings[i].descriptorCount = 1;
-      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    entries.resize(desc.entries.size());
+    for (size_t e = 0; e < desc.entries.size(); ++e)
+      if (attn_status s = initEntry(desc.entries[e], entries[e], error))
+        return s;
+    workspaces.resize(desc.workspaceBytes.size());
+    for (size_t i = 0; i < desc.workspaceBytes.size(); ++i) {
+      // Addressed in 4-byte words, like every storage buffer here.
+      uint64_t bytes =
+          (std::max<uint64_t>(desc.workspaceBytes[i], 4) + 3) & ~uint64_t(3);
+      if (bytes > d.info.maxStorageBufferRange) {
+        error = "vulkan: workspace " + std::to_string(i) + " needs " +
+                std::to_string(bytes) +
+                " bytes, more than the device's maxStorageBufferRange (" +
+                std::to_string(d.info.maxStorageBufferRange) + ")";
+        return ATTN_ERROR_UNSUPPORTED;
+      }
+      if (attn_status s =
+              makeBuffer(d, bytes, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                         /*hostVisible=*/false, workspaces[i], error))
+        return s;
     }
-    VkDescriptorSetLayoutCreateInfo dslci{
-        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-    dslci.bindingCount = desc.numBuffers;
-    dslci.pBindings = bindings.data();
-    r = vk.vkCreateDescriptorSetLayout(d.device, &dslci, nullptr, &setLayout);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkCreateDescriptorSetLayout", r);
-    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                              desc.pushConstantBytes};
-    VkPipelineLayoutCreateInfo plci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    plci.setLayoutCount = 1;
-    plci.pSetLayouts = &setLayout;
-    plci.pushConstantRangeCount = desc.pushConstantBytes ? 1 : 0;
-    plci.pPushConstantRanges = &range;
-    r = vk.vkCreatePipelineLayout(d.device, &plci, nullptr, &layout);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkCreatePipelineLayout", r);
-    VkComputePipelineCreateInfo cpci{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    cpci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    cpci.stage.module = module;
-    cpci.stage.pName = desc.entry.c_str();
-    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroupSize{
-        VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
-    if (desc.requiredSubgroupSize &&
-        desc.requiredSubgroupSize != d.info.subgroupSize) {
-      // createProgram checked that subgroup size control allows it.
-      subgroupSize.requiredSubgroupSize = desc.requiredSubgroupSize;
-      cpci.stage.pNext = &subgroupSize;
-    }
-    cpci.layout = layout;
-    r = vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cpci, nullptr,
-                                    &pipeline);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkCreateComputePipelines (entry '" + desc.entry +
-                                "')",
-                     r);
     return ATTN_OK;
   }
 
@@ -567,12 +589,25 @@ public:
                   const std::vector<uint8_t> &pushConstants,
                   const uint32_t groups[3], double *gpuMs,
                   std::string &error) override {
-    auto &vk = d.vk;
-    if (tensors.size() != desc.numBuffers) {
-      error = "vulkan: the program takes " + std::to_string(desc.numBuffers) +
-              " buffers, got " + std::to_string(tensors.size());
+    if (tensors.size() != desc.entries[0].numBuffers) {
+      error = "vulkan: the program takes " +
+              std::to_string(desc.entries[0].numBuffers) + " buffers, got " +
+              std::to_string(tensors.size());
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
+    Dispatch one;
+    for (int i = 0; i < 3; ++i)
+      one.groups[i] = groups[i];
+    for (uint32_t i = 0; i < tensors.size(); ++i)
+      one.bindings.push_back({false, i});
+    return runDispatches(tensors, pushConstants, {one}, gpuMs, error);
+  }
+
+  attn_status runDispatches(const std::vector<HostTensor> &tensors,
+                            const std::vector<uint8_t> &pushConstants,
+                            const std::vector<Dispatch> &dispatches,
+                            double *gpuMs, std::string &error) override {
+    auto &vk = d.vk;
     if (pushConstants.size() != desc.pushConstantBytes) {
       error = "vulkan: the program takes " +
               std::to_string(desc.pushConstantBytes) +
@@ -580,18 +615,59 @@ public:
               std::to_string(pushConstants.size());
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
-    for (int i = 0; i < 3; ++i)
-      if (groups[i] == 0 || groups[i] > d.info.maxComputeWorkGroupCount[i]) {
-        error = "vulkan: workgroup count " + std::to_string(groups[i]) +
-                " in dimension " + std::to_string(i) +
-                " is outside the device's range [1, " +
-                std::to_string(d.info.maxComputeWorkGroupCount[i]) + "]";
-        return ATTN_ERROR_UNSUPPORTED;
+    if (dispatches.empty()) {
+      error = "vulkan: nothing to dispatch";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    size_t totalBindings = 0;
+    for (size_t k = 0; k < dispatches.size(); ++k) {
+      const Dispatch &dp = dispatches[k];
+      std::string which = "vulkan: dispatch " + std::to_string(k);
+      if (dp.entry >= entries.size()) {
+        error = which + " names entry point " + std::to_string(dp.entry) +
+                "; the program has " + std::to_string(entries.size());
+        return ATTN_ERROR_INVALID_ARGUMENT;
       }
+      const EntryPointDesc &ep = desc.entries[dp.entry];
+      if (dp.bindings.size() != ep.numBuffers) {
+        error = which + " ('" + ep.name + "') binds " +
+                std::to_string(dp.bindings.size()) +
+                " buffers; the entry point takes " +
+                std::to_string(ep.numBuffers);
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      for (const BufferRef &ref : dp.bindings)
+        if (ref.index >= (ref.workspace ? workspaces.size() : tensors.size())) {
+          error = which + " ('" + ep.name + "') binds " +
+                  (ref.workspace ? "workspace " : "tensor ") +
+                  std::to_string(ref.index) + " of " +
+                  std::to_string(ref.workspace ? workspaces.size()
+                                               : tensors.size());
+          return ATTN_ERROR_INVALID_ARGUMENT;
+        }
+      for (int i = 0; i < 3; ++i)
+        if (dp.groups[i] == 0 ||
+            dp.groups[i] > d.info.maxComputeWorkGroupCount[i]) {
+          error = "vulkan: workgroup count " + std::to_string(dp.groups[i]) +
+                  " in dimension " + std::to_string(i) +
+                  (dispatches.size() > 1 ? " of dispatch " + std::to_string(k) +
+                                               " ('" + ep.name + "')"
+                                         : std::string()) +
+                  " is outside the device's range [1, " +
+                  std::to_string(d.info.maxComputeWorkGroupCount[i]) + "]";
+          return ATTN_ERROR_UNSUPPORTED;
+        }
+      totalBindings += dp.bindings.size();
+    }
+    // Runs share the workspaces: one at a time per program (the fence wait
+    // below ends each before the next starts).
+    std::unique_lock<std::mutex> workspaceLock(runMutex, std::defer_lock);
+    if (!workspaces.empty())
+      workspaceLock.lock();
 
     RunResources res(d);
     const size_t n = tensors.size();
-    // Per binding: staging (host-visible) at 2i, device-local at 2i+1.
+    // Per tensor: staging (host-visible) at 2i, device-local at 2i+1.
     res.buffers.resize(2 * n);
     std::vector<VkDeviceSize> sizes(n);
     for (size_t i = 0; i < n; ++i) {
@@ -631,37 +707,48 @@ public:
       vk.vkUnmapMemory(d.device, res.buffers[2 * i].memory);
     }
 
-    VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                  static_cast<uint32_t>(std::max<size_t>(n, 1))};
+    // A descriptor set per dispatch, in its entry point's layout.
+    VkDescriptorPoolSize poolSize{
+        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        static_cast<uint32_t>(std::max<size_t>(totalBindings, 1))};
     VkDescriptorPoolCreateInfo dpci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    dpci.maxSets = 1;
+    dpci.maxSets = static_cast<uint32_t>(dispatches.size());
     dpci.poolSizeCount = 1;
     dpci.pPoolSizes = &poolSize;
     VkResult r =
         vk.vkCreateDescriptorPool(d.device, &dpci, nullptr, &res.descriptorPool);
     if (r != VK_SUCCESS)
       return backend(error, "vkCreateDescriptorPool", r);
-    VkDescriptorSetAllocateInfo dsai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    dsai.descriptorPool = res.descriptorPool;
-    dsai.descriptorSetCount = 1;
-    dsai.pSetLayouts = &setLayout;
-    VkDescriptorSet set;
-    r = vk.vkAllocateDescriptorSets(d.device, &dsai, &set);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkAllocateDescriptorSets", r);
-    std::vector<VkDescriptorBufferInfo> infos(n);
-    std::vector<VkWriteDescriptorSet> writes(n);
-    for (size_t i = 0; i < n; ++i) {
-      infos[i] = {res.buffers[2 * i + 1].buffer, 0, VK_WHOLE_SIZE};
-      writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-      writes[i].dstSet = set;
-      writes[i].dstBinding = static_cast<uint32_t>(i);
-      writes[i].descriptorCount = 1;
-      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-      writes[i].pBufferInfo = &infos[i];
+    std::vector<VkDescriptorSet> sets(dispatches.size());
+    for (size_t k = 0; k < dispatches.size(); ++k) {
+      const Dispatch &dp = dispatches[k];
+      VkDescriptorSetAllocateInfo dsai{
+          VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+      dsai.descriptorPool = res.descriptorPool;
+      dsai.descriptorSetCount = 1;
+      dsai.pSetLayouts = &entries[dp.entry].setLayout;
+      r = vk.vkAllocateDescriptorSets(d.device, &dsai, &sets[k]);
+      if (r != VK_SUCCESS)
+        return backend(error, "vkAllocateDescriptorSets", r);
+      const size_t nb = dp.bindings.size();
+      std::vector<VkDescriptorBufferInfo> infos(nb);
+      std::vector<VkWriteDescriptorSet> writes(nb);
+      for (size_t i = 0; i < nb; ++i) {
+        const BufferRef &ref = dp.bindings[i];
+        VkBuffer buffer = ref.workspace ? workspaces[ref.index].buffer
+                                        : res.buffers[2 * ref.index + 1].buffer;
+        infos[i] = {buffer, 0, VK_WHOLE_SIZE};
+        writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        writes[i].dstSet = sets[k];
+        writes[i].dstBinding = static_cast<uint32_t>(i);
+        writes[i].descriptorCount = 1;
+        writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        writes[i].pBufferInfo = &infos[i];
+      }
+      if (nb)
+        vk.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(nb),
+                                  writes.data(), 0, nullptr);
     }
-    vk.vkUpdateDescriptorSets(d.device, static_cast<uint32_t>(n), writes.data(),
-                              0, nullptr);
 
     VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
     cpci.queueFamilyIndex = d.queueFamily;
@@ -688,7 +775,9 @@ public:
 
     VkCommandBufferBeginInfo cbbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     cbbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    vk.vkBeginCommandBuffer(cb, &cbbi);
+    r = vk.vkBeginCommandBuffer(cb, &cbbi);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkBeginCommandBuffer", r);
     for (size_t i = 0; i < n; ++i) {
       VkBufferCopy region{0, 0, sizes[i]};
       vk.vkCmdCopyBuffer(cb, res.buffers[2 * i].buffer,
@@ -704,14 +793,30 @@ public:
       vk.vkCmdResetQueryPool(cb, res.queries, 0, 2);
       vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, res.queries, 0);
     }
-    vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1,
-                               &set, 0, nullptr);
-    if (!pushConstants.empty())
-      vk.vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                            static_cast<uint32_t>(pushConstants.size()),
-                            pushConstants.data());
-    vk.vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+    for (size_t k = 0; k < dispatches.size(); ++k) {
+      const Dispatch &dp = dispatches[k];
+      const Entry &e = entries[dp.entry];
+      if (k) {
+        // The previous dispatch's writes (split-KV: the partials) become
+        // visible to this one's reads, and its reads finish before this
+        // one's writes.
+        VkMemoryBarrier between{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        between.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        between.dstAccessMask =
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+        vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                                &between, 0, nullptr, 0, nullptr);
+      }
+      vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, e.pipeline);
+      vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, e.layout,
+                                 0, 1, &sets[k], 0, nullptr);
+      if (!pushConstants.empty())
+        vk.vkCmdPushConstants(cb, e.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                              static_cast<uint32_t>(pushConstants.size()),
+                              pushConstants.data());
+      vk.vkCmdDispatch(cb, dp.groups[0], dp.groups[1], dp.groups[2]);
+    }
     if (timed)
       vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                              res.queries, 1);
@@ -783,12 +888,74 @@ public:
   }
 
 private:
+  /// The Vulkan objects of one entry point.
+  struct Entry {
+    VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+  };
+
+  attn_status initEntry(const EntryPointDesc &ep, Entry &e,
+                        std::string &error) {
+    auto &vk = d.vk;
+    std::vector<VkDescriptorSetLayoutBinding> bindings(ep.numBuffers);
+    for (uint32_t i = 0; i < ep.numBuffers; ++i) {
+      bindings[i] = {};
+      bindings[i].binding = i;
+      bindings[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      bindings[i].descriptorCount = 1;
+      bindings[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+    }
+    VkDescriptorSetLayoutCreateInfo dslci{
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    dslci.bindingCount = ep.numBuffers;
+    dslci.pBindings = bindings.data();
+    VkResult r =
+        vk.vkCreateDescriptorSetLayout(d.device, &dslci, nullptr, &e.setLayout);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateDescriptorSetLayout", r);
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                              desc.pushConstantBytes};
+    VkPipelineLayoutCreateInfo plci{
+        VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    plci.setLayoutCount = 1;
+    plci.pSetLayouts = &e.setLayout;
+    plci.pushConstantRangeCount = desc.pushConstantBytes ? 1 : 0;
+    plci.pPushConstantRanges = &range;
+    r = vk.vkCreatePipelineLayout(d.device, &plci, nullptr, &e.layout);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreatePipelineLayout", r);
+    VkComputePipelineCreateInfo cpci{
+        VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    cpci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    cpci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    cpci.stage.module = module;
+    cpci.stage.pName = ep.name.c_str();
+    VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroupSize{
+        VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+    if (desc.requiredSubgroupSize &&
+        desc.requiredSubgroupSize != d.info.subgroupSize) {
+      // createProgram checked that subgroup size control allows it.
+      subgroupSize.requiredSubgroupSize = desc.requiredSubgroupSize;
+      cpci.stage.pNext = &subgroupSize;
+    }
+    cpci.layout = e.layout;
+    r = vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cpci, nullptr,
+                                    &e.pipeline);
+    if (r != VK_SUCCESS) {
+      e.pipeline = VK_NULL_HANDLE;
+      return backend(error,
+                     "vkCreateComputePipelines (entry '" + ep.name + "')", r);
+    }
+    return ATTN_OK;
+  }
+
   Device &d;
   ProgramDesc desc;
   VkShaderModule module = VK_NULL_HANDLE;
-  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
-  VkPipelineLayout layout = VK_NULL_HANDLE;
-  VkPipeline pipeline = VK_NULL_HANDLE;
+  std::vector<Entry> entries;
+  std::vector<Buffer> workspaces;
+  std::mutex runMutex; // runs of a program with workspaces, one at a time
 };
 
 } // namespace
@@ -846,6 +1013,19 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
             std::to_string(d->info.maxPushConstantsSize);
     return ATTN_ERROR_UNSUPPORTED;
   }
+  std::vector<EntryPointDesc> entries = desc.entries;
+  if (entries.empty())
+    entries.push_back({desc.entry, desc.numBuffers});
+  std::vector<std::string> names = entryPointNames(desc.spirv);
+  for (const EntryPointDesc &e : entries)
+    if (std::find(names.begin(), names.end(), e.name) == names.end()) {
+      std::string known;
+      for (const std::string &n : names)
+        known += (known.empty() ? "'" : ", '") + n + "'";
+      error = "vulkan: the SPIR-V module has no entry point '" + e.name +
+              "' (it has " + (known.empty() ? "none" : known) + ")";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
   auto p = std::make_unique<VulkanProgram>(*d, desc);
   if (attn_status s = p->init(error))
     return s;

@@ -2,13 +2,16 @@
 //
 // Needs a Vulkan device (lavapipe is enough) and the axpy kernel from
 // test/Runtime/Inputs/vulkan-axpy.mlir serialized to SPIR-V, passed in
-// ATTN_TEST_SPV: out[8*y + x] = 2 * a[8*y + x] + b[8*y + x], 8x8 workgroups.
+// ATTN_TEST_SPV: out[8*y + x] = 2 * a[8*y + x] + b[8*y + x], 8x8 workgroups
+// (run once, and twice in a row through a workspace as split-KV's two
+// dispatches are).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/runtime/Vulkan.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -120,6 +123,96 @@ TEST(VulkanRuntime, RunsStridedBuffers) {
     x = 1.0f;
   ASSERT_EQ(program->run(buffers, {}, groups, nullptr, error), ATTN_OK) << error;
   EXPECT_EQ(out[0], 2.0f + 100.0f);
+}
+
+// Several dispatches in one command buffer (what split-KV records): two
+// pipelines of the module, a device-local workspace that the first writes
+// and the second reads across the barrier, tensors staged once though bound
+// twice. out = 2 * (2a + b) + b.
+TEST(VulkanRuntime, RunsDispatchSequenceWithWorkspace) {
+  ProgramDesc desc = axpyDesc();
+  ASSERT_FALSE(desc.spirv.empty()) << "set ATTN_TEST_SPV";
+  desc.entries = {{"axpy", 3}, {"axpy", 3}};
+  desc.workspaceBytes = {64 * sizeof(float)};
+  std::unique_ptr<Program> program;
+  std::string error;
+  ASSERT_EQ(createProgram(desc, program, error), ATTN_OK) << error;
+  std::vector<float> a(64), b(64), out(64, -1.0f);
+  for (int i = 0; i < 64; ++i) {
+    a[i] = 0.25f * i;
+    b[i] = 10.0f - i;
+  }
+  std::vector<HostTensor> tensors = {
+      tensor2d(a.data(), 8, 8, 8, 1, true, false),
+      tensor2d(b.data(), 8, 8, 8, 1, true, false),
+      tensor2d(out.data(), 8, 8, 8, 1, false, true)};
+  Dispatch first, second;
+  first.entry = 0;
+  first.groups[0] = first.groups[1] = 8;
+  first.bindings = {{false, 0}, {false, 1}, {true, 0}};
+  second.entry = 1;
+  second.groups[0] = second.groups[1] = 8;
+  second.bindings = {{true, 0}, {false, 1}, {false, 2}};
+  double ms = 0;
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    ASSERT_EQ(program->runDispatches(tensors, {}, {first, second}, &ms, error),
+              ATTN_OK)
+        << error;
+    for (int i = 0; i < 64; ++i)
+      EXPECT_EQ(out[i], 2.0f * (2.0f * a[i] + b[i]) + b[i]) << i;
+    for (float &x : a)
+      x += 1.0f;
+  }
+  DeviceInfo info;
+  ASSERT_EQ(deviceInfo(info, error), ATTN_OK);
+  if (info.timestamps) {
+    EXPECT_GE(ms, 0.0);
+  }
+
+  // Bad sequences are refused before anything runs.
+  std::fill(out.begin(), out.end(), -1.0f);
+  Dispatch bad = second;
+  bad.entry = 2;
+  EXPECT_EQ(program->runDispatches(tensors, {}, {first, bad}, nullptr, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("names entry point 2"), std::string::npos) << error;
+  bad = second;
+  bad.bindings.pop_back();
+  EXPECT_EQ(program->runDispatches(tensors, {}, {first, bad}, nullptr, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("binds 2 buffers; the entry point takes 3"),
+            std::string::npos)
+      << error;
+  bad = second;
+  bad.bindings[0] = {true, 1};
+  EXPECT_EQ(program->runDispatches(tensors, {}, {first, bad}, nullptr, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("binds workspace 1 of 1"), std::string::npos) << error;
+  bad = second;
+  bad.groups[2] = 0;
+  EXPECT_EQ(program->runDispatches(tensors, {}, {first, bad}, nullptr, error),
+            ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(error.find("of dispatch 1 ('axpy')"), std::string::npos) << error;
+  EXPECT_EQ(program->runDispatches(tensors, {}, {}, nullptr, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  for (float x : out)
+    EXPECT_EQ(x, -1.0f);
+
+  // A workspace beyond the device's storage-buffer range, and an entry
+  // point the module does not have: refused, nothing kept.
+  ProgramDesc big = desc;
+  big.workspaceBytes = {uint64_t(info.maxStorageBufferRange) + 4};
+  std::unique_ptr<Program> none;
+  EXPECT_EQ(createProgram(big, none, error), ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(error.find("workspace 0 needs"), std::string::npos) << error;
+  EXPECT_FALSE(none);
+  ProgramDesc missing = desc;
+  missing.entries[1].name = "no_such_entry";
+  EXPECT_EQ(createProgram(missing, none, error), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("no entry point 'no_such_entry' (it has 'axpy')"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(none);
 }
 
 TEST(VulkanRuntime, RejectsBadPrograms) {

@@ -86,11 +86,26 @@ struct HostTensor {
   bool output = false; // copied device -> host after it
 };
 
+/// One entry point of a program's SPIR-V module.
+struct EntryPointDesc {
+  std::string name;        // OpEntryPoint name
+  uint32_t numBuffers = 0; // storage buffers at set 0, bindings 0..n-1
+};
+
 /// What a SPIR-V module needs to be launched.
 struct ProgramDesc {
   std::vector<uint32_t> spirv;
   std::string entry;           // OpEntryPoint name
   uint32_t numBuffers = 0;     // storage buffers at set 0, bindings 0..n-1
+  /// Several entry points of the module (split-KV: the partial and the
+  /// merge kernel), each its own compute pipeline with its own descriptor
+  /// set layout; when not empty it replaces `entry` and `numBuffers`, and
+  /// Program::runDispatches names them by index.
+  std::vector<EntryPointDesc> entries;
+  /// Device-local buffers the dispatches share (split-KV's partial outputs
+  /// and lse), in bytes: created once with the program and kept for its
+  /// lifetime, never staged (the host neither fills nor reads them).
+  std::vector<uint64_t> workspaceBytes;
   uint32_t pushConstantBytes = 0;
   bool needsFloat16 = false;   // shaderFloat16 + 16-bit storage
   /// CooperativeMatrixKHR + the Vulkan memory model (SPIR-V 1.6: Vulkan 1.3).
@@ -100,23 +115,50 @@ struct ProgramDesc {
   uint32_t requiredSubgroupSize = 0;
 };
 
-/// A compute pipeline on the device. Runs serialize on the device's queue.
+/// What one storage-buffer binding of a dispatch is: one of the run's host
+/// tensors, or one of the program's workspaces.
+struct BufferRef {
+  bool workspace = false;
+  uint32_t index = 0; // into the run's tensors or ProgramDesc::workspaceBytes
+};
+
+/// One vkCmdDispatch of a program's entry point.
+struct Dispatch {
+  uint32_t entry = 0; // index into ProgramDesc::entries (0: the single entry)
+  uint32_t groups[3] = {1, 1, 1};
+  std::vector<BufferRef> bindings; // binding i of the entry point
+};
+
+/// A compute pipeline (one per entry point) on the device. Runs serialize
+/// on the device's queue; runs of a program with workspaces serialize on the
+/// program (they share its workspaces).
 class Program {
 public:
   virtual ~Program() = default;
   /// Stages `buffers` (one per binding, in order), dispatches
-  /// `groups[0..2]` workgroups, copies outputs back. `gpuMs`, when not
-  /// null, receives the dispatch's time from timestamp queries (negative
-  /// when the queue has none).
+  /// `groups[0..2]` workgroups of the (first) entry point, copies outputs
+  /// back. `gpuMs`, when not null, receives the dispatch's time from
+  /// timestamp queries (negative when the queue has none).
   virtual attn_status run(const std::vector<HostTensor> &buffers,
                           const std::vector<uint8_t> &pushConstants,
                           const uint32_t groups[3], double *gpuMs,
                           std::string &error) = 0;
+  /// Stages each of `tensors` once (inputs in), records `dispatches` in
+  /// order in one command buffer with a compute-to-compute memory barrier
+  /// (shader writes -> shader reads and writes) between consecutive ones,
+  /// submits, waits, and copies the outputs back. `gpuMs` covers the whole
+  /// sequence. Push constants (if the program has them) go to every
+  /// dispatch.
+  virtual attn_status runDispatches(const std::vector<HostTensor> &tensors,
+                                    const std::vector<uint8_t> &pushConstants,
+                                    const std::vector<Dispatch> &dispatches,
+                                    double *gpuMs, std::string &error) = 0;
 };
 
-/// Creates a pipeline from SPIR-V. Fails with ATTN_ERROR_UNSUPPORTED when
-/// the device lacks a feature the program needs, ATTN_ERROR_BACKEND when
-/// the driver rejects the module.
+/// Creates a pipeline per entry point from SPIR-V, and the workspaces. Fails
+/// with ATTN_ERROR_UNSUPPORTED when the device lacks a feature the program
+/// needs or a workspace exceeds maxStorageBufferRange, ATTN_ERROR_BACKEND
+/// when the driver rejects the module (nothing created is kept then).
 attn_status createProgram(const ProgramDesc &desc,
                           std::unique_ptr<Program> &program,
                           std::string &error);
