@@ -3,12 +3,15 @@
 // spec -> kernel source (static shapes, dense layouts) -> attn-to-spirv-
 // pipeline (coopmat variant where the device has f16 16x16x16 cooperative
 // matrices and the spec fits, else portable; ATTN_VULKAN_VARIANT forces
-// one) -> SPIR-V words + launch metadata -> a
-// Vulkan compute program (runtime/src/vulkan). Launch pointers are host
-// memory: the runtime stages them into device buffers (see Vulkan.h).
+// one; portable with split-KV where asked for, where few workgroups face a
+// long key sequence, or where the device's loop budget needs it) -> SPIR-V
+// words + launch metadata (one or two dispatches, workspaces) -> a Vulkan
+// compute program (runtime/src/vulkan). Launch pointers are host memory:
+// the runtime stages them into device buffers (see Vulkan.h).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -67,9 +70,9 @@ class VulkanExecutable final : public ::attn::Executable {
 public:
   VulkanExecutable(std::unique_ptr<vk::Program> program,
                    mlir::attn::SPIRVKernelArtifact artifact,
-                   const attn_spec &spec)
+                   std::vector<vk::Dispatch> dispatches, const attn_spec &spec)
       : program(std::move(program)), artifact(std::move(artifact)),
-        spec(spec) {}
+        dispatches(std::move(dispatches)), spec(spec) {}
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
     // Host function arguments in order: q, k, v, [mask], out, [lse], [seed].
@@ -101,15 +104,15 @@ public:
               " tensors but the spec implies " + std::to_string(args.size());
       return ATTN_ERROR_BACKEND;
     }
-    std::vector<vk::HostTensor> bindings;
-    for (unsigned arg : artifact.bindingArgs)
-      bindings.push_back(args[arg]);
-    return program->run(bindings, {}, artifact.grid, nullptr, error);
+    // Each tensor is staged once, whichever dispatches bind it; split-KV's
+    // workspaces live in the program.
+    return program->runDispatches(args, {}, dispatches, nullptr, error);
   }
 
 private:
   std::unique_ptr<vk::Program> program;
   mlir::attn::SPIRVKernelArtifact artifact;
+  std::vector<vk::Dispatch> dispatches;
   attn_spec spec;
 };
 
@@ -163,6 +166,9 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
     return "the coopmat kernel is f16 only (f16 x f16 + f32)";
   if (spec.dropout_p > 0.0)
     return "the coopmat kernel has no dropout (the portable one has)";
+  if (spec.kv_splits > 1)
+    return "the coopmat kernel has no split-KV (kv_splits " +
+           std::to_string(spec.kv_splits) + "; the portable one has)";
   if (spec.head_dim % 16 || dv % 16)
     return "the coopmat kernel needs head_dim and value_dim multiples of 16";
   blockQ = spec.block_q > 0 ? spec.block_q : 16;
@@ -185,6 +191,30 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
            " bytes of shared memory, more than the device's " +
            std::to_string(info.maxComputeSharedMemorySize);
   return "";
+}
+
+/// Auto split-KV (kv_splits 0): fewer workgroups than this leave a device
+/// idle, so long key sequences are split (chooseKvSplits with
+/// kAutoSplitParallelism workers in mind).
+constexpr int64_t kFewWorkgroups = 16;
+constexpr int64_t kAutoSplitParallelism = 32;
+/// The most chunks auto split-KV tries against the loop budget.
+constexpr int64_t kMaxAutoSplits = 64;
+
+/// The largest "can run up to N loop iterations" in attn-spirv-loop-budget's
+/// diagnostics (0 when there is none).
+uint64_t largestIterationCount(const std::string &diagnostics) {
+  static const std::string key = "can run up to ";
+  uint64_t best = 0;
+  for (size_t pos = diagnostics.find(key); pos != std::string::npos;
+       pos = diagnostics.find(key, pos + 1)) {
+    const char *p = diagnostics.c_str() + pos + key.size();
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(p, &end, 10);
+    if (end != p)
+      best = std::max<uint64_t>(best, v);
+  }
+  return best;
 }
 
 class VulkanCompiler final : public ::attn::Compiler {
@@ -218,11 +248,6 @@ public:
       return unsupported("dropout needs 64-bit integers (the seed and the "
                          "Philox decision), and device '" + info.name +
                          "' lacks shaderInt64");
-    if (spec.kv_splits > 1)
-      return unsupported("split-KV (kv_splits " +
-                         std::to_string(spec.kv_splits) +
-                         ") is not implemented in the SPIR-V kernels; use 0 "
-                         "or 1");
     // Masks need no conversion: an i1 buffer becomes one byte per element
     // (0 or 1, as the cpu path reads them) in 32-bit words, which is how
     // the runtime stages a bool mask; lse is one more storage buffer.
@@ -272,11 +297,7 @@ public:
     static std::once_flag registerOnce;
     std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
 
-    result.source =
-        "// vulkan variant: " + variantName +
-        (forced != "auto" ? " (ATTN_VULKAN_VARIANT)"
-                          : coopmat ? " (auto)" : " (auto: " + coopGap + ")") +
-        "\n" + denseKernelSource(spec);
+    const std::string kernelSource = denseKernelSource(spec);
     DialectRegistry registry;
     mlir::attn::registerAllDialects(registry);
     MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -287,16 +308,21 @@ public:
       diagOS << diag.getLocation() << ": " << diag << "\n";
       return success();
     });
-    OwningOpRef<ModuleOp> module =
-        parseSourceString<ModuleOp>(result.source, &context);
-    if (!module) {
-      error = "vulkan: the kernel source does not parse: " + diagnostics;
-      return ATTN_ERROR_COMPILE;
+    auto parse = [&]() {
+      return parseSourceString<ModuleOp>(kernelSource, &context);
+    };
+    {
+      OwningOpRef<ModuleOp> module = parse();
+      if (!module) {
+        error = "vulkan: the kernel source does not parse: " + diagnostics;
+        return ATTN_ERROR_COMPILE;
+      }
+      if (failed(verify(*module))) {
+        error = "vulkan: the kernel does not verify: " + diagnostics;
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
     }
-    if (failed(verify(*module))) {
-      error = "vulkan: the kernel does not verify: " + diagnostics;
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
+    int64_t bc = 0; // portable: the key block the kernel walks
     mlir::attn::AttnToSPIRVPipelineOptions options;
     options.variant = variantName;
     options.maxLoopIterations = info.maxLoopIterations;
@@ -322,8 +348,8 @@ public:
       mlir::attn::ConvertAttnToGPUOptions gpu;
       gpu.blockKv = options.blockKv;
       gpu.sharedMemoryBytes = options.sharedMemoryBytes;
-      int64_t bc = mlir::attn::resolveBlockKv(gpu, spec.head_dim,
-                                              spec.value_dim, eltBytes);
+      bc = mlir::attn::resolveBlockKv(gpu, spec.head_dim, spec.value_dim,
+                                      eltBytes);
       if (bc * (spec.head_dim + spec.value_dim) * eltBytes >
           int64_t(info.maxComputeSharedMemorySize))
         return unsupported(
@@ -336,6 +362,11 @@ public:
       if (spec.dropout_p > 0.0)
         return unsupported("ATTN_VULKAN_VARIANT=tiled has no dropout (the "
                            "portable variant has)");
+      if (spec.kv_splits > 1)
+        return unsupported("ATTN_VULKAN_VARIANT=tiled has no split-KV "
+                           "(kv_splits " +
+                           std::to_string(spec.kv_splits) +
+                           "; the portable variant has)");
       // tiled: tail tiles would have dynamic shapes, and a kernel has no
       // dynamic private memory, so blocks must divide the sequence
       // lengths. By default the largest divisor up to 16 is taken (1 for a
@@ -361,23 +392,137 @@ public:
     }
     // f32 kernels do not require 16-bit features even with this on.
     options.f16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
-    PassManager pm(&context);
-    std::string buildError;
-    if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {
-      error = "vulkan: " + buildError;
-      return ATTN_ERROR_COMPILE;
+
+    // Split-KV (portable only): each workgroup walks one chunk of the key
+    // blocks, a merge kernel combines the chunks. kv_splits N >= 1 is taken
+    // as given (at most one chunk per key block); 0 (auto) splits when few
+    // workgroups face a long key sequence, and when one invocation would
+    // run past the device's loop budget (lavapipe), as little as fits.
+    const bool portable = variantName == "portable";
+    int64_t keyBlocks =
+        portable ? std::max<int64_t>(1, (spec.seq_kv + bc - 1) / bc) : 1;
+    int64_t splits = 1;
+    std::string splitWhy;
+    int64_t workgroups =
+        portable ? spec.batch * spec.heads_q *
+                       ((spec.seq_q + options.blockQ - 1) / options.blockQ)
+                 : 0;
+    if (!portable) {
+      splitWhy = "the " + variantName + " variant has no split-KV";
+    } else if (spec.kv_splits >= 1) {
+      splits = std::min<int64_t>(spec.kv_splits, keyBlocks);
+      splitWhy = "kv_splits " + std::to_string(spec.kv_splits);
+      if (splits != spec.kv_splits)
+        splitWhy += ", clamped to the " + std::to_string(keyBlocks) +
+                    " key blocks of " + std::to_string(bc);
+    } else if (workgroups < kFewWorkgroups) {
+      splits = std::min(mlir::attn::chooseKvSplits(
+                            spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv,
+                            options.blockQ, bc, kAutoSplitParallelism),
+                        keyBlocks);
+      splitWhy = "auto: " + std::to_string(workgroups) + " workgroups (< " +
+                 std::to_string(kFewWorkgroups) + ") over " +
+                 std::to_string(spec.seq_kv) + " keys";
+      if (splits <= 1)
+        splitWhy += ": too few key blocks of " + std::to_string(bc) +
+                    " for two chunks of 4";
+    } else {
+      splitWhy = "auto: " + std::to_string(workgroups) + " workgroups";
     }
-    if (failed(pm.run(*module))) {
+
+    // Runs the pipeline on a fresh parse with `n` splits. On failure,
+    // `overBudget` says whether the loop budget was what failed.
+    OwningOpRef<ModuleOp> module;
+    bool overBudget = false;
+    auto lower = [&](int64_t n) -> LogicalResult {
+      diagnostics.clear();
+      overBudget = false;
+      module = parse();
+      if (!module)
+        return failure();
+      options.kvSplits = n;
+      PassManager pm(&context);
+      std::string buildError;
+      if (failed(
+              mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {
+        diagOS << buildError << "\n";
+        return failure();
+      }
+      if (succeeded(pm.run(*module)))
+        return success();
+      overBudget =
+          diagnostics.find("attn-spirv-loop-budget") != std::string::npos;
+      return failure();
+    };
+    LogicalResult lowered = lower(splits);
+    if (failed(lowered) && overBudget && portable && spec.kv_splits == 0) {
+      // Splitting the keys divides the per-invocation key loop: the
+      // smallest power of two (up to 64, at most the key blocks) whose
+      // kernels pass. Unsplit, one invocation needs `count`; with n chunks
+      // it needs at least count / n, so smaller n cannot pass.
+      const std::string unsplit = diagnostics;
+      uint64_t count = largestIterationCount(unsplit);
+      uint64_t budget = info.maxLoopIterations;
+      std::vector<int64_t> candidates;
+      for (int64_t p = 2; p <= kMaxAutoSplits; p *= 2) {
+        int64_t n = std::min(p, keyBlocks);
+        if (n <= splits || (!candidates.empty() && n == candidates.back()))
+          continue;
+        if (budget && count && count / uint64_t(n) > budget)
+          continue;
+        candidates.push_back(n);
+      }
+      const std::string first =
+          splits == 1 ? std::string("unsplit")
+                      : "with " + std::to_string(splits) + " chunks";
+      for (int64_t n : candidates) {
+        lowered = lower(n);
+        if (succeeded(lowered)) {
+          splitWhy = "auto: " + first + ", one invocation could run up to " +
+                     std::to_string(count) + " loop iterations; device '" +
+                     info.name + "' ends loops after " +
+                     std::to_string(budget) + "; " + std::to_string(n) +
+                     " is the smallest power of two (or key-block count) "
+                     "that fits";
+          splits = n;
+          break;
+        }
+        if (!overBudget)
+          break;
+      }
+      if (failed(lowered) && overBudget) {
+        error = "vulkan: device '" + info.name + "': " + unsplit +
+                (candidates.empty()
+                     ? "(the " + std::to_string(keyBlocks) +
+                           " key block(s) cannot be split further"
+                     : "(and with up to " + std::to_string(candidates.back()) +
+                           " key chunks") +
+                ": shorter sequences, or another device)";
+        return ATTN_ERROR_UNSUPPORTED;
+      }
+    }
+    if (failed(lowered)) {
       // A kernel over the driver's loop budget is a limit of the device,
       // not a compiler failure.
-      if (diagnostics.find("attn-spirv-loop-budget") != std::string::npos) {
+      if (overBudget) {
         error = "vulkan: device '" + info.name + "': " + diagnostics +
-                "(split the work: shorter sequences, or another device)";
+                (portable ? "(kv_splits 0 (auto) splits the keys until it "
+                            "fits; or shorter sequences, or another device)"
+                          : "(split the work: shorter sequences, the "
+                            "portable variant, or another device)");
         return ATTN_ERROR_UNSUPPORTED;
       }
       error = "vulkan: the SPIR-V pipeline failed: " + diagnostics;
       return ATTN_ERROR_COMPILE;
     }
+
+    result.source = "// vulkan variant: " + variantName +
+                    (forced != "auto" ? " (ATTN_VULKAN_VARIANT)"
+                     : coopmat        ? " (auto)"
+                                      : " (auto: " + coopGap + ")") +
+                    "\n// vulkan kv splits: " + std::to_string(splits) + " (" +
+                    splitWhy + ")\n" + kernelSource;
+
     mlir::attn::SPIRVKernelArtifact artifact;
     if (failed(mlir::attn::extractSPIRVKernel(*module, artifact, error))) {
       error = "vulkan: " + error + diagnostics;
@@ -385,8 +530,26 @@ public:
     }
     vk::ProgramDesc desc;
     desc.spirv = artifact.words;
-    desc.entry = artifact.entry;
-    desc.numBuffers = static_cast<uint32_t>(artifact.bindingArgs.size());
+    std::vector<vk::Dispatch> dispatches;
+    for (const mlir::attn::SPIRVDispatch &d : artifact.dispatches) {
+      vk::Dispatch dispatch;
+      auto it = std::find_if(
+          desc.entries.begin(), desc.entries.end(),
+          [&](const vk::EntryPointDesc &e) { return e.name == d.entry; });
+      dispatch.entry = static_cast<uint32_t>(it - desc.entries.begin());
+      if (it == desc.entries.end())
+        desc.entries.push_back(
+            {d.entry, static_cast<uint32_t>(d.bindings.size())});
+      for (int i = 0; i < 3; ++i)
+        dispatch.groups[i] = d.grid[i];
+      for (const mlir::attn::SPIRVBufferRef &ref : d.bindings)
+        dispatch.bindings.push_back({ref.workspace, ref.index});
+      dispatches.push_back(std::move(dispatch));
+    }
+    desc.entry = desc.entries.front().name;
+    desc.numBuffers = desc.entries.front().numBuffers;
+    for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces)
+      desc.workspaceBytes.push_back(w.bytes);
     desc.needsFloat16 = artifact.f16;
     desc.needsCooperativeMatrix = artifact.coopMat;
     if (coopmat && variantName == "coopmat")
@@ -395,7 +558,7 @@ public:
     if (attn_status s = vk::createProgram(desc, program, error))
       return s;
     result.executable = std::make_unique<VulkanExecutable>(
-        std::move(program), std::move(artifact), spec);
+        std::move(program), std::move(artifact), std::move(dispatches), spec);
     return ATTN_OK;
   }
 };

@@ -678,8 +678,9 @@ TEST(Numeric, RandomMatrix200) {
 // CI) over a random matrix: f16 and f32, head dims 8..128 with Dv != D,
 // odd lengths (Sq = 1 included), GQA, causal, bool and additive masks
 // broadcast or not, lse, dropout with random 64-bit seeds, both layouts,
-// default and explicit block sizes. Skipped where there is no Vulkan
-// device. What the vulkan target refuses (bf16, split-KV, dynamic shapes)
+// default and explicit block sizes, split-KV off, automatic (0) or forced
+// to 2, 3 or 5 chunks (clamped to the key blocks). Skipped where there is
+// no Vulkan device. What the vulkan target refuses (bf16, dynamic shapes)
 // is not drawn.
 TEST(Vulkan, PortableRandomMatrix) {
   attn_context *ctx = context();
@@ -696,6 +697,7 @@ TEST(Vulkan, PortableRandomMatrix) {
   // refusal (loop-budget.test) that a random draw must not hit.
   const int64_t blockQs[] = {0, 0, 2, 16, 33, 64, 128};
   const int64_t blockKvs[] = {0, 0, 8, 16, 32};
+  const int64_t kvSplits[] = {0, 1, 2, 3, 5};
   const int cases = 40;
   for (int n = 0; n < cases; ++n) {
     Case c;
@@ -725,10 +727,77 @@ TEST(Vulkan, PortableRandomMatrix) {
     }
     c.blockQ = blockQs[uniform(rng, 0, 6)];
     c.blockKv = blockKvs[uniform(rng, 0, 4)];
-    c.kvSplits = 1;
+    c.kvSplits = kvSplits[uniform(rng, 0, 4)];
     c.bshd = uniform(rng, 0, 1);
     check(c, rng);
   }
+}
+
+// Split-KV on the portable kernel where rows see no key at all: rows fully
+// masked by a bool mask, and (causal, Sq > Skv) the first rows. The merge
+// must give out = 0 and lse = -inf there, as the unsplit kernel does,
+// whatever the chunks' own partials were; other rows match the reference.
+TEST(Vulkan, SplitKVEmptyRowsAndLse) {
+  attn_context *ctx = context();
+  ASSERT_NE(ctx, nullptr);
+  if (attn_target_available(ctx, ATTN_TARGET_VULKAN) != ATTN_OK)
+    GTEST_SKIP() << "no Vulkan device: " << attn_last_error();
+  auto rng = testRng();
+  for (int64_t splits : {2, 3, 5})
+    for (bool causal : {false, true}) {
+      Case c;
+      c.target = ATTN_TARGET_VULKAN;
+      c.staticShapes = true;
+      c.dtype = causal ? ATTN_DTYPE_F16 : ATTN_DTYPE_F32;
+      c.B = 2;
+      c.Hq = 2;
+      c.Hkv = 1;
+      c.Sq = causal ? 40 : 9;
+      c.Skv = causal ? 24 : 70;
+      c.D = 16;
+      c.mask = ATTN_MASK_BOOL;
+      c.maskB1 = false;
+      c.maskH1 = false;
+      c.causal = causal;
+      c.lse = true;
+      c.blockQ = 4;
+      c.blockKv = 8;
+      c.kvSplits = splits;
+      Buffers bufs;
+      if (!check(c, rng, &bufs).ok)
+        continue;
+      // Which rows see no key: the mask's empty rows (row Sq / 2 always)
+      // and, causal bottom-right, rows i < Sq - Skv.
+      int64_t empty = 0;
+      const float *lse = reinterpret_cast<const float *>(bufs.lse.data());
+      for (int64_t b = 0; b < c.B; ++b)
+        for (int64_t h = 0; h < c.Hq; ++h)
+          for (int64_t i = 0; i < c.Sq; ++i) {
+            const uint8_t *m =
+                bufs.mask.data() + ((b * c.Hq + h) * c.Sq + i) * c.Skv;
+            bool any = false;
+            for (int64_t j = 0; j < c.Skv; ++j)
+              any |= m[j] && (!causal || j <= i + c.Skv - c.Sq);
+            if (any)
+              continue;
+            ++empty;
+            float l = lse[(b * c.Hq + h) * c.Sq + i];
+            EXPECT_TRUE(std::isinf(l) && l < 0)
+                << "lse " << l << " at " << b << "," << h << "," << i
+                << "\n  case: " << c.str();
+            for (int64_t d = 0; d < c.D; ++d) {
+              size_t at = size_t(((b * c.Hq + h) * c.Sq + i) * c.D + d);
+              double o =
+                  c.dtype == ATTN_DTYPE_F32
+                      ? reinterpret_cast<const float *>(bufs.out.data())[at]
+                      : halfBitsToFloat(reinterpret_cast<const uint16_t *>(
+                            bufs.out.data())[at]);
+              EXPECT_EQ(o, 0.0) << "out at " << b << "," << h << "," << i << ","
+                                << d << "\n  case: " << c.str();
+            }
+          }
+      EXPECT_GE(empty, c.B * c.Hq) << c.str();
+    }
 }
 
 // Decode shapes with split-KV left automatic on a dynamic-shape kernel: the
