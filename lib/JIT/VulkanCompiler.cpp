@@ -40,16 +40,7 @@ namespace {
 namespace vk = ::attn::vulkan;
 
 size_t elemSize(attn_dtype t) {
-  switch (t) {
-  case ATTN_DTYPE_F16:
-  case ATTN_DTYPE_BF16:
-    return 2;
-  case ATTN_DTYPE_F32:
-    return 4;
-  case ATTN_DTYPE_BOOL:
-    return 1;
-  }
-  return 4;
+  return static_cast<size_t>(::attn::dtypeBytes(t));
 }
 
 vk::HostTensor hostTensor(const ::attn::TensorView &t, size_t es, bool input) {

@@ -85,7 +85,9 @@ llvm::cl::opt<int64_t> clKvSplits(
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: the spec's kv_splits (0: "
                    "split-KV with the chunk count chosen at each launch, 1: "
                    "off, N: N chunks); default: the op's tiling attribute, "
-                   "else 0"),
+                   "else 0. --attn-to-spirv (portable): N >= 1 chunks, "
+                   "fixed in the module (default 1; no 0: choosing needs a "
+                   "device)"),
     llvm::cl::init(0));
 llvm::cl::opt<std::string> clMetadata(
     "attn-metadata",
@@ -226,6 +228,13 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
     options.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 0;
     options.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 0;
     options.subgroupSize = clSubgroupSize;
+    if (clKvSplits.getNumOccurrences()) {
+      if (clKvSplits < 1)
+        return module.emitError(
+            "--attn-to-spirv: --kv-splits must be >= 1 (the chunk count is "
+            "fixed in the module; 0, chosen per device, is the runtime's)");
+      options.kvSplits = clKvSplits;
+    }
     std::string error;
     if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, error)))
       return module.emitError(error);

@@ -24,6 +24,15 @@
 // RUN: attn-opt --attn-to-spirv-pipeline=kv-splits=2 %s | attn-translate --attn-to-spirv -o %t/split.spv
 // RUN: FileCheck %s --input-file=%t/split.json --check-prefix=SPLIT
 // RUN: od -A n -t x4 -N 4 %t/split.spv | FileCheck %s --check-prefix=MAGIC
+// The same from attn-translate alone (--kv-splits); 0 (chosen per device)
+// is the runtime's, and only the portable variant splits.
+// RUN: attn-translate --attn-to-spirv --kv-splits=2 %s -o %t/split2.spv
+// RUN: FileCheck %s --input-file=%t/split2.json --check-prefix=SPLIT
+// RUN: cmp %t/split.spv %t/split2.spv
+// RUN: not attn-translate --attn-to-spirv --kv-splits=0 %s -o %t/s0.spv 2>&1 | FileCheck %s --check-prefix=SPLIT0
+// RUN: not attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %s -o %t/sc.spv 2>&1 | FileCheck %s --check-prefix=SPLITCOOP
+// SPLIT0: error: --attn-to-spirv: --kv-splits must be >= 1
+// SPLITCOOP: error: attn-to-spirv-pipeline: kv-splits=2 needs variant=portable
 
 // portable: the grid is ceil(Sq / 64) = 1 query block by Hq = 3 by B = 1,
 // 64 invocations (rows) each; binding i is host argument "arg" (here in
