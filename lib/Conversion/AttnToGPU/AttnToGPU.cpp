@@ -211,7 +211,12 @@ private:
     // current block's scores / probabilities.
     Value qrow = privateArray(d);
     Value acc = privateArray(dv);
-    Value sRow = privateArray(bc);
+    // For SPIR-V one element more than a key block: Mesa's NIR fully
+    // unrolls a loop whose trip count equals the length of a private array
+    // it indexes (to keep the array in registers), and a single key block
+    // of exactly bc keys folds the per-key loops to constant trip count bc;
+    // at D = 128 the three unrolled loops took lavapipe minutes to compile.
+    Value sRow = privateArray(spirv ? bc + 1 : bc);
 
     // scale * log2(e) is folded into q once, so every exponential is exp2.
     Value qScale = f32(op.getEffectiveScale() * kLog2e);
