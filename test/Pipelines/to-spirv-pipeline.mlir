@@ -26,8 +26,10 @@
 // PORTABLE-NEXT: return
 // PORTABLE-COUNT-2: spirv.GlobalVariable @__workgroup_mem__{{[0-9]+}} : !spirv.ptr<!spirv.struct<(!spirv.array<1024 x f32>)>, Workgroup>
 // PORTABLE: spirv.func @attn_kernel_kernel()
+// Private: the q row and the accumulator (D = Dv = 16), the scores of a
+// key block of 64 plus one (see convert-attn-to-gpu.mlir).
 // PORTABLE-COUNT-2: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<16 x f32>)>, Function>
-// PORTABLE-NEXT: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<64 x f32>)>, Function>
+// PORTABLE-NEXT: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<65 x f32>)>, Function>
 // PORTABLE: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
 // PORTABLE: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
 // PORTABLE: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 64, 1, 1
