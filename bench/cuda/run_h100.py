@@ -48,6 +48,11 @@ ap.add_argument("--sizes", default="512,1024,2048,4096,8192,16384",
 ap.add_argument("--no-decode", action="store_true", help="skip the decode timings")
 ap.add_argument("--budget-s", type=float, default=420.0,
                 help="stop timing new configs after this many seconds")
+ap.add_argument("--profile", type=int, default=0, metavar="S",
+                help="no checks or timings: launch each kernel (--only) and "
+                     "PyTorch's flash and cuDNN backends once at the prefill "
+                     "shape of sequence length S inside cudaProfilerStart/Stop "
+                     "(for ncu --profile-from-start off), then exit")
 args = ap.parse_args()
 os.makedirs(args.out, exist_ok=True)
 T0 = time.time()
@@ -263,6 +268,36 @@ if args.only:
     kernels = [k for k in kernels if any(w in k.name for w in args.only.split(","))]
 print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__,
       "kernels:", [k.name for k in kernels], flush=True)
+
+if args.profile:
+    # One launch of each implementation on the same inputs, warmed up
+    # outside the profiled range (bench/cuda/profile_h100.sh).
+    S = args.profile
+    names = args.only.split(",")
+    for kern in [k for k in kernels if k.name in names]:
+        D = kern.D
+        H, B = 2048 // D, max(1, 16384 // S)
+        torch.manual_seed(S)
+        q, k, v = (make(B, H, S, D, kern.dtype) for _ in range(3))
+        out = torch.empty_like(q)
+        impls = [(kern.name, lambda: kern.launch(q, k, v, out))]
+        for name, be in (("flash", SDPBackend.FLASH_ATTENTION),
+                         ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            def run_torch(be=be):
+                with sdpa_kernel(be):
+                    F.scaled_dot_product_attention(q, k, v, is_causal=kern.causal)
+            impls.append((name, run_torch))
+        for _, fn in impls:
+            fn()
+        torch.cuda.synchronize()
+        for name, fn in impls:
+            print(f"profile: {name} B={B} H={H} S={S} D={D} causal={kern.causal}",
+                  flush=True)
+            torch.cuda.profiler.start()
+            fn()
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+    sys.exit(0)
 
 # 1. correctness
 checks = []
