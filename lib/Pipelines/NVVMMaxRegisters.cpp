@@ -6,13 +6,17 @@
 // --maxrregcount does not override that. A .maxnreg directive does. This
 // step of attn-to-nvvm-pipeline gives every outlined kernel that uses
 // mma.sync (nvgpu.mma.sync or nvvm.mma.sync) `nvvm.maxnreg`: max-registers,
-// or by default the most one workgroup of known_block_size threads can
-// have (65536 / threads, at most 255, a multiple of 8), so ptxas uses what
-// the kernel needs (one workgroup per SM instead of a spill). It runs after
-// gpu-kernel-outlining, which does not carry gpu.launch attributes over.
+// or the budget the kernel's conversion recorded in its body
+// (kNVVMMaxRegistersAttr, AttnToNVGPU.h: 168 for three 4-warp workgroups
+// per SM; the attribute is removed), or by default the most one workgroup
+// of known_block_size threads can have (65536 / threads, at most 255, a
+// multiple of 8), so ptxas uses what the kernel needs (one workgroup per
+// SM instead of a spill). It runs after gpu-kernel-outlining, which does
+// not carry gpu.launch attributes over.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -36,9 +40,10 @@ struct NVVMMaxRegistersPass
   StringRef getArgument() const final { return "attn-nvvm-max-registers"; }
   StringRef getDescription() const final {
     return "Set nvvm.maxnreg on outlined kernels that use mma.sync: "
-           "max-registers, or 65536 / known_block_size threads (at most "
-           "255, a multiple of 8), so ptxas does not cap them lower for "
-           "occupancy and spill";
+           "max-registers, else the budget an op of the kernel carries in "
+           "attn.nvvm_max_registers (then removed), else 65536 / "
+           "known_block_size threads (at most 255, a multiple of 8), so "
+           "ptxas does not cap them lower for occupancy and spill";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<NVVM::NVVMDialect>();
@@ -67,6 +72,16 @@ struct NVVMMaxRegistersPass
       if (!usesMma)
         return;
       int64_t regs = maxRegisters;
+      // The conversion's budget, if any (and the attribute goes either way).
+      int64_t recorded = 0;
+      fn.walk([&](Operation *op) {
+        if (auto a = op->getAttrOfType<IntegerAttr>(attn::kNVVMMaxRegistersAttr)) {
+          recorded = a.getInt();
+          op->removeAttr(attn::kNVVMMaxRegistersAttr);
+        }
+      });
+      if (regs == 0 && recorded > 0 && recorded <= 255)
+        regs = recorded / 8 * 8;
       if (regs == 0) {
         int64_t threads = 1;
         if (DenseI32ArrayAttr block = fn.getKnownBlockSizeAttr())

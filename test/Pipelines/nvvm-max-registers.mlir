@@ -12,12 +12,18 @@
 // CHECK-SAME: nvvm.maxnreg = 64 : i32
 // CHECK-LABEL: gpu.func @mma_384
 // CHECK-SAME: nvvm.maxnreg = 168 : i32
+// A budget the kernel's conversion recorded (attn.nvvm_max_registers, 168
+// for three 4-warp workgroups per SM) wins over the default and is removed;
+// an explicit max-registers wins over both.
+// CHECK-LABEL: gpu.func @mma_128_recorded
+// CHECK-SAME: nvvm.maxnreg = 168 : i32
+// CHECK-NOT: attn.nvvm_max_registers
 // CHECK-LABEL: gpu.func @no_mma
 // CHECK-NOT: nvvm.maxnreg
 // CHECK-LABEL: gpu.func @not_a_kernel
 // CHECK-NOT: nvvm.maxnreg
 // CHECK: }
-// FIXED-COUNT-3: nvvm.maxnreg = 96 : i32
+// FIXED-COUNT-4: nvvm.maxnreg = 96 : i32
 // FIXED-NOT: nvvm.maxnreg
 // RANGE: attn-nvvm-max-registers: max-registers is 300; it must be in [0, 255]
 gpu.module @kernels {
@@ -34,6 +40,12 @@ gpu.module @kernels {
       %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
       scf.yield
     }
+    gpu.return
+  }
+  memref.global "public" @smem : memref<0xi8, #gpu.address_space<workgroup>>
+  gpu.func @mma_128_recorded(%a: vector<4x2xf16>, %b: vector<2x2xf16>, %c: vector<2x2xf32>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %s = memref.get_global @smem : memref<0xi8, #gpu.address_space<workgroup>> {attn.nvvm_max_registers = 168 : i32}
+    %d = nvgpu.mma.sync (%a, %b, %c) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
     gpu.return
   }
   gpu.func @no_mma(%x: f32) kernel attributes {known_block_size = array<i32: 256, 1, 1>} {

@@ -125,8 +125,11 @@ public:
     b.setInsertionPointToStart(&launch.getBody().front());
     // The dynamic shared memory, 16-byte aligned; every view below starts
     // at a multiple of 16 bytes, as cp.async and ldmatrix need.
-    Value base = memref::GetGlobalOp::create(b, loc, smemGlobalType(),
-                                             smemGlobal());
+    auto base = memref::GetGlobalOp::create(b, loc, smemGlobalType(),
+                                            smemGlobal());
+    if (geo.maxRegisters > 0)
+      base->setAttr(kNVVMMaxRegistersAttr,
+                    b.getI32IntegerAttr(static_cast<int32_t>(geo.maxRegisters)));
     smem = memref::CastOp::create(
         b, loc,
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
@@ -457,8 +460,25 @@ private:
     Value negInf = f32(-INFINITY), zero = f32(0.0);
     init.append({negInf, negInf, zero, zero}); // m0, m1, l0, l1 (partial)
 
-    auto loop = scf::ForOp::create(b, loc, idx(0), nBlocks, idx(1), init);
-    {
+    // The key blocks in two loops: first those every row of the workgroup
+    // sees whole (all keys < Skv and, causal, at or below the first row's
+    // diagonal), which need no per-element tail or causal mask, then the
+    // rest (the tail block, the diagonal blocks), which do. Both bounds are
+    // uniform over the workgroup, as the barriers inside need. Absolute
+    // block a is whole when (a + 1) * block_kv <= limit.
+    Value limit = skv;
+    if (op.getCausal())
+      limit = arith::MinSIOp::create(
+          b, loc, skv,
+          arith::MaxSIOp::create(b, loc, add(add(row0, diag), idx(1)),
+                                 idx(0)));
+    Value wholeAbs = divui(limit, kNVGPUBlockKv);
+    Value nWhole = arith::MinUIOp::create(
+        b, loc,
+        sub(arith::MaxUIOp::create(b, loc, wholeAbs, blockBase), blockBase),
+        nBlocks);
+    auto keyLoop = [&](Value lo, Value hi, ValueRange carried, bool edge) {
+      auto loop = scf::ForOp::create(b, loc, lo, hi, idx(1), carried);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       Value jb = loop.getInductionVar();
@@ -471,10 +491,13 @@ private:
       issueBlock(add(jb, idx(geo.stages - 1)), nBlocks, bi, hk, skv, tid);
       SmallVector<Value> next =
           foldBlock(loop.getRegionIterArgs(), jb, qFrag, bi, h, ln, skv,
-                    diag, nOut);
+                    diag, nOut, edge);
       scf::YieldOp::create(b, loc, next);
-    }
-    ValueRange res = loop.getResults();
+      return loop;
+    };
+    auto whole = keyLoop(idx(0), nWhole, init, /*edge=*/false);
+    auto edges = keyLoop(nWhole, nBlocks, whole.getResults(), /*edge=*/true);
+    ValueRange res = edges.getResults();
     Value m[2] = {res[nOut], res[nOut + 1]};
     Value l[2] = {quadReduce(res[nOut + 2], false),
                   quadReduce(res[nOut + 3], false)};
@@ -543,9 +566,13 @@ private:
     }
   }
 
+  /// One key block folded into the running state. `edge`: the block may
+  /// hold keys past Skv or above a row's causal diagonal, masked to -inf
+  /// element by element; otherwise every key is visible to every row (only
+  /// an explicit mask applies).
   SmallVector<Value> foldBlock(ValueRange st, Value jb, ArrayRef<Value> qFrag,
                                Value bi, Value h, const Lane &ln, Value skv,
-                               Value diag, int64_t nOut) {
+                               Value diag, int64_t nOut, bool edge) {
     Value j0 = mul(add(blockBase, jb), idx(kNVGPUBlockKv));
     Value stage = remui(jb, geo.stages);
     Value ks = kTile(stage), vs = vTile(stage);
@@ -579,16 +606,26 @@ private:
         sAcc[2 * np + 1] = mma(qFrag[kc], halfOf(x4, 1), sAcc[2 * np + 1]);
       }
 
-    // Scale by scale log2 e, then the mask, then -inf past Skv and above
-    // the causal diagonal. s[tile][half][j]: row rows[half], key
-    // j0 + 8 tile + 2t + j.
+    // Without an additive mask and with a positive scale, the scores stay
+    // unscaled until the exponential: the row max of raw scores times the
+    // scale is the max of the scaled ones, and S scale - m is one FMA per
+    // element (as in FlashAttention) instead of a multiply and a subtract.
+    // Otherwise scale by scale log2 e first and add the mask. Then -inf
+    // past Skv and above the causal diagonal (edge blocks only).
+    // s[tile][half][j]: row rows[half], key j0 + 8 tile + 2t + j.
+    bool additive = mask && !cast<MemRefType>(mask.getType())
+                                 .getElementType()
+                                 .isInteger(1);
+    bool rawScores = !additive && op.getEffectiveScale() > 0.0;
     SmallVector<std::array<std::array<Value, 2>, 2>> s(nTiles);
     Value rowMax[2] = {negInf, negInf};
     Value lastKey = mask ? sub(skv, idx(1)) : Value();
     for (int64_t n = 0; n < nTiles; ++n)
       for (int64_t half = 0; half < 2; ++half)
         for (int64_t j = 0; j < 2; ++j) {
-          Value x = mulf(extract(sAcc[n], half, j), scale);
+          Value x = extract(sAcc[n], half, j);
+          if (!rawScores)
+            x = mulf(x, scale);
           Value key = add(j0, add(ln.t2, idx(n * 8 + j)));
           if (mask) {
             Value safeKey = arith::MinUIOp::create(b, loc, key, lastKey);
@@ -600,15 +637,17 @@ private:
             else
               x = addf(x, mulf(toF32(mv), f32(kLog2e)));
           }
-          Value hidden = arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::uge, key, skv);
-          if (op.getCausal()) {
-            Value above =
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
-                                      add(ln.rows[half], diag));
-            hidden = arith::OrIOp::create(b, loc, hidden, above);
+          if (edge) {
+            Value hidden = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::uge, key, skv);
+            if (op.getCausal()) {
+              Value above =
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
+                                        add(ln.rows[half], diag));
+              hidden = arith::OrIOp::create(b, loc, hidden, above);
+            }
+            x = select(hidden, negInf, x);
           }
-          x = select(hidden, negInf, x);
           s[n][half][j] = x;
           rowMax[half] = maxf(rowMax[half], x);
         }
@@ -618,15 +657,23 @@ private:
     Value mNew[2], alpha[2], lNew[2];
     for (int64_t half = 0; half < 2; ++half) {
       Value m = st[nOut + half];
-      mNew[half] = maxf(m, quadReduce(rowMax[half], true));
+      Value blockMax = quadReduce(rowMax[half], true);
+      if (rawScores)
+        blockMax = mulf(blockMax, scale);
+      mNew[half] = maxf(m, blockMax);
       Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           mNew[half], negInf);
       Value mSafe = select(isInf, f32(0.0), mNew[half]);
       alpha[half] = math::Exp2Op::create(b, loc, subf(m, mSafe));
+      Value negM = arith::NegFOp::create(b, loc, mSafe);
       Value sum = f32(0.0);
       for (int64_t n = 0; n < nTiles; ++n)
         for (int64_t j = 0; j < 2; ++j) {
-          Value p = math::Exp2Op::create(b, loc, subf(s[n][half][j], mSafe));
+          Value e = rawScores
+                        ? math::FmaOp::create(b, loc, s[n][half][j], scale, negM)
+                              .getResult()
+                        : subf(s[n][half][j], mSafe);
+          Value p = math::Exp2Op::create(b, loc, e);
           s[n][half][j] = p;
           sum = addf(sum, p);
         }
@@ -768,8 +815,9 @@ struct ConvertAttnToNVGPUPass
     ConvertAttnToNVGPUOptions o;
     o.warps = warps;
     o.stages = stages;
-    NVGPUGeometry geo = resolveNVGPUGeometry(
-        o, d, dv, 2, op.getCausal(), op.getQueryType().getDimSize(2));
+    NVGPUGeometry geo =
+        resolveNVGPUGeometry(o, d, dv, 2, op.getCausal(),
+                             op.getQueryType().getDimSize(2), mask != nullptr);
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();
@@ -798,7 +846,7 @@ NVGPUGeometry
 mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                  int64_t headDim, int64_t valueDim,
                                  int64_t elementBytes, bool causal,
-                                 int64_t seqQ) {
+                                 int64_t seqQ, bool masked) {
   NVGPUGeometry g;
   // Measured on the H100 (bench/results/cuda-h100-2026-11-21b): 4 warps
   // for causal kernels and for D <= 64 (with the register cap of
@@ -814,6 +862,13 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
       seqQ <= 32)
     g.warps = seqQ <= 16 && std::max(headDim, valueDim) <= 64 ? 1 : 2;
   g.blockQ = 16 * g.warps;
+  // Three 4-warp workgroups per SM at D, Dv <= 64: ptxas needs 169
+  // registers without a budget (two workgroups) and none spill at 168;
+  // the H100 A/B of 2026-11-22 (bench/results/cuda-h100-2026-11-22b): 3-5%
+  // faster over S = 4k-16k, causal or not. Not with a mask: its loads
+  // need more (214 with lse), and 168 would spill.
+  if (g.warps == 4 && std::max(headDim, valueDim) <= 64 && !masked)
+    g.maxRegisters = 168;
   g.stages = options.stages;
   int64_t stage = kNVGPUBlockKv * (headDim + valueDim) * elementBytes;
   int64_t qBytes = g.blockQ * headDim * elementBytes;

@@ -9,7 +9,9 @@
 // CHECK-SAME: (%[[Q:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[OUT:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>)
 // CHECK-NOT: attn.sdpa
 // CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%[[GX:[a-z0-9_]+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads({{.*}}) in (%{{.+}} = %c128, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) dynamic_shared_memory_size %c16384_i32
-// CHECK: %[[G:.+]] = memref.get_global @__attn_tc_dynamic_smem
+// D <= 64 with 4 warps: a budget of 168 registers (three workgroups per
+// SM) for attn-nvvm-max-registers
+// CHECK: %[[G:.+]] = memref.get_global @__attn_tc_dynamic_smem : memref<0xi8, #gpu.address_space<workgroup>> {attn.nvvm_max_registers = 168 : i32}
 // CHECK: %[[SMEM:.+]] = memref.cast %[[G]] : memref<0xi8, #gpu.address_space<workgroup>> to memref<?xi8, #gpu.address_space<workgroup>>
 // causal: block x takes query block gx - 1 - x, so the blocks that see the
 // most keys are scheduled first
@@ -38,9 +40,14 @@
 // CHECK: gpu.barrier
 // CHECK: %[[QA0:.+]] = nvgpu.ldmatrix %[[QT]][{{.*}}] {numTiles = 4 : i32, transpose = false} : {{.*}} -> vector<4x2xf16>
 // CHECK: %[[QA1:.+]] = nvgpu.ldmatrix %[[QT]]
-// the key loop carries Dv / 8 = 4 accumulator fragments, 2 row maxima and
-// 2 partial row sums
-// CHECK: scf.for %[[J:[a-z0-9]+]] = {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, f32, f32, f32, f32)
+// The key blocks every row sees whole (keys below min(Skv, first row +
+// Skv - Sq + 1)) run in a first loop without the tail and causal mask, the
+// rest (the diagonal, the tail) in a second. The key loop carries Dv / 8 =
+// 4 accumulator fragments, 2 row maxima and 2 partial row sums.
+// CHECK: %[[LIM:.+]] = arith.minsi %c100{{(_[0-9]+)?}}, %{{.+}} : index
+// CHECK: %[[WHOLE:.+]] = arith.divui %[[LIM]], %c64
+// CHECK: %[[NW:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// CHECK: scf.for %[[J:[a-z0-9]+]] = %c0{{(_[0-9]+)?}} to %[[NW]] {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, f32, f32, f32, f32)
 // block j landed, every warp is done with block j - 1: then block j + 1 is
 // issued into stage (j + 1) % 2
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
@@ -68,20 +75,34 @@
 // CHECK: nvgpu.ldmatrix %[[KS]]
 // CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S0]])
 // CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S1]])
-// keys past Skv or above the diagonal are -inf
-// CHECK: arith.cmpi uge
-// CHECK: arith.cmpi sgt
-// CHECK: arith.ori
-// row max over the quad: xor shuffles 1 and 2
+// whole blocks: no key comparison; the scores stay unscaled (the row max
+// over the quad by xor shuffles 1 and 2, then times scale log2 e), alpha =
+// exp2(m - m_safe), P = exp2(fma(S, scale log2 e, -m_safe))
+// CHECK-NOT: arith.cmpi
 // CHECK: gpu.shuffle  xor %{{.+}}, %{{.+}}, %{{.+}} : f32
 // CHECK: gpu.shuffle  xor
-// alpha = exp2(m - m_safe), P = exp2(S - m_safe)
+// CHECK-NOT: arith.cmpi {{u|s}}
 // CHECK: math.exp2
+// CHECK: %[[NEGM:.+]] = arith.negf
+// CHECK: %[[E:.+]] = math.fma %{{.+}}, %{{.+}}, %[[NEGM]] : f32
+// CHECK: math.exp2 %[[E]]
 // P reused in registers as the A operand, V by transposed ldmatrix x4
 // CHECK: arith.truncf %{{.+}} : f32 to f16
 // CHECK: %[[PA:.+]] = vector.from_elements {{.*}} : vector<4x2xf16>
 // CHECK: %[[VB:.+]] = nvgpu.ldmatrix %[[VS]][{{.*}}] {numTiles = 4 : i32, transpose = true}
 // CHECK: nvgpu.mma.sync(%[[PA]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]}
+// CHECK: scf.yield
+// edge blocks, from where the whole ones end: keys past Skv or above the
+// diagonal are -inf
+// CHECK: scf.for %{{.+}} = %[[NW]] to
+// CHECK: nvgpu.mma.sync
+// CHECK: arith.cmpi uge
+// CHECK: arith.cmpi sgt
+// CHECK: arith.ori
+// CHECK: gpu.shuffle  xor
+// CHECK: math.fma
+// CHECK: math.exp2
+// CHECK: nvgpu.mma.sync
 // CHECK: scf.yield
 // the partial row sums are completed over the quad, then out = acc / l
 // CHECK: gpu.shuffle  xor
@@ -157,6 +178,8 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // CHECK-LABEL: func.func @bf16_mask
 // CHECK-SAME: %[[M:[a-z0-9]+]]: memref<1x?x64x80xi1>
 // CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c256, {{.*}} dynamic_shared_memory_size %c65536_i32
+// (8 warps at D = 128: no register budget of its own)
+// CHECK: memref.get_global @__attn_tc_dynamic_smem : memref<0xi8, #gpu.address_space<workgroup>>{{$}}
 // the mask's H index: 0 when its extent is 1
 // CHECK: %[[HM:.+]] = memref.dim %[[M]], %c1
 // CHECK: %[[ONE:.+]] = arith.cmpi eq, %[[HM]]
@@ -201,6 +224,11 @@ func.func @bf16_mask(%q: memref<1x2x64x128xbf16>, %k: memref<1x2x80x128xbf16>,
 // CHECK: %[[X:.+]] = memref.load %{{.+}}[{{.*}}] : memref<2x1x16x16xf32>
 // CHECK: %[[X2:.+]] = arith.mulf %[[X]], %cst
 // CHECK: arith.addf %{{.+}}, %[[X2]]
+// so the scores are scaled before the mask, and P = exp2(S - m_safe)
+// without the FMA of the unmasked kernels
+// CHECK: %[[E:.+]] = arith.subf
+// CHECK: math.exp2 %[[E]]
+// CHECK-NOT: math.fma
 func.func @additive(%q: memref<2x1x16x64xf16>, %m: memref<2x1x16x16xf32>,
                     %out: memref<2x1x16x64xf16>) {
   %qt = bufferization.to_tensor %q restrict : memref<2x1x16x64xf16> to tensor<2x1x16x64xf16>

@@ -46,7 +46,10 @@
 // META-NEXT: "grid": [{"of": "Sq", "ceildiv": 1, "times": 1}
 // META: {"field": "data", "tensor": "lse", "type": "ptr"}
 
+// Every kernel of the module (the split-KV pair: merge and partial):
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 
 func.func @attention(%q: tensor<2x8x200x128xf16>, %k: tensor<2x2x300x128xf16>,

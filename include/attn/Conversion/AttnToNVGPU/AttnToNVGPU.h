@@ -30,7 +30,17 @@ struct NVGPUGeometry {
   int64_t blockQ;      // 16 * warps
   int64_t stages;      // K/V ring depth
   int64_t sharedBytes; // dynamic shared memory: the ring (Q aliases a stage)
+  /// Registers per thread the kernel asks ptxas for (0: the default of
+  /// attn-nvvm-max-registers, what one workgroup can have). Recorded as
+  /// kNVVMMaxRegistersAttr in the kernel body.
+  int64_t maxRegisters = 0;
 };
+
+/// Attribute on an op of a tensor-core kernel's body (the dynamic
+/// shared-memory get_global, which outlining keeps) that tells
+/// attn-nvvm-max-registers the kernel's register budget: gpu.launch's own
+/// attributes do not survive gpu-kernel-outlining.
+constexpr llvm::StringLiteral kNVVMMaxRegistersAttr = "attn.nvvm_max_registers";
 
 /// The geometry convert-attn-to-nvgpu uses for `options` and this op (head
 /// dimensions, element size, causal). Default warps: 4 (64 query rows)
@@ -40,11 +50,13 @@ struct NVGPUGeometry {
 /// otherwise (H200 sweep and H100 runs of 2026-11-21, docs/NVIDIA.md).
 /// A static query length `seqQ` of at most 32 takes 2 warps, of at most 16
 /// with D, Dv <= 64 1 warp: decode would otherwise run 48 or more masked
-/// rows per workgroup.
+/// rows per workgroup. 4 warps at D, Dv <= 64 without a mask ask for 168
+/// registers, so that three workgroups fit an SM (3 x 128 x 168 = 64512 of
+/// 65536).
 NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t headDim, int64_t valueDim,
                                    int64_t elementBytes, bool causal,
-                                   int64_t seqQ = -1);
+                                   int64_t seqQ = -1, bool masked = false);
 
 /// Global-memory alignment (bytes) the tensor-core kernel needs for the
 /// rows of q, k and v: its cp.async copies move 16-byte chunks.
