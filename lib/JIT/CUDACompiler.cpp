@@ -150,11 +150,13 @@ attn_status mlir::attn::jit::compileCudaKernel(
   // tensor cores: 16 rows per warp, the K/V ring in dynamic shared memory.
   int64_t rows = options.blockQ, threads = options.blockQ, shared = 0;
   int64_t blockKv = 0;
+  bool packHeads = false;
   if (tensorCores) {
     NVGPUGeometry geo = resolveNVGPUGeometry(
         {options.warps, options.stages}, spec.head_dim, dv, 2,
-        spec.causal != 0, spec.seq_q);
+        spec.causal != 0, spec.seq_q, spec.mask != ATTN_MASK_NONE);
     rows = geo.blockQ;
+    packHeads = geo.packHeads;
     threads = 32 * geo.warps;
     shared = geo.sharedBytes;
     blockKv = kNVGPUBlockKv;
@@ -210,6 +212,11 @@ attn_status mlir::attn::jit::compileCudaKernel(
       int64_t mergeRows = std::max<int64_t>(1, kSplitKVMergeThreads / dv);
       kernel.grid[0] = {E::Sq, mergeRows, 1};
       kernel.grid[1] = {E::Hq, 1, 1};
+    } else if (packHeads) {
+      // A GQA group's query heads are the rows (decode, NVGPUGeometry).
+      kernel.grid[0] = {E::Group, rows, 1};
+      kernel.grid[1] = {E::Hkv, 1, 1};
+      kernel.grid[1].timesSplits = split;
     } else {
       kernel.grid[0] = {E::Sq, rows, 1};
       kernel.grid[1] = {E::Hq, 1, 1};

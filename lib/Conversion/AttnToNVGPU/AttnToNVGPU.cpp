@@ -100,6 +100,9 @@ public:
     d = cast<MemRefType>(q.getType()).getDimSize(3);
     dv = cast<MemRefType>(v.getType()).getDimSize(3);
     eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    // One query row sees every key: causal changes nothing (and packed
+    // rows are heads, not positions).
+    causal = op.getCausal() && !geo.packHeads;
     stageBytes = kNVGPUBlockKv * (d + dv) * eltBytes;
     int64_t qBytes = geo.blockQ * d * eltBytes;
     qOffset = qBytes <= stageBytes ? (geo.stages - 1) * stageBytes
@@ -114,6 +117,15 @@ public:
     Value one = idx(1);
     Value shared = arith::ConstantOp::create(
         b, loc, b.getI32IntegerAttr(static_cast<int32_t>(geo.sharedBytes)));
+    // Packed decode: rows are the query heads of one KV head's group.
+    Value hkv = dim(k, 1), group;
+    if (geo.packHeads) {
+      group = arith::DivUIOp::create(b, loc, hq, hkv);
+      gx = arith::DivUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, group, idx(geo.blockQ - 1)),
+          idx(geo.blockQ));
+      hq = hkv;
+    }
     // Split-KV: grid y enumerates (head, chunk) pairs.
     Value gy = ws ? mul(hq, splitCountOf(b, loc, *ws)) : hq;
     auto launch = gpu::LaunchOp::create(
@@ -139,13 +151,28 @@ public:
     // in blockIdx.x order, so block x takes query block gx - 1 - x and the
     // longest ones start first (no long tail of heavy blocks at the end).
     Value qb = launch.getBlockIds().x;
-    if (op.getCausal())
+    if (causal)
       qb = sub(sub(launch.getGridSize().x, idx(1)), qb);
     Value h = launch.getBlockIds().y;
     if (ws) {
       splits = splitCountOf(b, loc, *ws);
       split = arith::RemUIOp::create(b, loc, h, splits);
       h = arith::DivUIOp::create(b, loc, h, splits);
+    }
+    if (geo.packHeads) {
+      // The body then runs unchanged on [B, Hkv, group, ...] views: h is
+      // the KV head, rows are its group's query heads, K and V's head
+      // ratio is 1.
+      Value hkvIn = dim(k, 1);
+      Value groupIn = arith::DivUIOp::create(b, loc, dim(q, 1), hkvIn);
+      q = packedView(q, 2, hkvIn, groupIn);
+      out = packedView(out, 2, hkvIn, groupIn);
+      if (lse)
+        lse = packedView(lse, 2, hkvIn, groupIn);
+      if (ws) {
+        ws->partialOut = packedView(ws->partialOut, 3, hkvIn, groupIn);
+        ws->partialLse = packedView(ws->partialLse, 3, hkvIn, groupIn);
+      }
     }
     body(launch.getThreadIds().x, qb, h, launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
@@ -166,6 +193,54 @@ private:
   Value blockBase;
   int64_t d = 0, dv = 0, eltBytes = 2, stageBytes = 0, qOffset = 0;
   Type elt;
+  bool causal = false;
+
+  /// geo.packHeads: `m` ([B, Hq, 1, ...] at dims 0, 1, rowDim) seen as
+  /// [B, Hkv, Hq / Hkv, ...]: element (b, hk, r) is m's (b, hk * group + r,
+  /// 0), strides (sB, sH * group, sH). Same memory, so the merge kernel and
+  /// the host see the usual layout.
+  Value packedView(Value m, int64_t rowDim, Value hkv, Value group) {
+    auto type = cast<MemRefType>(m.getType());
+    auto [srcStrides, srcOffset] = type.getStridesAndOffset();
+    auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> sizes, strides;
+    SmallVector<int64_t> shape, staticStrides;
+    for (int64_t i = 0; i < rank; ++i) {
+      bool moved = i == 1 || i == rowDim;
+      // Sizes: Hkv and the group where heads and rows were, the rest as
+      // they are (a static size stays static: D, Dv).
+      if (i == 1)
+        sizes.push_back(hkv);
+      else if (i == rowDim)
+        sizes.push_back(group);
+      else if (!type.isDynamicDim(i))
+        sizes.push_back(b.getIndexAttr(type.getDimSize(i)));
+      else
+        sizes.push_back(meta.getSizes()[i]);
+      shape.push_back(moved ? ShapedType::kDynamic : type.getDimSize(i));
+      // Strides: sH * group for heads, sH for rows, the rest as they are
+      // (a static one stays static: cp.async needs the unit stride of D).
+      if (i == 1)
+        strides.push_back(mul(meta.getStrides()[1], group));
+      else if (i == rowDim)
+        strides.push_back(meta.getStrides()[1]);
+      else if (!ShapedType::isDynamic(srcStrides[i]))
+        strides.push_back(b.getIndexAttr(srcStrides[i]));
+      else
+        strides.push_back(meta.getStrides()[i]);
+      staticStrides.push_back(moved ? ShapedType::kDynamic : srcStrides[i]);
+    }
+    auto viewType = MemRefType::get(
+        shape, type.getElementType(),
+        StridedLayoutAttr::get(b.getContext(), srcOffset, staticStrides),
+        type.getMemorySpace());
+    OpFoldResult offset = ShapedType::isDynamic(srcOffset)
+                              ? OpFoldResult(meta.getOffset())
+                              : OpFoldResult(b.getIndexAttr(srcOffset));
+    return memref::ReinterpretCastOp::create(b, loc, viewType, m, offset,
+                                             sizes, strides);
+  }
 
   MemRefType smemGlobalType() {
     return MemRefType::get({0}, b.getI8Type(), MemRefLayoutAttrInterface{},
@@ -411,7 +486,7 @@ private:
 
     // Causal: stop after the workgroup's last visible key.
     Value kvEnd = skv;
-    if (op.getCausal()) {
+    if (causal) {
       Value rowsEnd =
           arith::MinUIOp::create(b, loc, add(row0, idx(geo.blockQ)), sq);
       kvEnd = arith::MinSIOp::create(
@@ -467,7 +542,7 @@ private:
     // uniform over the workgroup, as the barriers inside need. Absolute
     // block a is whole when (a + 1) * block_kv <= limit.
     Value limit = skv;
-    if (op.getCausal())
+    if (causal)
       limit = arith::MinSIOp::create(
           b, loc, skv,
           arith::MaxSIOp::create(b, loc, add(add(row0, diag), idx(1)),
@@ -640,7 +715,7 @@ private:
           if (edge) {
             Value hidden = arith::CmpIOp::create(
                 b, loc, arith::CmpIPredicate::uge, key, skv);
-            if (op.getCausal()) {
+            if (causal) {
               Value above =
                   arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
                                         add(ln.rows[half], diag));
@@ -862,6 +937,7 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
       seqQ <= 32)
     g.warps = seqQ <= 16 && std::max(headDim, valueDim) <= 64 ? 1 : 2;
   g.blockQ = 16 * g.warps;
+  g.packHeads = seqQ == 1 && !masked;
   // Three 4-warp workgroups per SM at D, Dv <= 64: ptxas needs 169
   // registers without a budget (two workgroups) and none spill at 168;
   // the H100 A/B of 2026-11-22 (bench/results/cuda-h100-2026-11-22b): 3-5%

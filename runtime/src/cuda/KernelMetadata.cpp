@@ -232,6 +232,8 @@ const char *extentName(Extent e) {
   case Extent::Hq: return "Hq";
   case Extent::Sq: return "Sq";
   case Extent::Skv: return "Skv";
+  case Extent::Hkv: return "Hkv";
+  case Extent::Group: return "Group";
   }
   return "1";
 }
@@ -273,7 +275,8 @@ bool lookup(const std::string &name, const std::pair<const char *, E> (&table)[N
 
 const std::pair<const char *, Extent> kExtents[] = {
     {"1", Extent::One}, {"B", Extent::B}, {"Hq", Extent::Hq},
-    {"Sq", Extent::Sq}, {"Skv", Extent::Skv}};
+    {"Sq", Extent::Sq}, {"Skv", Extent::Skv}, {"Hkv", Extent::Hkv},
+    {"Group", Extent::Group}};
 const std::pair<const char *, ParamField> kFields[] = {
     {"data", ParamField::Data},     {"offset", ParamField::Offset},
     {"size", ParamField::Size},     {"stride", ParamField::Stride},
@@ -387,6 +390,9 @@ int64_t extentOf(Extent e, const KernelArgs &a) {
   case Extent::Hq: return a.q.shape[1];
   case Extent::Sq: return a.q.shape[2];
   case Extent::Skv: return a.k.shape[2];
+  case Extent::Hkv: return a.k.shape[1];
+  case Extent::Group:
+    return a.k.shape[1] > 0 ? a.q.shape[1] / a.k.shape[1] : 0;
   }
   return 1;
 }
@@ -963,18 +969,25 @@ int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
   if (m.spec.kv_splits >= 1) {
     n = m.spec.kv_splits;
   } else {
-    // Query tiles of the unsplit launch; once they fill the GPU, splitting
-    // only adds the merge.
-    int64_t b = a.q.shape[0], h = a.q.shape[1], sq = a.q.shape[2];
-    if (b < 1 || h < 1 || sq < 1 || smCount < 1)
+    // Query tiles of the unsplit launch (the first kernel's grid without
+    // the split factor; B x Hq x ceil(Sq / block_q) unless it packs GQA
+    // groups); once they fill the GPU, splitting only adds the merge.
+    if (smCount < 1 || m.kernels.empty())
       return 1;
-    int64_t qBlocks = (sq - 1) / ks.blockQ + 1;
-    // Each factor below smCount (< 2^31) keeps the products from
-    // overflowing.
-    if (b >= smCount || h >= smCount || qBlocks >= smCount ||
-        b * h >= smCount || b * h * qBlocks >= smCount)
-      return 1;
-    int64_t tiles = b * h * qBlocks;
+    int64_t tiles = 1;
+    for (const GridDim &g : m.kernels.front().grid) {
+      int64_t e = extentOf(g.of, a);
+      if (e < 1 || g.ceildiv < 1 || g.times < 1)
+        return 1;
+      // Each factor below smCount (< 2^31) keeps the product from
+      // overflowing.
+      int64_t n = ((e - 1) / g.ceildiv + 1);
+      if (n >= smCount || g.times >= smCount)
+        return 1;
+      tiles *= n * (g.timesSplits ? 1 : g.times);
+      if (tiles >= smCount)
+        return 1;
+    }
     // About two waves of workgroups, each split walking at least 4 key
     // blocks (fewer would spend more on the merge than they save).
     n = std::min<int64_t>((2 * int64_t(smCount) + tiles - 1) / tiles,

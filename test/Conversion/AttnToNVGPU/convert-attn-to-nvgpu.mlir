@@ -289,3 +289,55 @@ func.func @decode(%q: memref<4x8x1x64xf16>, %k: memref<4x8x999x64xf16>,
       : (tensor<4x8x1x128xf16>, memref<4x8x1x128xf16>) -> ()
   return
 }
+
+// -----
+
+// Decode with GQA (Hq = 8 over Hkv = 2), causal, lse: the 4 query heads of
+// a KV head are one workgroup's rows (grid (ceil(4 / 16), Hkv, B)), through
+// [B, Hkv, 4, ...] views of q, out and lse (strides sH * 4 for the KV head,
+// sH for a row), and causal drops out (the one query row sees every key).
+// With a mask the heads are not packed.
+// CHECK-LABEL: func.func @decode_gqa
+// CHECK-SAME: (%[[Q:[a-z0-9]+]]: memref<2x8x1x64xf16>, %{{.+}}: memref<2x2x999x64xf16>, %[[O:[a-z0-9]+]]: memref<2x8x1x64xf16>, %[[L:[a-z0-9]+]]: memref<2x8x1xf32>
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.+}} = %{{.+}}, %{{.+}} = %c2{{(_[0-9]+)?}}, %{{.+}} = %c2{{(_[0-9]+)?}}) threads({{.*}}) in (%{{.+}} = %c32{{(_[0-9]+)?}},
+// CHECK: %{{.+}}, %{{.+}}, %{{.+}}:4, %[[QS:.+]]:4 = memref.extract_strided_metadata %[[Q]]
+// CHECK: %[[QST:.+]] = arith.muli %[[QS]]#1, %[[G:.+]] : index
+// CHECK: memref.reinterpret_cast %[[Q]] to offset: [0], sizes: [2, %{{.+}}, %[[G]], 64], strides: [512, %[[QST]], %[[QS]]#1, 1] : memref<2x8x1x64xf16> to memref<2x?x?x64xf16, strided<[512, ?, ?, 1]>>
+// CHECK: memref.reinterpret_cast %[[O]]
+// CHECK: memref.reinterpret_cast %[[L]] to offset: [0], sizes: [2, %{{.+}}, %{{.+}}], strides: [8, %{{.+}}, %{{.+}}] : memref<2x8x1xf32> to memref<2x?x?xf32, strided<[8, ?, ?]>>
+// CHECK-NOT: arith.cmpi sgt
+// CHECK: math.log2
+// CHECK-LABEL: func.func @decode_gqa_mask
+// CHECK-NOT: memref.reinterpret_cast
+// CHECK: return
+// Split, the workspaces [B, Hq, n, 1(, Dv)] are seen the same way:
+// [B, Hkv, n, 4(, Dv)], the KV head at stride sH * 4, a row at sH; grid y
+// is Hkv x n.
+// SPLIT-LABEL: func.func @decode_gqa
+// SPLIT: %[[PO:.+]] = memref.alloc(%{{.+}}) : memref<2x8x?x1x64xf32>
+// SPLIT: gpu.launch blocks({{.*}}) in (%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %c2{{(_[0-9]+)?}})
+// SPLIT: %{{.+}}, %{{.+}}, %[[PS:.+]]:5, %[[PT:.+]]:5 = memref.extract_strided_metadata %[[PO]]
+// SPLIT: memref.reinterpret_cast %[[PO]] to offset: [0], sizes: [2, %{{.+}}, %[[PS]]#2, %{{.+}}, 64], strides: [%[[PT]]#0, %{{.+}}, 64, %[[PT]]#1, 1] : memref<2x8x?x1x64xf32> to memref<2x?x?x?x64xf32, strided<[?, ?, 64, ?, 1]>>
+func.func @decode_gqa(%q: memref<2x8x1x64xf16>, %k: memref<2x2x999x64xf16>,
+                      %out: memref<2x8x1x64xf16>, %lse: memref<2x8x1xf32>) {
+  %qt = bufferization.to_tensor %q restrict : memref<2x8x1x64xf16> to tensor<2x8x1x64xf16>
+  %kt = bufferization.to_tensor %k restrict : memref<2x2x999x64xf16> to tensor<2x2x999x64xf16>
+  %o, %l = attn.sdpa %qt, %kt, %kt causal
+      : tensor<2x8x1x64xf16>, tensor<2x2x999x64xf16>, tensor<2x2x999x64xf16> -> tensor<2x8x1x64xf16>, tensor<2x8x1xf32>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<2x8x1x64xf16>, memref<2x8x1x64xf16>) -> ()
+  bufferization.materialize_in_destination %l in restrict writable %lse
+      : (tensor<2x8x1xf32>, memref<2x8x1xf32>) -> ()
+  return
+}
+func.func @decode_gqa_mask(%q: memref<2x8x1x64xf16>, %k: memref<2x2x999x64xf16>,
+                           %m: memref<1x1x1x999xi1>, %out: memref<2x8x1x64xf16>) {
+  %qt = bufferization.to_tensor %q restrict : memref<2x8x1x64xf16> to tensor<2x8x1x64xf16>
+  %kt = bufferization.to_tensor %k restrict : memref<2x2x999x64xf16> to tensor<2x2x999x64xf16>
+  %mt = bufferization.to_tensor %m restrict : memref<1x1x1x999xi1> to tensor<1x1x1x999xi1>
+  %o = attn.sdpa %qt, %kt, %kt mask(%mt : tensor<1x1x1x999xi1>)
+      : tensor<2x8x1x64xf16>, tensor<2x2x999x64xf16>, tensor<2x2x999x64xf16> -> tensor<2x8x1x64xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<2x8x1x64xf16>, memref<2x8x1x64xf16>) -> ()
+  return
+}

@@ -725,6 +725,46 @@ TEST(CudaSplits, AutomaticFillsTwoWaves) {
             1);
 }
 
+/// A decode artifact that packs a GQA group's query heads into the rows of
+/// one workgroup (32 rows): grid (ceil(Group / 32), Hkv x splits, B).
+KernelMetadata packedDecodeMetadata() {
+  KernelMetadata m = splitMetadata();
+  m.kernels[0].grid[0] = {Extent::Group, 32, 1};
+  m.kernels[0].grid[1] = {Extent::Hkv, 1, 1, /*timesSplits=*/true};
+  return m;
+}
+
+TEST(CudaSplits, PackedHeadsGridAndSplits) {
+  KernelMetadata m = packedDecodeMetadata(), back;
+  std::string error;
+  std::string text = writeMetadata(m);
+  EXPECT_NE(text.find("{\"of\": \"Group\", \"ceildiv\": 32, \"times\": 1}"),
+            std::string::npos);
+  EXPECT_NE(text.find("{\"of\": \"Hkv\", \"ceildiv\": 1, \"times\": \"splits\"}"),
+            std::string::npos);
+  ASSERT_TRUE(parseMetadata(text, back, error)) << error;
+  expectSameKernels(m, back);
+  // Hq = 32 over Hkv = 8: 4 heads per group, one workgroup of rows per KV
+  // head, 8 per batch entry.
+  KernelArgs a = argsOfShape(2, 32, 1, 32768);
+  a.k.shape[1] = a.v.shape[1] = 8;
+  unsigned grid[3];
+  ASSERT_TRUE(computeGrid(back.kernels[0], a, 3, grid, error)) << error;
+  EXPECT_EQ(grid[0], 1u);
+  EXPECT_EQ(grid[1], 24u);
+  EXPECT_EQ(grid[2], 2u);
+  // The split count fills two waves of the 16 packed tiles (not of the 64
+  // query heads): ceil(264 / 16) = 17, at most 512 / 4 key blocks.
+  EXPECT_EQ(chooseKvSplits(back, a, 132), 17);
+  // Without packing the same shape has 64 tiles: ceil(264 / 64) = 5.
+  EXPECT_EQ(chooseKvSplits(splitMetadata(), a, 132), 5);
+  // A group of 40 heads takes two workgroups of 32 rows.
+  a.q.shape[1] = 320;
+  ASSERT_TRUE(computeGrid(back.kernels[0], a, 1, grid, error)) << error;
+  EXPECT_EQ(grid[0], 2u);
+  EXPECT_EQ(grid[1], 8u);
+}
+
 TEST(CudaSplits, FixedChoiceIsClamped) {
   KernelMetadata m = splitMetadata();
   m.spec.kv_splits = 3;

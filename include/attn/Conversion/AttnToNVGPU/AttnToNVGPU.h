@@ -30,6 +30,12 @@ struct NVGPUGeometry {
   int64_t blockQ;      // 16 * warps
   int64_t stages;      // K/V ring depth
   int64_t sharedBytes; // dynamic shared memory: the ring (Q aliases a stage)
+  /// Decode (a static query length of 1, no mask): a workgroup takes the
+  /// Hq / Hkv query heads of one KV head as its rows, so K and V are read
+  /// once per GQA group instead of once per query head. Grid
+  /// (ceildiv(Hq / Hkv, blockQ), Hkv, B); causal is the same as not then
+  /// (the one query row sees every key).
+  bool packHeads = false;
   /// Registers per thread the kernel asks ptxas for (0: the default of
   /// attn-nvvm-max-registers, what one workgroup can have). Recorded as
   /// kNVVMMaxRegistersAttr in the kernel body.

@@ -42,8 +42,11 @@ struct Param {
 
 /// One grid dimension: ceildiv(extent(of), ceildiv) * times, where `of` is
 /// a launch extent or One, and the factor is `times`, or the launch's split
-/// count when `timesSplits` is set.
-enum class Extent { One, B, Hq, Sq, Skv };
+/// count when `timesSplits` is set. Hkv is k's head count and Group the
+/// query heads per KV head (Hq / Hkv): a decode kernel that packs a GQA
+/// group's query heads into one workgroup's rows runs over (ceildiv(Group,
+/// rows), Hkv, B).
+enum class Extent { One, B, Hq, Sq, Skv, Hkv, Group };
 struct GridDim {
   Extent of = Extent::One;
   int64_t ceildiv = 1;
@@ -131,8 +134,9 @@ bool parseMetadata(const std::string &text, KernelMetadata &metadata,
 /// 0) or with at most one key block; else spec.kv_splits when the spec
 /// fixes it (>= 1), or, when automatic (0), enough splits to fill about two
 /// waves of `smCount` multiprocessors with at least 4 key blocks per split
-/// (1 when the query tiles alone fill the GPU); clamped to [1, min(max,
-/// key blocks)].
+/// (1 when the query tiles alone fill the GPU; the tiles are the workgroups
+/// of the first kernel's unsplit grid); clamped to [1, min(max, key
+/// blocks)].
 int64_t chooseKvSplits(const KernelMetadata &metadata, const KernelArgs &args,
                        int smCount);
 
