@@ -171,9 +171,11 @@ void makeBuffers(const Case &c, std::mt19937_64 &rng, Buffers &bufs) {
     if (c.mask == ATTN_MASK_BOOL) {
       alloc(bufs.mask, n, 1);
       fillRandom(rng, ATTN_DTYPE_BOOL, bufs.mask.data(), n, 0.7);
+      // About 15% of the rows empty, and row Sq / 2 of every (batch,
+      // head) of the mask (tests count on one empty row per head).
       std::bernoulli_distribution empty(0.15);
       for (int64_t row = 0; row < Bm * Hm * c.Sq; ++row)
-        if (empty(rng) || row == c.Sq / 2)
+        if (empty(rng) || row % c.Sq == c.Sq / 2)
           std::memset(bufs.mask.data() + row * c.Skv, 0, size_t(c.Skv));
     } else {
       alloc(bufs.mask, n, dtypeSize(c.maskDtype));
