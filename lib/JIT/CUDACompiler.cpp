@@ -113,6 +113,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
   bool tensorCores = options.tensorCores && tensorCoreEligible(spec);
   pipeline.tensorCores = tensorCores;
   pipeline.warps = options.warps;
+  pipeline.rowTiles = options.rowTiles;
   pipeline.stages = options.stages;
   // Split-KV unless the spec turns it off (kv_splits 1): the kernels take
   // the chunk count at launch (the runtime's chooseKvSplits; 0 = automatic,
@@ -152,12 +153,16 @@ attn_status mlir::attn::jit::compileCudaKernel(
   int64_t blockKv = 0;
   bool packHeads = false;
   if (tensorCores) {
+    ConvertAttnToNVGPUOptions tc;
+    tc.warps = options.warps;
+    tc.stages = options.stages;
+    tc.rowTiles = options.rowTiles;
     NVGPUGeometry geo = resolveNVGPUGeometry(
-        {options.warps, options.stages}, spec.head_dim, dv, 2,
+        tc, spec.head_dim, dv, 2,
         spec.causal != 0, spec.seq_q, spec.mask != ATTN_MASK_NONE);
     rows = geo.blockQ;
     packHeads = geo.packHeads;
-    threads = 32 * geo.warps;
+    threads = 32 * geo.warps; // rows = 16 rowTiles warps
     shared = geo.sharedBytes;
     blockKv = kNVGPUBlockKv;
   } else {

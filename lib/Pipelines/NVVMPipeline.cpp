@@ -27,6 +27,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
     ConvertAttnToNVGPUOptions tc;
     tc.warps = opts.warps;
     tc.stages = opts.stages;
+    tc.rowTiles = opts.rowTiles;
     tc.kvSplits = opts.kvSplits;
     pm.addPass(createConvertAttnToNVGPUPass(tc));
   }

@@ -76,6 +76,11 @@ llvm::cl::opt<int64_t> clWarps(
     llvm::cl::desc("--tensor-cores: warps per workgroup, 4 or 8 (0: 4 for "
                    "causal attention or D, Dv <= 64, else 8)"),
     llvm::cl::init(0));
+llvm::cl::opt<int64_t> clRowTiles(
+    "row-tiles",
+    llvm::cl::desc("--tensor-cores: m16 tiles of query rows per warp, 1 or 2 "
+                   "(0: 1)"),
+    llvm::cl::init(0));
 llvm::cl::opt<int64_t> clStages(
     "stages",
     llvm::cl::desc("--tensor-cores: depth of the cp.async K/V ring (2-4)"),
@@ -145,6 +150,7 @@ LogicalResult attnToCuda(Operation *op, llvm::raw_ostream &os, bool cubin) {
                                                     : 0;
   options.tensorCores = clTensorCores;
   options.warps = clWarps;
+  options.rowTiles = clRowTiles;
   options.stages = clStages;
   ::attn::cuda::KernelMetadata metadata;
   std::string ptx, source, error;

@@ -20,6 +20,7 @@ struct CudaCompileOptions {
   bool tensorCores = false;
   int64_t warps = 0;  // tensor cores: 4 or 8 (0 = 4 if causal or D, Dv <= 64, else 8)
   int64_t stages = 2; // tensor cores: depth of the cp.async K/V ring
+  int64_t rowTiles = 0; // tensor cores: m16 row tiles per warp (0 = 1)
 };
 
 /// Whether convert-attn-to-nvgpu handles `spec`: f16 or bf16, D and Dv

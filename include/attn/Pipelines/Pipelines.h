@@ -75,6 +75,11 @@ struct AttnToNVVMPipelineOptions
       llvm::cl::desc("Tensor-core kernel: K/V tiles in flight in the "
                      "cp.async ring (2 to 4)"),
       llvm::cl::init(2)};
+  Option<int64_t> rowTiles{
+      *this, "row-tiles",
+      llvm::cl::desc("Tensor-core kernel: m16 tiles of query rows per warp, "
+                     "1 or 2 (0 = 1)"),
+      llvm::cl::init(0)};
   Option<int64_t> kvSplits{
       *this, "kv-splits",
       llvm::cl::desc("1: one kernel per op; N > 1: split-KV (a partial "

@@ -105,8 +105,11 @@ public:
     causal = op.getCausal() && !geo.packHeads;
     stageBytes = kNVGPUBlockKv * (d + dv) * eltBytes;
     int64_t qBytes = geo.blockQ * d * eltBytes;
-    qOffset = qBytes <= stageBytes ? (geo.stages - 1) * stageBytes
-                                   : geo.stages * stageBytes;
+    // Q aliases the last stage when it fits and its fragments stay in
+    // registers; re-read per block (two row tiles), it needs its own space.
+    qOffset = qBytes <= stageBytes && !geo.qFromSmem
+                  ? (geo.stages - 1) * stageBytes
+                  : geo.stages * stageBytes;
   }
 
   void build() {
@@ -192,6 +195,7 @@ private:
   // loop indices and ring stages count from it, key positions add it.
   Value blockBase;
   int64_t d = 0, dv = 0, eltBytes = 2, stageBytes = 0, qOffset = 0;
+  Value qTileView; // Q in shared memory (geo.qFromSmem: read per block)
   Type elt;
   bool causal = false;
 
@@ -454,10 +458,13 @@ private:
     return broadcastIndex(b, loc, mask, i, at);
   }
 
+  /// A thread's place. Its rows, r = 2 mt + half for the warp's m16 tile
+  /// mt (geo.rowTiles of them, 16 rows each) and fragment half: row0 +
+  /// 16 rowTiles warp + 16 mt + g + 8 half.
   struct Lane {
     Value tid, lane, warp, t2;
-    Value rows[2];     // r0 = row0 + 16 warp + g, r1 = r0 + 8
-    Value maskRows[2]; // rows clamped to Sq - 1 (mask reads)
+    SmallVector<Value, 4> rows;
+    SmallVector<Value, 4> maskRows; // rows clamped to Sq - 1 (mask reads)
     Value maskB, maskH;
   };
 
@@ -472,13 +479,16 @@ private:
     Value g = divui(ln.lane, 4);
     ln.t2 = mul(remui(ln.lane, 4), idx(2));
     Value row0 = mul(qb, idx(geo.blockQ));
-    ln.rows[0] = add(add(row0, mul(ln.warp, idx(16))), g);
-    ln.rows[1] = add(ln.rows[0], idx(8));
+    const int64_t mts = geo.rowTiles;
+    Value warpRow0 = mul(ln.warp, idx(16 * mts));
+    for (int64_t mt = 0; mt < mts; ++mt)
+      for (int64_t half = 0; half < 2; ++half)
+        ln.rows.push_back(
+            add(add(row0, warpRow0), add(g, idx(16 * mt + 8 * half))));
     if (mask) {
       Value lastRow = sub(sq, idx(1));
-      for (int64_t half = 0; half < 2; ++half)
-        ln.maskRows[half] =
-            arith::MinUIOp::create(b, loc, ln.rows[half], lastRow);
+      for (Value row : ln.rows)
+        ln.maskRows.push_back(arith::MinUIOp::create(b, loc, row, lastRow));
       ln.maskB = maskIndex(0, bi);
       ln.maskH = maskIndex(1, h);
     }
@@ -519,21 +529,29 @@ private:
     Swizzle qs = Swizzle::forWidth(d);
     Value l16 = remui(ln.lane, 16), hi16 = divui(ln.lane, 16);
     Value qSw = swizzle(qs, l16);
-    SmallVector<Value> qFrag;
-    for (int64_t kc = 0; kc < d / 16; ++kc)
-      qFrag.push_back(nvgpu::LdMatrixOp::create(
-          b, loc, fragA, qTile,
-          ValueRange{add(mul(ln.warp, idx(16)), l16),
-                     physColumn(add(idx(2 * kc), hi16), qSw)},
-          /*transpose=*/false, /*numTiles=*/4));
+    // qFrag[mt][kc]: the warp's m16 tile mt (rows 16 rowTiles warp + 16 mt
+    // + l; the swizzle repeats every 16 rows).
+    SmallVector<SmallVector<Value>> qFrag(mts);
+    qTileView = qTile;
+    for (int64_t mt = 0; mt < mts && !geo.qFromSmem; ++mt)
+      for (int64_t kc = 0; kc < d / 16; ++kc)
+        qFrag[mt].push_back(nvgpu::LdMatrixOp::create(
+            b, loc, fragA, qTile,
+            ValueRange{add(add(warpRow0, idx(16 * mt)), l16),
+                       physColumn(add(idx(2 * kc), hi16), qSw)},
+            /*transpose=*/false, /*numTiles=*/4));
 
     auto fragC = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0)));
-    int64_t nOut = dv / 8;
-    SmallVector<Value> init(nOut, zeroC);
+    // The loop state: accumulator fragment n of tile mt at mt nOut + n,
+    // then the running max of each row r (2 rowTiles), then its partial
+    // sum (this thread's columns only).
+    int64_t nOut = dv / 8, nRows = 2 * mts;
+    SmallVector<Value> init(nOut * mts, zeroC);
     Value negInf = f32(-INFINITY), zero = f32(0.0);
-    init.append({negInf, negInf, zero, zero}); // m0, m1, l0, l1 (partial)
+    init.append(SmallVector<Value>(nRows, negInf));
+    init.append(SmallVector<Value>(nRows, zero));
 
     // The key blocks in two loops: first those every row of the workgroup
     // sees whole (all keys < Skv and, causal, at or below the first row's
@@ -573,9 +591,11 @@ private:
     auto whole = keyLoop(idx(0), nWhole, init, /*edge=*/false);
     auto edges = keyLoop(nWhole, nBlocks, whole.getResults(), /*edge=*/true);
     ValueRange res = edges.getResults();
-    Value m[2] = {res[nOut], res[nOut + 1]};
-    Value l[2] = {quadReduce(res[nOut + 2], false),
-                  quadReduce(res[nOut + 3], false)};
+    SmallVector<Value> m, l;
+    for (int64_t r = 0; r < nRows; ++r) {
+      m.push_back(res[nOut * mts + r]);
+      l.push_back(quadReduce(res[nOut * mts + nRows + r], false));
+    }
 
     // Without splits (or with a launch's count of 1): out and lse.
     // Otherwise the chunk's O_s = acc / l and lse_s = m + log2 l (log2
@@ -597,20 +617,22 @@ private:
   /// The epilogue: out = l == 0 ? 0 : acc / l and lse = l == 0 ? -inf :
   /// (m + log2 l) ln 2, or for a split-KV chunk (`partial`) the f32 acc / l
   /// and m + log2 l into the workspace at this workgroup's chunk.
-  void writeResult(ValueRange res, Value m[2], Value l[2], Value bi, Value h,
-                   const Lane &ln, Value sq, int64_t nOut, bool partial) {
+  void writeResult(ValueRange res, ArrayRef<Value> m, ArrayRef<Value> l,
+                   Value bi, Value h, const Lane &ln, Value sq, int64_t nOut,
+                   bool partial) {
     Value negInf = f32(-INFINITY), zero = f32(0.0);
-    for (int64_t half = 0; half < 2; ++half) {
-      Value row = ln.rows[half];
+    for (int64_t r = 0; r < int64_t(ln.rows.size()); ++r) {
+      int64_t mt = r / 2, half = r % 2;
+      Value row = ln.rows[r];
       Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                          l[half], zero);
-      Value inv = arith::DivFOp::create(b, loc, f32(1.0), l[half]);
+                                          l[r], zero);
+      Value inv = arith::DivFOp::create(b, loc, f32(1.0), l[r]);
       auto ifOp = scf::IfOp::create(b, loc, ult(row, sq), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       for (int64_t n = 0; n < nOut; ++n)
         for (int64_t j = 0; j < 2; ++j) {
-          Value o = mulf(extract(res[n], half, j), inv);
+          Value o = mulf(extract(res[mt * nOut + n], half, j), inv);
           o = select(empty, zero, o);
           Value col = add(ln.t2, idx(n * 8 + j));
           if (partial) {
@@ -628,7 +650,7 @@ private:
         auto w = scf::IfOp::create(b, loc, first, false);
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(&w.getThenRegion().front());
-        Value x = addf(m[half], math::Log2Op::create(b, loc, l[half]));
+        Value x = addf(m[r], math::Log2Op::create(b, loc, l[r]));
         if (partial) {
           x = select(empty, negInf, x);
           memref::StoreOp::create(b, loc, x, ws->partialLse,
@@ -644,10 +666,13 @@ private:
   /// One key block folded into the running state. `edge`: the block may
   /// hold keys past Skv or above a row's causal diagonal, masked to -inf
   /// element by element; otherwise every key is visible to every row (only
-  /// an explicit mask applies).
-  SmallVector<Value> foldBlock(ValueRange st, Value jb, ArrayRef<Value> qFrag,
-                               Value bi, Value h, const Lane &ln, Value skv,
-                               Value diag, int64_t nOut, bool edge) {
+  /// an explicit mask applies). Each K and V fragment loaded by ldmatrix
+  /// feeds the MMAs of all the warp's m16 tiles.
+  SmallVector<Value> foldBlock(ValueRange st, Value jb,
+                               ArrayRef<SmallVector<Value>> qFrag, Value bi,
+                               Value h, const Lane &ln, Value skv, Value diag,
+                               int64_t nOut, bool edge) {
+    const int64_t mts = geo.rowTiles, nRows = 2 * mts;
     Value j0 = mul(add(blockBase, jb), idx(kNVGPUBlockKv));
     Value stage = remui(jb, geo.stages);
     Value ks = kTile(stage), vs = vTile(stage);
@@ -669,17 +694,46 @@ private:
     Swizzle kSw = Swizzle::forWidth(d);
     Value kRow = add(mul(hi16, idx(8)), l8);
     Value kSwz = swizzle(kSw, kRow);
-    SmallVector<Value> sAcc(nTiles, zeroC);
-    for (int64_t np = 0; np < nTiles / 2; ++np)
-      for (int64_t kc = 0; kc < d / 16; ++kc) {
-        Value x4 = nvgpu::LdMatrixOp::create(
-            b, loc, fragX4, ks,
-            ValueRange{add(idx(16 * np), kRow),
-                       physColumn(add(idx(2 * kc), bit3), kSwz)},
-            /*transpose=*/false, /*numTiles=*/4);
-        sAcc[2 * np] = mma(qFrag[kc], halfOf(x4, 0), sAcc[2 * np]);
-        sAcc[2 * np + 1] = mma(qFrag[kc], halfOf(x4, 1), sAcc[2 * np + 1]);
+    SmallVector<SmallVector<Value>> sAcc(mts,
+                                         SmallVector<Value>(nTiles, zeroC));
+    auto kFragsTimesQ = [&](int64_t np, int64_t kc, ArrayRef<Value> a) {
+      Value x4 = nvgpu::LdMatrixOp::create(
+          b, loc, fragX4, ks,
+          ValueRange{add(idx(16 * np), kRow),
+                     physColumn(add(idx(2 * kc), bit3), kSwz)},
+          /*transpose=*/false, /*numTiles=*/4);
+      for (int64_t mt = 0; mt < mts; ++mt) {
+        sAcc[mt][2 * np] = mma(a[mt], halfOf(x4, 0), sAcc[mt][2 * np]);
+        sAcc[mt][2 * np + 1] = mma(a[mt], halfOf(x4, 1), sAcc[mt][2 * np + 1]);
       }
+    };
+    if (geo.qFromSmem) {
+      // Q's fragments for this 16 of D, read from shared memory (rows 16
+      // rowTiles warp + 16 mt + l, as in the prologue), then every key
+      // tile: 32 registers fewer held across the key loop.
+      Swizzle qs = Swizzle::forWidth(d);
+      Value qSw = swizzle(qs, l16);
+      Value warpRow0 = mul(ln.warp, idx(16 * mts));
+      for (int64_t kc = 0; kc < d / 16; ++kc) {
+        SmallVector<Value> a;
+        for (int64_t mt = 0; mt < mts; ++mt)
+          a.push_back(nvgpu::LdMatrixOp::create(
+              b, loc, fragX4, qTileView,
+              ValueRange{add(add(warpRow0, idx(16 * mt)), l16),
+                         physColumn(add(idx(2 * kc), hi16), qSw)},
+              /*transpose=*/false, /*numTiles=*/4));
+        for (int64_t np = 0; np < nTiles / 2; ++np)
+          kFragsTimesQ(np, kc, a);
+      }
+    } else {
+      for (int64_t np = 0; np < nTiles / 2; ++np)
+        for (int64_t kc = 0; kc < d / 16; ++kc) {
+          SmallVector<Value> a;
+          for (int64_t mt = 0; mt < mts; ++mt)
+            a.push_back(qFrag[mt][kc]);
+          kFragsTimesQ(np, kc, a);
+        }
+    }
 
     // Without an additive mask and with a positive scale, the scores stay
     // unscaled until the exponential: the row max of raw scores times the
@@ -687,99 +741,108 @@ private:
     // element (as in FlashAttention) instead of a multiply and a subtract.
     // Otherwise scale by scale log2 e first and add the mask. Then -inf
     // past Skv and above the causal diagonal (edge blocks only).
-    // s[tile][half][j]: row rows[half], key j0 + 8 tile + 2t + j.
+    // s[mt][tile][half][j]: row rows[2 mt + half], key j0 + 8 tile + 2t + j.
     bool additive = mask && !cast<MemRefType>(mask.getType())
                                  .getElementType()
                                  .isInteger(1);
     bool rawScores = !additive && op.getEffectiveScale() > 0.0;
-    SmallVector<std::array<std::array<Value, 2>, 2>> s(nTiles);
-    Value rowMax[2] = {negInf, negInf};
+    SmallVector<SmallVector<std::array<std::array<Value, 2>, 2>>> s(
+        mts, SmallVector<std::array<std::array<Value, 2>, 2>>(nTiles));
+    SmallVector<Value> rowMax(nRows, negInf);
     Value lastKey = mask ? sub(skv, idx(1)) : Value();
-    for (int64_t n = 0; n < nTiles; ++n)
-      for (int64_t half = 0; half < 2; ++half)
-        for (int64_t j = 0; j < 2; ++j) {
-          Value x = extract(sAcc[n], half, j);
-          if (!rawScores)
-            x = mulf(x, scale);
-          Value key = add(j0, add(ln.t2, idx(n * 8 + j)));
-          if (mask) {
-            Value safeKey = arith::MinUIOp::create(b, loc, key, lastKey);
-            Value mv = memref::LoadOp::create(
-                b, loc, mask,
-                ValueRange{ln.maskB, ln.maskH, ln.maskRows[half], safeKey});
-            if (mv.getType().isInteger(1))
-              x = select(mv, x, negInf);
-            else
-              x = addf(x, mulf(toF32(mv), f32(kLog2e)));
-          }
-          if (edge) {
-            Value hidden = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::uge, key, skv);
-            if (causal) {
-              Value above =
-                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key,
-                                        add(ln.rows[half], diag));
-              hidden = arith::OrIOp::create(b, loc, hidden, above);
+    for (int64_t mt = 0; mt < mts; ++mt)
+      for (int64_t n = 0; n < nTiles; ++n)
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t j = 0; j < 2; ++j) {
+            int64_t r = 2 * mt + half;
+            Value x = extract(sAcc[mt][n], half, j);
+            if (!rawScores)
+              x = mulf(x, scale);
+            Value key = add(j0, add(ln.t2, idx(n * 8 + j)));
+            if (mask) {
+              Value safeKey = arith::MinUIOp::create(b, loc, key, lastKey);
+              Value mv = memref::LoadOp::create(
+                  b, loc, mask,
+                  ValueRange{ln.maskB, ln.maskH, ln.maskRows[r], safeKey});
+              if (mv.getType().isInteger(1))
+                x = select(mv, x, negInf);
+              else
+                x = addf(x, mulf(toF32(mv), f32(kLog2e)));
             }
-            x = select(hidden, negInf, x);
+            if (edge) {
+              Value hidden = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::uge, key, skv);
+              if (causal) {
+                Value above = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sgt, key,
+                    add(ln.rows[r], diag));
+                hidden = arith::OrIOp::create(b, loc, hidden, above);
+              }
+              x = select(hidden, negInf, x);
+            }
+            s[mt][n][half][j] = x;
+            rowMax[r] = maxf(rowMax[r], x);
           }
-          s[n][half][j] = x;
-          rowMax[half] = maxf(rowMax[half], x);
-        }
 
     // Per row: m' = max(m, quad max), m_safe = m' == -inf ? 0 : m',
     // alpha = exp2(m - m_safe), P = exp2(S - m_safe), partial l.
-    Value mNew[2], alpha[2], lNew[2];
-    for (int64_t half = 0; half < 2; ++half) {
-      Value m = st[nOut + half];
-      Value blockMax = quadReduce(rowMax[half], true);
+    SmallVector<Value> mNew(nRows), alpha(nRows), lNew(nRows);
+    for (int64_t r = 0; r < nRows; ++r) {
+      int64_t mt = r / 2, half = r % 2;
+      Value m = st[nOut * mts + r];
+      Value blockMax = quadReduce(rowMax[r], true);
       if (rawScores)
         blockMax = mulf(blockMax, scale);
-      mNew[half] = maxf(m, blockMax);
+      mNew[r] = maxf(m, blockMax);
       Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                          mNew[half], negInf);
-      Value mSafe = select(isInf, f32(0.0), mNew[half]);
-      alpha[half] = math::Exp2Op::create(b, loc, subf(m, mSafe));
+                                          mNew[r], negInf);
+      Value mSafe = select(isInf, f32(0.0), mNew[r]);
+      alpha[r] = math::Exp2Op::create(b, loc, subf(m, mSafe));
       Value negM = arith::NegFOp::create(b, loc, mSafe);
       Value sum = f32(0.0);
       for (int64_t n = 0; n < nTiles; ++n)
         for (int64_t j = 0; j < 2; ++j) {
+          Value sv = s[mt][n][half][j];
           Value e = rawScores
-                        ? math::FmaOp::create(b, loc, s[n][half][j], scale, negM)
+                        ? math::FmaOp::create(b, loc, sv, scale, negM)
                               .getResult()
-                        : subf(s[n][half][j], mSafe);
+                        : subf(sv, mSafe);
           Value p = math::Exp2Op::create(b, loc, e);
-          s[n][half][j] = p;
+          s[mt][n][half][j] = p;
           sum = addf(sum, p);
         }
-      lNew[half] = addf(mulf(alpha[half], st[nOut + 2 + half]), sum);
+      lNew[r] = addf(mulf(alpha[r], st[nOut * mts + nRows + r]), sum);
     }
 
     // P as A fragments (16 keys each) in the element type, straight from
     // the score fragments: tiles 2kk and 2kk + 1.
-    SmallVector<Value> pFrag;
-    for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
-      SmallVector<Value> e;
-      for (auto [tile, half] : {std::pair{2 * kk, 0}, std::pair{2 * kk, 1},
-                                std::pair{2 * kk + 1, 0},
-                                std::pair{2 * kk + 1, 1}})
-        for (int64_t j = 0; j < 2; ++j)
-          e.push_back(arith::TruncFOp::create(b, loc, elt, s[tile][half][j]));
-      pFrag.push_back(vector::FromElementsOp::create(b, loc, fragX4, e));
-    }
+    SmallVector<SmallVector<Value>> pFrag(mts);
+    for (int64_t mt = 0; mt < mts; ++mt)
+      for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
+        SmallVector<Value> e;
+        for (auto [tile, half] : {std::pair{2 * kk, 0}, std::pair{2 * kk, 1},
+                                  std::pair{2 * kk + 1, 0},
+                                  std::pair{2 * kk + 1, 1}})
+          for (int64_t j = 0; j < 2; ++j)
+            e.push_back(
+                arith::TruncFOp::create(b, loc, elt, s[mt][tile][half][j]));
+        pFrag[mt].push_back(vector::FromElementsOp::create(b, loc, fragX4, e));
+      }
 
     // acc' = alpha acc + P . V. V's B fragments by ldmatrix x4 .trans: lanes
     // 0-15 address keys 16 kk + l at chunk 2 np (registers 0-1: output
     // tile 2 np), lanes 16-31 the same keys at chunk 2 np + 1 (tile
     // 2 np + 1).
     SmallVector<Value> acc;
-    for (int64_t n = 0; n < nOut; ++n) {
-      SmallVector<Value> scaled;
-      for (int64_t half = 0; half < 2; ++half)
-        for (int64_t j = 0; j < 2; ++j)
-          scaled.push_back(mulf(extract(st[n], half, j), alpha[half]));
-      acc.push_back(vector::FromElementsOp::create(b, loc, fragC, scaled));
-    }
+    for (int64_t mt = 0; mt < mts; ++mt)
+      for (int64_t n = 0; n < nOut; ++n) {
+        SmallVector<Value> scaled;
+        for (int64_t half = 0; half < 2; ++half)
+          for (int64_t j = 0; j < 2; ++j)
+            scaled.push_back(mulf(extract(st[mt * nOut + n], half, j),
+                                  alpha[2 * mt + half]));
+        acc.push_back(vector::FromElementsOp::create(b, loc, fragC, scaled));
+      }
     Swizzle vSw = Swizzle::forWidth(dv);
     Value vSwz = swizzle(vSw, l16);
     for (int64_t np = 0; np < nOut / 2; ++np)
@@ -789,11 +852,15 @@ private:
             ValueRange{add(idx(16 * kk), l16),
                        physColumn(add(idx(2 * np), hi16), vSwz)},
             /*transpose=*/true, /*numTiles=*/4);
-        acc[2 * np] = mma(pFrag[kk], halfOf(x4, 0), acc[2 * np]);
-        acc[2 * np + 1] = mma(pFrag[kk], halfOf(x4, 1), acc[2 * np + 1]);
+        for (int64_t mt = 0; mt < mts; ++mt) {
+          Value &a0 = acc[mt * nOut + 2 * np], &a1 = acc[mt * nOut + 2 * np + 1];
+          a0 = mma(pFrag[mt][kk], halfOf(x4, 0), a0);
+          a1 = mma(pFrag[mt][kk], halfOf(x4, 1), a1);
+        }
       }
     SmallVector<Value> next(acc);
-    next.append({mNew[0], mNew[1], lNew[0], lNew[1]});
+    next.append(mNew.begin(), mNew.end());
+    next.append(lNew.begin(), lNew.end());
     return next;
   }
 };
@@ -809,6 +876,7 @@ struct ConvertAttnToNVGPUPass
     warps = o.warps;
     stages = o.stages;
     kvSplits = o.kvSplits;
+    rowTiles = o.rowTiles;
   }
 
   StringRef getArgument() const final { return "convert-attn-to-nvgpu"; }
@@ -847,13 +915,20 @@ struct ConvertAttnToNVGPUPass
       llvm::cl::desc("1: one kernel; N > 1: split-KV kernels (partials + "
                      "merge) launched here with N key chunks"),
       llvm::cl::init(1)};
+  Option<int64_t> rowTiles{
+      *this, "row-tiles",
+      llvm::cl::desc("m16 tiles of query rows per warp, 1 or 2 (each K/V "
+                     "fragment feeds the MMAs of both; 0 = 1; decode keeps "
+                     "1)"),
+      llvm::cl::init(0)};
 
   void runOnOperation() override {
     if ((warps != 0 && warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
-        stages < 2 || stages > 4 || kvSplits < 1) {
+        stages < 2 || stages > 4 || kvSplits < 1 || rowTiles < 0 ||
+        rowTiles > 2) {
       getOperation().emitError("convert-attn-to-nvgpu: warps must be 0, 1, "
-                               "2, 4 or 8, stages in [2, 4] and kv-splits "
-                               ">= 1");
+                               "2, 4 or 8, stages in [2, 4], kv-splits "
+                               ">= 1 and row-tiles 0, 1 or 2");
       return signalPassFailure();
     }
     SmallVector<SdpaOp> ops;
@@ -890,6 +965,7 @@ struct ConvertAttnToNVGPUPass
     ConvertAttnToNVGPUOptions o;
     o.warps = warps;
     o.stages = stages;
+    o.rowTiles = rowTiles;
     NVGPUGeometry geo =
         resolveNVGPUGeometry(o, d, dv, 2, op.getCausal(),
                              op.getQueryType().getDimSize(2), mask != nullptr);
@@ -936,20 +1012,37 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   if (!options.warps && !ShapedType::isDynamic(seqQ) && seqQ > 0 &&
       seqQ <= 32)
     g.warps = seqQ <= 16 && std::max(headDim, valueDim) <= 64 ? 1 : 2;
-  g.blockQ = 16 * g.warps;
+  // Two m16 row tiles per warp (32 rows: each K and V fragment loaded
+  // feeds twice the MMAs; Q re-read from shared memory per block to stay
+  // within 255 registers without spilling) for the 4-warp kernels at
+  // D, Dv <= 64 without a mask: +6-16% on the H100 at S = 4k-16k
+  // (bench/results/cuda-h100-2026-11-22d). D = 128 would spill.
+  g.rowTiles = options.rowTiles
+                   ? options.rowTiles
+                   : (g.warps == 4 && std::max(headDim, valueDim) <= 64 &&
+                              !masked
+                          ? 2
+                          : 1);
+  if (!options.warps && !ShapedType::isDynamic(seqQ) && seqQ > 0 &&
+      seqQ <= 32)
+    g.rowTiles = 1; // decode: the rows would be padding
+  g.blockQ = 16 * g.rowTiles * g.warps;
   g.packHeads = seqQ == 1 && !masked;
   // Three 4-warp workgroups per SM at D, Dv <= 64: ptxas needs 169
   // registers without a budget (two workgroups) and none spill at 168;
   // the H100 A/B of 2026-11-22 (bench/results/cuda-h100-2026-11-22b): 3-5%
   // faster over S = 4k-16k, causal or not. Not with a mask: its loads
   // need more (214 with lse), and 168 would spill.
-  if (g.warps == 4 && std::max(headDim, valueDim) <= 64 && !masked)
+  if (g.warps == 4 && g.rowTiles == 1 &&
+      std::max(headDim, valueDim) <= 64 && !masked)
     g.maxRegisters = 168;
   g.stages = options.stages;
   int64_t stage = kNVGPUBlockKv * (headDim + valueDim) * elementBytes;
   int64_t qBytes = g.blockQ * headDim * elementBytes;
   // Q aliases the last stage when it fits there (see the prologue).
-  g.sharedBytes = g.stages * stage + (qBytes <= stage ? 0 : qBytes);
+  g.qFromSmem = g.rowTiles > 1;
+  g.sharedBytes =
+      g.stages * stage + (qBytes <= stage && !g.qFromSmem ? 0 : qBytes);
   return g;
 }
 

@@ -1,5 +1,32 @@
-// RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu | FileCheck %s
-// RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu=kv-splits=3 | FileCheck %s --check-prefix=SPLIT
+// One m16 row tile per warp here (row-tiles=1); the default's two tiles
+// for 4-warp kernels at D, Dv <= 64 without a mask: the RT2 prefix.
+// RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu=row-tiles=1 | FileCheck %s
+// RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu="kv-splits=3 row-tiles=1" | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu | FileCheck %s --check-prefix=RT2
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-nvgpu=row-tiles=3 2>&1 | FileCheck %s --check-prefix=BADRT
+
+// BADRT: convert-attn-to-nvgpu: warps must be 0, 1, 2, 4 or 8, stages in [2, 4], kv-splits >= 1 and row-tiles 0, 1 or 2
+
+// By default (RT2) the causal D = 32 kernel below gives each warp two m16
+// row tiles: 4 warps, 128 query rows; Q (128 x 32) in its own space after
+// the ring (2 x 8192 bytes), 24576 bytes in all, and no register budget of
+// its own (what one workgroup can have). In the key loop Q's fragments of
+// each 16 of D are read from shared memory (one ldmatrix per row tile),
+// then every K fragment feeds the MMAs of both tiles.
+// RT2-LABEL: func.func @causal
+// RT2: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c128{{(_[0-9]+)?}}, {{.*}} dynamic_shared_memory_size %c24576_i32
+// RT2-NOT: attn.nvvm_max_registers
+// RT2: memref.get_global @__attn_tc_dynamic_smem
+// RT2-NOT: attn.nvvm_max_registers
+// RT2: %[[QT:.+]] = memref.view %{{.+}}[%c16384{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+// RT2: scf.for
+// RT2: %[[QA:.+]] = nvgpu.ldmatrix %[[QT]]
+// RT2: %[[QB:.+]] = nvgpu.ldmatrix %[[QT]]
+// RT2: nvgpu.ldmatrix
+// RT2: nvgpu.mma.sync(%[[QA]], %{{.+}}, %{{.+}})
+// RT2: nvgpu.mma.sync(%[[QA]], %{{.+}}, %{{.+}})
+// RT2: nvgpu.mma.sync(%[[QB]], %{{.+}}, %{{.+}})
+// RT2: nvgpu.mma.sync(%[[QB]], %{{.+}}, %{{.+}})
 
 // Causal f16, D = 32: 4 warps (128 threads) per 64 query rows (causal);
 // a ring of 2 K/V stages of 64 keys in dynamic shared memory (2 x 64 x

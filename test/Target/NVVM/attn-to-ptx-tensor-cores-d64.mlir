@@ -23,9 +23,11 @@
 // threads), which ptxas would cap at 128 registers for two workgroups per
 // SM and spill: attn-nvvm-max-registers gives both .maxnreg 255 (65536 /
 // threads, at most 255; with the mask 4 warps keep that budget, its loads
-// need more than 168). Without the mask the 4-warp kernel asks for 168
-// (three workgroups per SM; ptxas would take 169 and fit only two). All
-// assemble without spills for both chips and both types.
+// need more than 168). Without the mask the 4-warp kernel takes two m16
+// row tiles per warp (128 rows, Q re-read from shared memory: 32 KB ring +
+// 16 KB Q) and 255 registers; with --row-tiles=1 it asks for 168 (three
+// workgroups per SM; ptxas would take 169 and fit only two). All assemble
+// without spills for both chips and both types.
 // RUN: sed 's/ causal$//' %t/f16.mlir > %t/f16nc.mlir
 // RUN: sed 's/ causal$//' %t/bf16.mlir > %t/bf16nc.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16nc.mlir -o %t/f16nc_90.ptx
@@ -33,6 +35,10 @@
 // RUN: sed -e 's/, %m: tensor<1x1x200x300xi1>//' -e 's/ mask(%m : tensor<1x1x200x300xi1>)//' %t/f16nc.mlir > %t/f16nm.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16nm.mlir -o %t/f16nm_90.ptx
 // RUN: FileCheck %s --check-prefix=NM4 < %t/f16nm_90.ptx
+// RUN: FileCheck %s --check-prefix=METANM < %t/f16nm_90.json
+// RUN: attn-translate --attn-to-ptx --tensor-cores --row-tiles=1 --chip=sm_90a %t/f16nm.mlir -o %t/f16nm1_90.ptx
+// RUN: FileCheck %s --check-prefix=NM1 < %t/f16nm1_90.ptx
+// RUN: %ptxas -v -arch=sm_90a %t/f16nm1_90.ptx -o %t/f16nm1_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -v -arch=sm_90a %t/f16nm_90.ptx -o %t/f16nm_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16nm.mlir -o %t/f16nm_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/f16nm_80.ptx -o %t/f16nm_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -74,7 +80,12 @@
 // NC4: .maxntid 128, 1, 1
 // NC4-NEXT: .maxnreg 255
 // NM4: .maxntid 128, 1, 1
-// NM4-NEXT: .maxnreg 168
+// NM4-NEXT: .maxnreg 255
+// METANM: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
+// METANM: "block": [128, 1, 1]
+// METANM: "shared_bytes": 49152
+// NM1: .maxntid 128, 1, 1
+// NM1-NEXT: .maxnreg 168
 // NC8: .maxntid 256, 1, 1
 // NC8-NEXT: .maxnreg 255
 // META8: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}

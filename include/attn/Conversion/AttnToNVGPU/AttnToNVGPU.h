@@ -22,14 +22,23 @@ struct ConvertAttnToNVGPUOptions {
   /// over Hq x chunks, merge kernel), launched by the host code with N
   /// chunks; the kernels take any count from the workspace's extent.
   int64_t kvSplits = 1;
+  /// m16 tiles of query rows per warp: 1 or 2 (32 rows: each K and V
+  /// fragment a warp loads feeds twice the MMAs); 0 = 1.
+  int64_t rowTiles = 0;
 };
 
 /// The tensor-core kernel's geometry for one op.
 struct NVGPUGeometry {
-  int64_t warps;       // 16 query rows each
-  int64_t blockQ;      // 16 * warps
+  int64_t warps;       // 16 rowTiles query rows each
+  int64_t rowTiles;    // m16 row tiles per warp
+  int64_t blockQ;      // 16 * rowTiles * warps
   int64_t stages;      // K/V ring depth
-  int64_t sharedBytes; // dynamic shared memory: the ring (Q aliases a stage)
+  /// Q stays in shared memory (its own space after the ring) and its
+  /// fragments are read per key block instead of held in registers: with
+  /// two row tiles, 32 registers per thread fewer across the key loop.
+  bool qFromSmem = false;
+  int64_t sharedBytes; // dynamic shared memory: the ring (+ Q unless it
+                       // aliases the last stage)
   /// Decode (a static query length of 1, no mask): a workgroup takes the
   /// Hq / Hkv query heads of one KV head as its rows, so K and V are read
   /// once per GQA group instead of once per query head. Grid
@@ -56,9 +65,10 @@ constexpr llvm::StringLiteral kNVVMMaxRegistersAttr = "attn.nvvm_max_registers";
 /// otherwise (H200 sweep and H100 runs of 2026-11-21, docs/NVIDIA.md).
 /// A static query length `seqQ` of at most 32 takes 2 warps, of at most 16
 /// with D, Dv <= 64 1 warp: decode would otherwise run 48 or more masked
-/// rows per workgroup. 4 warps at D, Dv <= 64 without a mask ask for 168
-/// registers, so that three workgroups fit an SM (3 x 128 x 168 = 64512 of
-/// 65536).
+/// rows per workgroup. 4 warps at D, Dv <= 64 without a mask take two m16
+/// row tiles per warp (Q read from shared memory per key block); with one
+/// tile (row-tiles=1) they ask for 168 registers, so that three workgroups
+/// fit an SM (3 x 128 x 168 = 64512 of 65536).
 NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t headDim, int64_t valueDim,
                                    int64_t elementBytes, bool causal,
