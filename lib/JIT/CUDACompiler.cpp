@@ -41,8 +41,7 @@ bool mlir::attn::jit::tensorCoreEligible(const attn_spec &spec) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   return (spec.dtype == ATTN_DTYPE_F16 || spec.dtype == ATTN_DTYPE_BF16) &&
          spec.head_dim % 16 == 0 && dv % 16 == 0 && spec.head_dim <= 128 &&
-         dv <= 128 && spec.dropout_p == 0.0 &&
-         spec.variant == ATTN_VARIANT_DEFAULT;
+         dv <= 128 && spec.variant == ATTN_VARIANT_DEFAULT;
 }
 
 namespace {
@@ -159,7 +158,8 @@ attn_status mlir::attn::jit::compileCudaKernel(
     tc.rowTiles = options.rowTiles;
     NVGPUGeometry geo = resolveNVGPUGeometry(
         tc, spec.head_dim, dv, 2,
-        spec.causal != 0, spec.seq_q, spec.mask != ATTN_MASK_NONE);
+        spec.causal != 0, spec.seq_q,
+        spec.mask != ATTN_MASK_NONE || spec.dropout_p > 0.0);
     rows = geo.blockQ;
     packHeads = geo.packHeads;
     threads = 32 * geo.warps; // rows = 16 rowTiles warps

@@ -44,6 +44,7 @@
 #include "attn/Conversion/SplitKV.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -746,6 +747,7 @@ private:
                                  .getElementType()
                                  .isInteger(1);
     bool rawScores = !additive && op.getEffectiveScale() > 0.0;
+    double dropP = op.getEffectiveDropout();
     SmallVector<SmallVector<std::array<std::array<Value, 2>, 2>>> s(
         mts, SmallVector<std::array<std::array<Value, 2>, 2>>(nTiles));
     SmallVector<Value> rowMax(nRows, negInf);
@@ -808,7 +810,16 @@ private:
                               .getResult()
                         : subf(sv, mSafe);
           Value p = math::Exp2Op::create(b, loc, e);
-          s[mt][n][half][j] = p;
+          // l sums P before dropout; P . V takes keep ? P / (1 - p) : 0,
+          // the Philox decision every path shares (docs/Semantics.md).
+          Value used = p;
+          if (dropP > 0.0) {
+            Value key = add(j0, add(ln.t2, idx(n * 8 + j)));
+            Value keep = buildDropoutKeep(b, loc, op.getSeed(), bi, h,
+                                          ln.rows[r], key, dropP);
+            used = select(keep, mulf(p, f32(1.0 / (1.0 - dropP))), f32(0.0));
+          }
+          s[mt][n][half][j] = used;
           sum = addf(sum, p);
         }
       lNew[r] = addf(mulf(alpha[r], st[nOut * mts + nRows + r]), sum);
@@ -883,7 +894,7 @@ struct ConvertAttnToNVGPUPass
   StringRef getDescription() const final {
     return "Lower the attn.sdpa ops the tensor-core kernel supports (f16 or "
            "bf16, D and Dv multiples of 16 up to 128, an optional bool or "
-           "additive mask, no dropout; destination-passing form) to a "
+           "additive mask, optional dropout; destination-passing form) to a "
            "gpu.launch of cp.async (a swizzled multi-stage K/V ring in "
            "dynamic shared memory), ldmatrix and mma.sync; requires q, k, v "
            "rows 16-byte aligned in global memory (the runtime checks it at "
@@ -942,7 +953,7 @@ struct ConvertAttnToNVGPUPass
     int64_t d = op.getQueryType().getDimSize(3);
     int64_t dv = op.getValueType().getDimSize(3);
     if (!(elt.isF16() || elt.isBF16()) || d % 16 || dv % 16 || d > 128 ||
-        dv > 128 || op.getEffectiveDropout() > 0.0)
+        dv > 128)
       return;
     Value q = sourceMemRef(op.getQuery()), k = sourceMemRef(op.getKey()),
           v = sourceMemRef(op.getValue());
@@ -966,9 +977,11 @@ struct ConvertAttnToNVGPUPass
     o.warps = warps;
     o.stages = stages;
     o.rowTiles = rowTiles;
-    NVGPUGeometry geo =
-        resolveNVGPUGeometry(o, d, dv, 2, op.getCausal(),
-                             op.getQueryType().getDimSize(2), mask != nullptr);
+    // Dropout counts as masked: its Philox decision needs registers, and
+    // its counter needs real (head, row) indices (no packed decode).
+    NVGPUGeometry geo = resolveNVGPUGeometry(
+        o, d, dv, 2, op.getCausal(), op.getQueryType().getDimSize(2),
+        mask != nullptr || op.getEffectiveDropout() > 0.0);
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();

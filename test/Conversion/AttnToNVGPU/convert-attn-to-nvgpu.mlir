@@ -368,3 +368,35 @@ func.func @decode_gqa_mask(%q: memref<2x8x1x64xf16>, %k: memref<2x2x999x64xf16>,
       : (tensor<2x8x1x64xf16>, memref<2x8x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// Dropout (p = 0.25, seed an i64 argument): one row tile and no register
+// budget or packing (it counts as masked). Each P element goes through the
+// shared Philox decision keyed by the seed's two halves: kept P / (1 - p)
+// = P * 4/3 into P . V, dropped 0, while l sums P before dropout.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %[[SEED:[a-z0-9]+]]: i64
+// CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c128{{(_[0-9]+)?}}, {{.*}} dynamic_shared_memory_size %c32768_i32
+// CHECK: scf.for
+// CHECK: %[[E:.+]] = math.fma
+// CHECK-NEXT: %[[P:.+]] = math.exp2 %[[E]] : f32
+// CHECK: arith.trunci %[[SEED]] : i64 to i32
+// CHECK: arith.mului_extended
+// CHECK: %[[KEEP:.+]] = arith.cmpi uge
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[P]], %{{.+}} : f32
+// CHECK: arith.select %[[KEEP]], %[[SCALED]], %{{.+}} : f32
+// CHECK: arith.addf %{{.+}}, %[[P]] : f32
+// CHECK: nvgpu.mma.sync
+func.func @dropout(%q: memref<1x2x100x64xf16>, %k: memref<1x2x100x64xf16>,
+                   %v: memref<1x2x100x64xf16>, %seed: i64,
+                   %out: memref<1x2x100x64xf16>) {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %kt = bufferization.to_tensor %k restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %vt = bufferization.to_tensor %v restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %o = attn.sdpa %qt, %kt, %vt dropout(0.25, seed %seed)
+      : tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16> -> tensor<1x2x100x64xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<1x2x100x64xf16>, memref<1x2x100x64xf16>) -> ()
+  return
+}
