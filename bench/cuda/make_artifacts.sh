@@ -42,8 +42,15 @@ gen tc_f16_d64_boolmask_lse f16 64 "" "tensor<1x1x?x?xi1>" lse
 "$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_f16_d64_boolmask_lse.mlir" -o "$OUT/tc_f16_d64_boolmask_lse.ptx"
 gen tc_bf16_d128_addmask_causal_lse bf16 128 causal "tensor<?x1x?x?xbf16>" lse
 "$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_bf16_d128_addmask_causal_lse.mlir" -o "$OUT/tc_bf16_d128_addmask_causal_lse.ptx"
-# Dropout (checked, not timed): the generic kernel (the tensor-core one
-# refuses it), with the Philox keep decision the float64 reference repeats.
+# Dropout, with the Philox keep decision the float64 reference repeats: the
+# tensor-core kernel (checked, and timed at two lengths next to PyTorch's
+# backends with their own dropout) and the generic one (checked).
+gen tc_f16_d64_dropout f16 64 "" "" "" 0.1
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_f16_d64_dropout.mlir" -o "$OUT/tc_f16_d64_dropout.ptx"
+gen tc_f16_d128_dropout f16 128 "" "" "" 0.1
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_f16_d128_dropout.mlir" -o "$OUT/tc_f16_d128_dropout.ptx"
+gen tc_bf16_d128_dropout_causal_lse bf16 128 causal "" lse 0.3
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_bf16_d128_dropout_causal_lse.mlir" -o "$OUT/tc_bf16_d128_dropout_causal_lse.ptx"
 gen generic_f16_d64_dropout f16 64 "" "" "" 0.1
 "$TR" --attn-to-ptx --chip=sm_90a "$OUT/generic_f16_d64_dropout.mlir" -o "$OUT/generic_f16_d64_dropout.ptx"
 gen generic_bf16_d128_dropout_causal_lse bf16 128 causal "" lse 0.3
