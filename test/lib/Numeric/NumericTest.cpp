@@ -676,6 +676,17 @@ TEST(Numeric, RandomMatrix200) {
   EXPECT_EQ(cases, 200);
 }
 
+/// The Vulkan tests: skipped where there is no Vulkan device.
+class Vulkan : public ::testing::Test {
+protected:
+  void SetUp() override {
+    attn_context *ctx = context();
+    ASSERT_NE(ctx, nullptr);
+    if (attn_target_available(ctx, ATTN_TARGET_VULKAN) != ATTN_OK)
+      GTEST_SKIP() << "no Vulkan device: " << attn_last_error();
+  }
+};
+
 // The portable SPIR-V kernel on the Vulkan device found here (lavapipe in
 // CI) over a random matrix: f16 and f32, head dims 8..128 with Dv != D,
 // odd lengths (Sq = 1 included), GQA, causal, bool and additive masks
@@ -684,11 +695,7 @@ TEST(Numeric, RandomMatrix200) {
 // to 2, 3 or 5 chunks (clamped to the key blocks). Skipped where there is
 // no Vulkan device. What the vulkan target refuses (bf16, dynamic shapes)
 // is not drawn.
-TEST(Vulkan, PortableRandomMatrix) {
-  attn_context *ctx = context();
-  ASSERT_NE(ctx, nullptr);
-  if (attn_target_available(ctx, ATTN_TARGET_VULKAN) != ATTN_OK)
-    GTEST_SKIP() << "no Vulkan device: " << attn_last_error();
+TEST_F(Vulkan, PortableRandomMatrix) {
   auto rng = testRng();
   const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_F32};
   const int64_t dims[] = {8, 16, 24, 32, 48, 64, 80, 96, 128};
@@ -739,11 +746,7 @@ TEST(Vulkan, PortableRandomMatrix) {
 // masked by a bool mask, and (causal, Sq > Skv) the first rows. The merge
 // must give out = 0 and lse = -inf there, as the unsplit kernel does,
 // whatever the chunks' own partials were; other rows match the reference.
-TEST(Vulkan, SplitKVEmptyRowsAndLse) {
-  attn_context *ctx = context();
-  ASSERT_NE(ctx, nullptr);
-  if (attn_target_available(ctx, ATTN_TARGET_VULKAN) != ATTN_OK)
-    GTEST_SKIP() << "no Vulkan device: " << attn_last_error();
+TEST_F(Vulkan, SplitKVEmptyRowsAndLse) {
   auto rng = testRng();
   for (int64_t splits : {2, 3, 5})
     for (bool causal : {false, true}) {
