@@ -48,6 +48,9 @@ ap.add_argument("--sizes", default="512,1024,2048,4096,8192,16384",
 ap.add_argument("--no-decode", action="store_true", help="skip the decode timings")
 ap.add_argument("--budget-s", type=float, default=420.0,
                 help="stop timing new configs after this many seconds")
+ap.add_argument("--profile-decode", type=int, default=0, metavar="SKV",
+                help="like --profile, at the decode shape B = 1, Hq = 32, "
+                     "Hkv = 8, Sq = 1, Skv = SKV (flash only)")
 ap.add_argument("--profile", type=int, default=0, metavar="S",
                 help="no checks or timings: launch each kernel (--only) and "
                      "PyTorch's flash and cuDNN backends once at the prefill "
@@ -268,6 +271,29 @@ if args.only:
     kernels = [k for k in kernels if any(w in k.name for w in args.only.split(","))]
 print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__,
       "kernels:", [k.name for k in kernels], flush=True)
+
+if args.profile_decode:
+    names = args.only.split(",")
+    for kern in [k for k in kernels if k.name in names]:
+        Skv, D = args.profile_decode, kern.D
+        torch.manual_seed(Skv)
+        q = make(1, 32, 1, D, kern.dtype)
+        k, v = make(1, 8, Skv, D, kern.dtype), make(1, 8, Skv, D, kern.dtype)
+        out = torch.empty_like(q)
+        def run_flash():
+            with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        impls = [(kern.name, lambda: kern.launch(q, k, v, out)), ("flash", run_flash)]
+        for _, fn in impls:
+            fn()
+        torch.cuda.synchronize()
+        for name, fn in impls:
+            print(f"profile: {name} decode B=1 Hq=32 Hkv=8 Skv={Skv} D={D}", flush=True)
+            torch.cuda.profiler.start()
+            fn()
+            torch.cuda.synchronize()
+            torch.cuda.profiler.stop()
+    sys.exit(0)
 
 if args.profile:
     # One launch of each implementation on the same inputs, warmed up
