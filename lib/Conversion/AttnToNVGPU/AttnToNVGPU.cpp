@@ -977,11 +977,9 @@ struct ConvertAttnToNVGPUPass
     o.warps = warps;
     o.stages = stages;
     o.rowTiles = rowTiles;
-    // Dropout counts as masked: its Philox decision needs registers, and
-    // its counter needs real (head, row) indices (no packed decode).
     NVGPUGeometry geo = resolveNVGPUGeometry(
         o, d, dv, 2, op.getCausal(), op.getQueryType().getDimSize(2),
-        mask != nullptr || op.getEffectiveDropout() > 0.0);
+        mask != nullptr, op.getEffectiveDropout() > 0.0);
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();
@@ -1010,44 +1008,47 @@ NVGPUGeometry
 mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                  int64_t headDim, int64_t valueDim,
                                  int64_t elementBytes, bool causal,
-                                 int64_t seqQ, bool masked) {
+                                 int64_t seqQ, bool masked, bool dropout) {
   NVGPUGeometry g;
+  const bool small = std::max(headDim, valueDim) <= 64;
+  // A mask's loads and dropout's Philox decision need registers that the
+  // two-tile and 168-register geometries do not leave.
+  const bool heavy = masked || dropout;
+  // A static query length of at most 32 rows (decode), warps not given.
+  const bool decode = !options.warps && !ShapedType::isDynamic(seqQ) &&
+                      seqQ > 0 && seqQ <= 32;
   // Measured on the H100 (bench/results/cuda-h100-2026-11-21b): 4 warps
   // for causal kernels and for D <= 64 (with the register cap of
   // attn-nvvm-max-registers, 3 workgroups of 155 registers per SM beat one
   // of 8 warps by 8-16%), 8 for larger non-causal heads.
-  g.warps = options.warps ? options.warps
-                          : (causal || std::max(headDim, valueDim) <= 64 ? 4 : 8);
-  // A static query length of at most 32 rows (decode) needs no more than
-  // 2 warps: the others would only multiply masked rows. 1 warp for at most
-  // 16 rows where D, Dv <= 64 (at D = 128, ptxas spills a one-warp kernel:
-  // each thread issues 32 cp.async per K/V tile).
-  if (!options.warps && !ShapedType::isDynamic(seqQ) && seqQ > 0 &&
-      seqQ <= 32)
-    g.warps = seqQ <= 16 && std::max(headDim, valueDim) <= 64 ? 1 : 2;
+  g.warps = options.warps ? options.warps : (causal || small ? 4 : 8);
+  // Decode needs no more than 2 warps: the others would only multiply
+  // masked rows. 1 warp for at most 16 rows where D, Dv <= 64 (at D = 128,
+  // ptxas spills a one-warp kernel: each thread issues 32 cp.async per K/V
+  // tile).
+  if (decode)
+    g.warps = seqQ <= 16 && small ? 1 : 2;
   // Two m16 row tiles per warp (32 rows: each K and V fragment loaded
   // feeds twice the MMAs; Q re-read from shared memory per block to stay
   // within 255 registers without spilling) for the 4-warp kernels at
-  // D, Dv <= 64 without a mask: +6-16% on the H100 at S = 4k-16k
-  // (bench/results/cuda-h100-2026-11-22d). D = 128 would spill.
-  g.rowTiles = options.rowTiles
-                   ? options.rowTiles
-                   : (g.warps == 4 && std::max(headDim, valueDim) <= 64 &&
-                              !masked
-                          ? 2
-                          : 1);
-  if (!options.warps && !ShapedType::isDynamic(seqQ) && seqQ > 0 &&
-      seqQ <= 32)
-    g.rowTiles = 1; // decode: the rows would be padding
+  // D, Dv <= 64 without a mask or dropout: +6-16% on the H100 at S =
+  // 4k-16k (bench/results/cuda-h100-2026-11-22d). D = 128 would spill.
+  // Decode keeps one: the rows would be padding.
+  if (decode)
+    g.rowTiles = 1;
+  else if (options.rowTiles)
+    g.rowTiles = options.rowTiles;
+  else
+    g.rowTiles = g.warps == 4 && small && !heavy ? 2 : 1;
   g.blockQ = 16 * g.rowTiles * g.warps;
-  g.packHeads = seqQ == 1 && !masked;
+  // Dropout's counter needs the real (head, row) of each row.
+  g.packHeads = seqQ == 1 && !masked && !dropout;
   // Three 4-warp workgroups per SM at D, Dv <= 64: ptxas needs 169
   // registers without a budget (two workgroups) and none spill at 168;
   // the H100 A/B of 2026-11-22 (bench/results/cuda-h100-2026-11-22b): 3-5%
-  // faster over S = 4k-16k, causal or not. Not with a mask: its loads
-  // need more (214 with lse), and 168 would spill.
-  if (g.warps == 4 && g.rowTiles == 1 &&
-      std::max(headDim, valueDim) <= 64 && !masked)
+  // faster over S = 4k-16k, causal or not. Not with a mask (its loads
+  // need 214 with lse) or dropout: 168 would spill.
+  if (g.warps == 4 && g.rowTiles == 1 && small && !heavy)
     g.maxRegisters = 168;
   g.stages = options.stages;
   int64_t stage = kNVGPUBlockKv * (headDim + valueDim) * elementBytes;

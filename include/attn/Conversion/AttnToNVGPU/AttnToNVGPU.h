@@ -65,14 +65,17 @@ constexpr llvm::StringLiteral kNVVMMaxRegistersAttr = "attn.nvvm_max_registers";
 /// otherwise (H200 sweep and H100 runs of 2026-11-21, docs/NVIDIA.md).
 /// A static query length `seqQ` of at most 32 takes 2 warps, of at most 16
 /// with D, Dv <= 64 1 warp: decode would otherwise run 48 or more masked
-/// rows per workgroup. 4 warps at D, Dv <= 64 without a mask take two m16
-/// row tiles per warp (Q read from shared memory per key block); with one
-/// tile (row-tiles=1) they ask for 168 registers, so that three workgroups
-/// fit an SM (3 x 128 x 168 = 64512 of 65536).
+/// rows per workgroup. 4 warps at D, Dv <= 64 without a mask or dropout
+/// take two m16 row tiles per warp (Q read from shared memory per key
+/// block); with one tile (row-tiles=1) they ask for 168 registers, so that
+/// three workgroups fit an SM (3 x 128 x 168 = 64512 of 65536). Decode
+/// (seqQ == 1) packs a GQA group's query heads into the rows unless there
+/// is a mask or dropout (whose counter needs each row's real head).
 NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t headDim, int64_t valueDim,
                                    int64_t elementBytes, bool causal,
-                                   int64_t seqQ = -1, bool masked = false);
+                                   int64_t seqQ = -1, bool masked = false,
+                                   bool dropout = false);
 
 /// Global-memory alignment (bytes) the tensor-core kernel needs for the
 /// rows of q, k and v: its cp.async copies move 16-byte chunks.
