@@ -2,7 +2,8 @@
 //
 // The FlashAttention-2 kernel on tensor cores (f16, bf16): a workgroup of
 // 4 or 8 warps (1 or 2 for short static query lengths such as decode),
-// each warp owning 16 query rows. Q.K^T and P.V are mma.sync
+// each warp owning 16 or 32 query rows (one or two m16 row tiles; decode
+// may pack a GQA group's query heads into the rows). Q.K^T and P.V are mma.sync
 // m16n8k16 (f16/bf16 in, f32 accumulators): nvgpu.mma.sync for f16,
 // nvvm.mma.sync for bf16 (MLIR 22's nvgpu.mma.sync cannot deduce bf16 PTX
 // types).
@@ -18,7 +19,7 @@
 // stage, which the prologue does not fill.
 //
 // The online softmax runs on the accumulator fragments: each thread holds
-// two rows (g and g + 8 of its warp's 16) and reduces row maxima across its
+// two rows per row tile (g and g + 8 of its 16) and reduces row maxima across its
 // quad with xor shuffles; the row sums stay per-thread partial until the
 // end. P is converted to the element type in registers and reused as the A
 // operand of P.V (the C fragment of m16n8k16 is laid out as half of an A
@@ -26,8 +27,8 @@
 // are read per S fragment element. With split-KV (SplitKV.h) grid y is
 // Hq x splits and each workgroup walks one chunk of its key blocks, writing
 // the chunk's partial output and lse for the merge kernel (or, when the
-// launch's split count is 1, out and lse directly). Not yet: dropout
-// (docs/NVIDIA.md).
+// launch's split count is 1, out and lse directly). Dropout applies the
+// shared Philox decision to each P element before P.V (docs/NVIDIA.md).
 //
 // Fragment layouts (PTX ISA, mma.m16n8k16), lane = 4 g + t:
 //   A (16x16): a[0] = A[g][2t..2t+1], a[1] = A[g+8][2t..], a[2] = A[g][8+2t..],
@@ -469,6 +470,22 @@ private:
     Value maskB, maskH;
   };
 
+  /// Q's A fragment for the warp's row tile `mt` and D columns [16 kc,
+  /// 16 kc + 16), by ldmatrix x4 from the Q tile: lanes 0-15 address rows
+  /// 16 rowTiles warp + 16 mt + l at chunk 2 kc, lanes 16-31 the same rows
+  /// at chunk 2 kc + 1 (registers a0..a3 in A order; the swizzle repeats
+  /// every 16 rows).
+  Value qFragment(Value qTile, const Lane &ln, int64_t mt, int64_t kc) {
+    Value l16 = remui(ln.lane, 16), hi16 = divui(ln.lane, 16);
+    Value row = add(mul(ln.warp, idx(16 * geo.rowTiles)), idx(16 * mt));
+    return nvgpu::LdMatrixOp::create(
+        b, loc, VectorType::get({4, 2}, elt), qTile,
+        ValueRange{add(row, l16),
+                   physColumn(add(idx(2 * kc), hi16),
+                              swizzle(Swizzle::forWidth(d), l16))},
+        /*transpose=*/false, /*numTiles=*/4);
+  }
+
   void body(Value tid, Value qb, Value h, Value bi) {
     Value sq = dim(q, 2), skv = dim(k, 2);
     Value hk = arith::DivUIOp::create(
@@ -524,23 +541,13 @@ private:
     waitGroups(geo.stages - 1); // the Q group is complete
     gpu::BarrierOp::create(b, loc);
 
-    // Q's A fragments by ldmatrix x4: lanes 0-15 address rows 16 warp + l
-    // at chunk 2 kc, lanes 16-31 the same rows at chunk 2 kc + 1.
-    auto fragA = VectorType::get({4, 2}, elt);
-    Swizzle qs = Swizzle::forWidth(d);
-    Value l16 = remui(ln.lane, 16), hi16 = divui(ln.lane, 16);
-    Value qSw = swizzle(qs, l16);
-    // qFrag[mt][kc]: the warp's m16 tile mt (rows 16 rowTiles warp + 16 mt
-    // + l; the swizzle repeats every 16 rows).
+    // qFrag[mt][kc]: Q's A fragments, held in registers across the key
+    // loop (geo.qFromSmem: read again per key block instead).
     SmallVector<SmallVector<Value>> qFrag(mts);
     qTileView = qTile;
     for (int64_t mt = 0; mt < mts && !geo.qFromSmem; ++mt)
       for (int64_t kc = 0; kc < d / 16; ++kc)
-        qFrag[mt].push_back(nvgpu::LdMatrixOp::create(
-            b, loc, fragA, qTile,
-            ValueRange{add(add(warpRow0, idx(16 * mt)), l16),
-                       physColumn(add(idx(2 * kc), hi16), qSw)},
-            /*transpose=*/false, /*numTiles=*/4));
+        qFrag[mt].push_back(qFragment(qTile, ln, mt, kc));
 
     auto fragC = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = arith::ConstantOp::create(
@@ -675,6 +682,10 @@ private:
                                int64_t nOut, bool edge) {
     const int64_t mts = geo.rowTiles, nRows = 2 * mts;
     Value j0 = mul(add(blockBase, jb), idx(kNVGPUBlockKv));
+    // The key of this thread's S element (tile n, column j of its pair).
+    auto keyAt = [&](int64_t n, int64_t j) {
+      return add(j0, add(ln.t2, idx(n * 8 + j)));
+    };
     Value stage = remui(jb, geo.stages);
     Value ks = kTile(stage), vs = vTile(stage);
     Value lane = ln.lane;
@@ -709,20 +720,12 @@ private:
       }
     };
     if (geo.qFromSmem) {
-      // Q's fragments for this 16 of D, read from shared memory (rows 16
-      // rowTiles warp + 16 mt + l, as in the prologue), then every key
-      // tile: 32 registers fewer held across the key loop.
-      Swizzle qs = Swizzle::forWidth(d);
-      Value qSw = swizzle(qs, l16);
-      Value warpRow0 = mul(ln.warp, idx(16 * mts));
+      // Q's fragments for this 16 of D, read from shared memory, then
+      // every key tile: 32 registers fewer held across the key loop.
       for (int64_t kc = 0; kc < d / 16; ++kc) {
         SmallVector<Value> a;
         for (int64_t mt = 0; mt < mts; ++mt)
-          a.push_back(nvgpu::LdMatrixOp::create(
-              b, loc, fragX4, qTileView,
-              ValueRange{add(add(warpRow0, idx(16 * mt)), l16),
-                         physColumn(add(idx(2 * kc), hi16), qSw)},
-              /*transpose=*/false, /*numTiles=*/4));
+          a.push_back(qFragment(qTileView, ln, mt, kc));
         for (int64_t np = 0; np < nTiles / 2; ++np)
           kFragsTimesQ(np, kc, a);
       }
@@ -760,7 +763,7 @@ private:
             Value x = extract(sAcc[mt][n], half, j);
             if (!rawScores)
               x = mulf(x, scale);
-            Value key = add(j0, add(ln.t2, idx(n * 8 + j)));
+            Value key = keyAt(n, j);
             if (mask) {
               Value safeKey = arith::MinUIOp::create(b, loc, key, lastKey);
               Value mv = memref::LoadOp::create(
@@ -814,9 +817,8 @@ private:
           // the Philox decision every path shares (docs/Semantics.md).
           Value used = p;
           if (dropP > 0.0) {
-            Value key = add(j0, add(ln.t2, idx(n * 8 + j)));
             Value keep = buildDropoutKeep(b, loc, op.getSeed(), bi, h,
-                                          ln.rows[r], key, dropP);
+                                          ln.rows[r], keyAt(n, j), dropP);
             used = select(keep, mulf(p, f32(1.0 / (1.0 - dropP))), f32(0.0));
           }
           s[mt][n][half][j] = used;
