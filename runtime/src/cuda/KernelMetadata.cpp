@@ -959,7 +959,7 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
 int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
                              int smCount) {
   const KvSplits &ks = m.kvSplits;
-  if (ks.max <= 0 || ks.blockKv <= 0 || ks.blockQ <= 0)
+  if (ks.max <= 0 || ks.blockKv <= 0)
     return 1;
   int64_t skv = a.k.shape[2];
   int64_t blocks = skv > 0 ? (skv - 1) / ks.blockKv + 1 : 0;

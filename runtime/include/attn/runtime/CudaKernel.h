@@ -90,10 +90,12 @@ struct Kernel {
   bool onlyWhenSplit = false;
 };
 
-/// Split-KV geometry: the first kernel runs ceildiv(Sq, blockQ) query blocks
-/// per (head x split, batch) and walks keys in blocks of blockKv; the split
-/// count chosen at launch is at most `max`. max == 0: the kernels take no
-/// split count (it is always 1).
+/// Split-KV geometry: the first kernel's workgroups have blockQ rows and
+/// walk keys in blocks of blockKv; the split count chosen at launch is at
+/// most `max`. max == 0: the kernels take no split count (it is always 1).
+/// chooseKvSplits counts the first kernel's grid itself (packed decode's
+/// rows are heads, not query positions), so blockQ describes the kernel
+/// for readers and is checked (>= 1) when parsed.
 struct KvSplits {
   int64_t blockQ = 0;
   int64_t blockKv = 0;
