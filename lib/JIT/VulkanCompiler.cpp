@@ -299,19 +299,16 @@ public:
       diagOS << diag.getLocation() << ": " << diag << "\n";
       return success();
     });
-    auto parse = [&]() {
-      return parseSourceString<ModuleOp>(kernelSource, &context);
-    };
-    {
-      OwningOpRef<ModuleOp> module = parse();
-      if (!module) {
-        error = "vulkan: the kernel source does not parse: " + diagnostics;
-        return ATTN_ERROR_COMPILE;
-      }
-      if (failed(verify(*module))) {
-        error = "vulkan: the kernel does not verify: " + diagnostics;
-        return ATTN_ERROR_INVALID_ARGUMENT;
-      }
+    // Parsed and verified once; each lowering below runs on a clone.
+    OwningOpRef<ModuleOp> source =
+        parseSourceString<ModuleOp>(kernelSource, &context);
+    if (!source) {
+      error = "vulkan: the kernel source does not parse: " + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+    if (failed(verify(*source))) {
+      error = "vulkan: the kernel does not verify: " + diagnostics;
+      return ATTN_ERROR_INVALID_ARGUMENT;
     }
     int64_t bc = 0; // portable: the key block the kernel walks
     mlir::attn::AttnToSPIRVPipelineOptions options;
@@ -421,16 +418,14 @@ public:
       splitWhy = "auto: " + std::to_string(workgroups) + " workgroups";
     }
 
-    // Runs the pipeline on a fresh parse with `n` splits. On failure,
-    // `overBudget` says whether the loop budget was what failed.
+    // Runs the pipeline on a fresh copy of the source with `n` splits. On
+    // failure, `overBudget` says whether the loop budget was what failed.
     OwningOpRef<ModuleOp> module;
     bool overBudget = false;
     auto lower = [&](int64_t n) -> LogicalResult {
       diagnostics.clear();
       overBudget = false;
-      module = parse();
-      if (!module)
-        return failure();
+      module = source->clone();
       options.kvSplits = n;
       PassManager pm(&context);
       std::string buildError;
