@@ -290,6 +290,20 @@ if args.only:
 print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__,
       "kernels:", [k.name for k in kernels], flush=True)
 
+def profile_once(impls, shape):
+    """Warms each (name, fn) up, then runs each once inside
+    cudaProfilerStart/Stop (for ncu --profile-from-start off)."""
+    for _, fn in impls:
+        fn()
+    torch.cuda.synchronize()
+    for name, fn in impls:
+        print(f"profile: {name} {shape}", flush=True)
+        torch.cuda.profiler.start()
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
 if args.profile_decode:
     names = args.only.split(",")
     for kern in [k for k in kernels if k.name in names]:
@@ -302,15 +316,7 @@ if args.profile_decode:
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                 F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
         impls = [(kern.name, lambda: kern.launch(q, k, v, out)), ("flash", run_flash)]
-        for _, fn in impls:
-            fn()
-        torch.cuda.synchronize()
-        for name, fn in impls:
-            print(f"profile: {name} decode B=1 Hq=32 Hkv=8 Skv={Skv} D={D}", flush=True)
-            torch.cuda.profiler.start()
-            fn()
-            torch.cuda.synchronize()
-            torch.cuda.profiler.stop()
+        profile_once(impls, f"decode B=1 Hq=32 Hkv=8 Skv={Skv} D={D}")
     sys.exit(0)
 
 if args.profile:
@@ -331,16 +337,7 @@ if args.profile:
                 with sdpa_kernel(be):
                     F.scaled_dot_product_attention(q, k, v, is_causal=kern.causal)
             impls.append((name, run_torch))
-        for _, fn in impls:
-            fn()
-        torch.cuda.synchronize()
-        for name, fn in impls:
-            print(f"profile: {name} B={B} H={H} S={S} D={D} causal={kern.causal}",
-                  flush=True)
-            torch.cuda.profiler.start()
-            fn()
-            torch.cuda.synchronize()
-            torch.cuda.profiler.stop()
+        profile_once(impls, f"B={B} H={H} S={S} D={D} causal={kern.causal}")
     sys.exit(0)
 
 # 1. correctness
