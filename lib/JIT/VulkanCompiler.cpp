@@ -233,8 +233,6 @@ public:
                            "attn-run: --static-shapes)");
     if (spec.variant == ATTN_VARIANT_MATH)
       return unsupported("the math (reference) variant is cpu only");
-    if (spec.dtype == ATTN_DTYPE_BF16)
-      return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type");
     if (spec.dropout_p > 0.0 && !info.shaderInt64)
       return unsupported("dropout needs 64-bit integers (the seed and the "
                          "Philox decision), and device '" + info.name +
@@ -242,9 +240,6 @@ public:
     // Masks need no conversion: an i1 buffer becomes one byte per element
     // (0 or 1, as the cpu path reads them) in 32-bit words, which is how
     // the runtime stages a bool mask; lse is one more storage buffer.
-    if (spec.mask == ATTN_MASK_ADDITIVE && spec.mask_dtype == ATTN_DTYPE_BF16)
-      return unsupported("bf16 has no Vulkan 1.1 storage or arithmetic type "
-                         "(additive mask)");
     bool f16 = spec.dtype == ATTN_DTYPE_F16 ||
                (spec.mask == ATTN_MASK_ADDITIVE &&
                 spec.mask_dtype == ATTN_DTYPE_F16);
@@ -347,6 +342,9 @@ public:
             std::to_string(info.maxComputeSharedMemorySize) +
             " bytes of shared memory; use a smaller block_kv");
     } else {
+      if (spec.dtype == ATTN_DTYPE_BF16)
+        return unsupported("ATTN_VULKAN_VARIANT=tiled is f16/f32 only (the "
+                           "portable variant has bf16)");
       if (spec.dropout_p > 0.0)
         return unsupported("ATTN_VULKAN_VARIANT=tiled has no dropout (the "
                            "portable variant has)");
@@ -380,6 +378,18 @@ public:
     }
     // f32 kernels do not require 16-bit features even with this on.
     options.f16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
+    // bf16 buffers are i16 buffers in the kernel (SPIRVBf16Storage.cpp):
+    // 16-bit loads and stores with shaderInt16, else 32-bit words holding
+    // two elements, which rules out 16-bit storage for the whole module.
+    options.int16 = info.shaderInt16 && info.storageBuffer16BitAccess;
+    if (spec.dtype == ATTN_DTYPE_BF16 && !options.int16) {
+      if (spec.mask == ATTN_MASK_ADDITIVE &&
+          spec.mask_dtype == ATTN_DTYPE_F16)
+        return unsupported("a bf16 kernel with an f16 mask needs shaderInt16 "
+                           "and storageBuffer16BitAccess, which device '" +
+                           info.name + "' lacks");
+      options.f16 = false;
+    }
 
     // Split-KV (portable only): each workgroup walks one chunk of the key
     // blocks, a merge kernel combines the chunks. kv_splits N >= 1 is taken
@@ -537,6 +547,7 @@ public:
     for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces)
       desc.workspaceBytes.push_back(w.bytes);
     desc.needsFloat16 = artifact.f16;
+    desc.needsInt16 = artifact.int16;
     desc.needsCooperativeMatrix = artifact.coopMat;
     if (coopmat && variantName == "coopmat")
       desc.requiredSubgroupSize = info.subgroupSize;

@@ -165,12 +165,14 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
 
   spirv::ModuleOp spv = spvs.front();
   out.f16 = false;
+  out.int16 = false;
   out.coopMat = false;
   if (auto vce = spv.getVceTriple())
     for (spirv::Capability c : vce->getCapabilities()) {
-      if (c == spirv::Capability::Float16 ||
-          c == spirv::Capability::StorageBuffer16BitAccess)
+      if (c == spirv::Capability::Float16)
         out.f16 = true;
+      if (c == spirv::Capability::Int16)
+        out.int16 = true;
       if (c == spirv::Capability::CooperativeMatrixKHR)
         out.coopMat = true;
     }
@@ -238,6 +240,7 @@ std::string mlir::attn::spirvKernelMetadataJSON(const SPIRVKernelArtifact &a,
     os << "}";
   }
   os << "],\n  \"needs_float16\": " << (a.f16 ? "true" : "false")
+     << ",\n  \"needs_int16\": " << (a.int16 ? "true" : "false")
      << ",\n  \"needs_cooperative_matrix\": "
      << (a.coopMat ? "true" : "false") << "\n}\n";
   return os.str();

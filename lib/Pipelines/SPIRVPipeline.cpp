@@ -35,6 +35,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
                         caps + " exts=" + exts + " client_api=Vulkan},";
     steps += "func.func(lower-affine),"
              "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},"
+             "arith-expand{include-bf16=true},"
              "convert-math-to-spirv,lower-affine,canonicalize),"
              "map-memref-spirv-storage-class{client-api=vulkan},"
              "convert-gpu-to-spirv,"
@@ -45,12 +46,19 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
 
   // Vulkan 1.1 (SPIR-V 1.3) with `caps`; 16-bit storage and arithmetic
   // only with f16 (the module requires them only where it uses f16).
-  auto addVulkan11 = [&](std::string caps) {
+  // Int16 (with 16-bit storage) only where allowed: bf16 buffers are i16
+  // buffers by then (SPIRVBf16Storage.cpp); without it they are emulated
+  // with 32-bit words, which needs 16-bit storage off as well.
+  auto addVulkan11 = [&](std::string caps, bool int16) {
     std::string exts = "SPV_KHR_storage_buffer_storage_class";
-    if (opts.f16) {
-      caps += ",StorageBuffer16BitAccess,Float16";
+    if (opts.f16)
+      caps += ",Float16";
+    if (opts.f16 || int16) {
+      caps += ",StorageBuffer16BitAccess";
       exts += ",SPV_KHR_16bit_storage";
     }
+    if (int16)
+      caps += ",Int16";
     return addToSPIRV(caps, exts, "v1.3");
   };
   const int64_t tileQ = opts.blockQ > 0 ? int64_t(opts.blockQ) : 16;
@@ -100,12 +108,15 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     gpu.kvSplits = opts.kvSplits;
     pm.addPass(createConvertAttnToGPUPass(gpu));
     pm.addPass(createCanonicalizerPass());
+    // bf16 buffers as 16-bit integers (no bf16 type in Vulkan 1.1); the
+    // conversions to and from f32 become integer ops in addToSPIRV.
+    pm.addPass(createSPIRVBf16StoragePass());
     if (failed(addKernelChecks()))
       return failure();
     // Int64 is allowed (spirv-update-vce requires it only where used):
     // dropout's seed and its Philox decision need 64-bit integers, which
     // the conversion would otherwise narrow to 32 bits.
-    return addVulkan11("Shader,Int64");
+    return addVulkan11("Shader,Int64", opts.int16);
   }
   if (opts.variant == "coopmat") {
     // One gpu.launch on cooperative matrices straight from the kernel
@@ -172,12 +183,13 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
       "gpu-launch-sink-index-computations)";
   if (failed(addSteps(gpuSteps)) || failed(addKernelChecks()))
     return failure();
-  return addVulkan11("Shader");
+  return addVulkan11("Shader", /*int16=*/false);
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVBufferizePass();
   registerSPIRVEntryPointABIPass();
+  registerSPIRVBf16StoragePass();
   registerSPIRVCoopMatKernelPass();
   registerSPIRVVulkanMemoryModelPass();
   registerSPIRVLoopBudgetPass();

@@ -11,6 +11,14 @@
 // RUN: not attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="max-loop-iterations=500" 2>&1 | FileCheck %s --check-prefix=SPLITBUDGET
 // RUN: attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="kv-splits=4 max-loop-iterations=500" -o /dev/null
 // RUN: not attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="variant=tiled kv-splits=2" 2>&1 | FileCheck %s --check-prefix=SPLITVARIANT
+// bf16 (Inputs/bf16.mlir, with a bf16 additive mask): the buffers are i16
+// buffers (Int16 and 16-bit storage) and no bf16 type reaches SPIR-V; a
+// module spirv-val accepts; for devices without shaderInt16 the same
+// buffers emulated in 32-bit words.
+// RUN: attn-opt %S/Inputs/bf16.mlir --attn-to-spirv-pipeline | FileCheck %s --check-prefix=BF16
+// RUN: attn-opt %S/Inputs/bf16.mlir --attn-to-spirv-pipeline | attn-translate --attn-to-spirv -o %t.bf16.spv
+// RUN: %if spirv-val %{ %spirv_val --target-env vulkan1.1 %t.bf16.spv %}
+// RUN: attn-opt %S/Inputs/bf16.mlir --attn-to-spirv-pipeline="int16=false f16=false" | FileCheck %s --check-prefix=BF16EMU
 
 // VARIANT: unknown variant 'wmma' (portable, tiled, coopmat or coopmat-scalar)
 
@@ -82,6 +90,20 @@
 // with 4 chunks it walks one, under a budget the whole row exceeds.
 // SPLITBUDGET: attn-spirv-loop-budget: one invocation of this kernel can run up to {{[0-9]+}} loop iterations; the target ends loops after 500
 // SPLITVARIANT: kv-splits=2 needs variant=portable: the tiled variant has no split-KV (use kv-splits=1)
+
+// BF16: func.func @bf16(%{{.*}}: memref<1x2x16x8xi16, #spirv.storage_class<StorageBuffer>>
+// BF16: spirv.module @__spv__bf16_kernel {{.*}} requires #spirv.vce<{{.*}}[Int16, StorageBuffer16BitAccess,
+// BF16-NOT: {{xbf16|: bf16|bf16 to|to bf16}}
+// BF16: spirv.GlobalVariable @bf16_kernel_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x i16, stride=2> [0])>, StorageBuffer>
+// BF16-NOT: {{xbf16|: bf16|bf16 to|to bf16}}
+// BF16: spirv.GlobalVariable @bf16_kernel_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<768 x i16, stride=2> [0])>, StorageBuffer>
+// BF16-NOT: {{xbf16|: bf16|bf16 to|to bf16}}
+// BF16: spirv.EntryPoint "GLCompute" @bf16_kernel
+// BF16EMU: spirv.module @__spv__bf16_kernel
+// BF16EMU-NOT: Int16
+// BF16EMU: spirv.GlobalVariable @bf16_kernel_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<128 x i32, stride=4> [0])>, StorageBuffer>
+// BF16EMU-NOT: Int16
+// BF16EMU: spirv.EntryPoint "GLCompute" @bf16_kernel
 
 // tiled: one workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
 // Kernel operands are ordered by first use (q, out, k, v), which is why the

@@ -151,6 +151,14 @@ struct AttnToSPIRVPipelineOptions
                      "module requires them only where f16 is used; off: f16 "
                      "buffers are emulated with 32-bit words)"),
       llvm::cl::init(true)};
+  Option<bool> int16{
+      *this, "int16",
+      llvm::cl::desc("portable: target devices with Int16 and 16-bit storage "
+                     "(bf16 buffers, seen as i16, are loaded and stored as "
+                     "16-bit integers; the module requires them only where "
+                     "used; off: bf16 buffers are emulated with 32-bit words, "
+                     "and f16 must be off too)"),
+      llvm::cl::init(true)};
   Option<int64_t> kvSplits{
       *this, "kv-splits",
       llvm::cl::desc("portable: 1 = one kernel; N > 1 = split-KV: a partial "
@@ -176,6 +184,12 @@ void registerSPIRVBufferizePass();
 /// (attn-spirv-entry-point-abi).
 std::unique_ptr<Pass> createSPIRVEntryPointABIPass();
 void registerSPIRVEntryPointABIPass();
+
+/// Every bf16 memref becomes an i16 memref with the same bits; loads and
+/// stores of them bitcast (SPIRVBf16Storage.cpp). For SPIR-V targets
+/// without a bf16 type; runs before outlining.
+std::unique_ptr<Pass> createSPIRVBf16StoragePass();
+void registerSPIRVBf16StoragePass();
 
 /// Its first step for variant=coopmat: the kernel source's attn.sdpa as one
 /// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel).
@@ -232,7 +246,8 @@ struct SPIRVKernelArtifact {
   /// Storage-buffer binding i (set 0) is host function argument
   /// bindingArgs[i].
   std::vector<unsigned> bindingArgs;
-  bool f16 = false; // needs Float16 / 16-bit storage
+  bool f16 = false;   // needs Float16 (and 16-bit storage)
+  bool int16 = false; // needs Int16 (and 16-bit storage): bf16 as i16
   bool coopMat = false; // needs CooperativeMatrixKHR (+ Vulkan memory model)
   /// Every dispatch in order (split-KV: the partial kernel, then the
   /// merge); each must see the previous one's writes (a barrier).

@@ -225,6 +225,44 @@ attn_status Device::open(std::string &error) {
   info.subgroupSizeControl = hasSscExt && ssc.subgroupSizeControl;
   info.cooperativeMatrix = hasCoopMat && coop.cooperativeMatrix;
   info.shaderInt64 = features.features.shaderInt64;
+  info.shaderInt16 = features.features.shaderInt16;
+  // ATTN_VULKAN_HIDE_FEATURES (comma-separated feature names) makes the
+  // device look as if it lacked them: they are neither reported nor
+  // enabled, so the fallbacks and refusals of devices without them can be
+  // exercised on one that has them (the tests do, on lavapipe).
+  if (const char *hide = std::getenv("ATTN_VULKAN_HIDE_FEATURES");
+      hide && *hide) {
+    std::pair<const char *, bool *> known[] = {
+        {"shaderInt16", &info.shaderInt16},
+        {"shaderInt64", &info.shaderInt64},
+        {"shaderFloat16", &info.shaderFloat16},
+        {"storageBuffer16BitAccess", &info.storageBuffer16BitAccess},
+        {"subgroupSizeControl", &info.subgroupSizeControl},
+        {"cooperativeMatrix", &info.cooperativeMatrix},
+        {"vulkanMemoryModel", &info.vulkanMemoryModel}};
+    std::string list(hide);
+    for (size_t begin = 0; begin <= list.size();) {
+      size_t end = list.find(',', begin);
+      if (end == std::string::npos)
+        end = list.size();
+      std::string name = list.substr(begin, end - begin);
+      begin = end + 1;
+      if (name.empty())
+        continue;
+      bool found = false;
+      std::string names;
+      for (auto &[known_name, flag] : known) {
+        names += (names.empty() ? "" : ", ") + std::string(known_name);
+        if (name == known_name) {
+          *flag = false;
+          found = true;
+        }
+      }
+      if (!found)
+        return unavailable(error, "ATTN_VULKAN_HIDE_FEATURES names '" + name +
+                                      "', which is not one of " + names);
+    }
+  }
 
   VkPhysicalDeviceSubgroupProperties subgroup{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
@@ -290,6 +328,7 @@ attn_status Device::open(std::string &error) {
   enVmm.vulkanMemoryModel = info.vulkanMemoryModel;
   VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   enabled.features.shaderInt64 = info.shaderInt64;
+  enabled.features.shaderInt16 = info.shaderInt16;
   tail = &enabled.pNext;
   chain(enStorage16);
   std::vector<const char *> enabledExts;
@@ -983,6 +1022,13 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
     error = "vulkan: device '" + d->info.name +
             "' lacks shaderFloat16 or storageBuffer16BitAccess, which f16 "
             "kernels need";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if (desc.needsInt16 &&
+      !(d->info.shaderInt16 && d->info.storageBuffer16BitAccess)) {
+    error = "vulkan: device '" + d->info.name +
+            "' lacks shaderInt16 or storageBuffer16BitAccess, which kernels "
+            "loading bf16 as 16-bit integers need";
     return ATTN_ERROR_UNSUPPORTED;
   }
   if (desc.needsCooperativeMatrix &&

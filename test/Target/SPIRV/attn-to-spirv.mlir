@@ -69,6 +69,7 @@
 // SPLIT-NEXT: {"entry": "attn_kernel_split_kv_merge", "workgroups": [4, 3, 1], "workgroup_size": [128, 1, 1],
 // SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 0}, {"set": 0, "binding": 2, "arg": 3}]}],
 // SPLIT-NEXT: "needs_float16": true,
+// SPLIT-NEXT: "needs_int16": false,
 // SPLIT-NEXT: "needs_cooperative_matrix": false
 
 // MAGIC: 07230203

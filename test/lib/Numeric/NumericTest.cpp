@@ -688,16 +688,17 @@ protected:
 };
 
 // The portable SPIR-V kernel on the Vulkan device found here (lavapipe in
-// CI) over a random matrix: f16 and f32, head dims 8..128 with Dv != D,
+// CI) over a random matrix: f16, bf16 and f32, head dims 8..128, Dv != D,
 // odd lengths (Sq = 1 included), GQA, causal, bool and additive masks
 // broadcast or not, lse, dropout with random 64-bit seeds, both layouts,
 // default and explicit block sizes, split-KV off, automatic (0) or forced
 // to 2, 3 or 5 chunks (clamped to the key blocks). Skipped where there is
-// no Vulkan device. What the vulkan target refuses (bf16, dynamic shapes)
-// is not drawn.
+// no Vulkan device. What the vulkan target refuses (dynamic shapes) is not
+// drawn.
 TEST_F(Vulkan, PortableRandomMatrix) {
   auto rng = testRng();
-  const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_F32};
+  const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_BF16,
+                               ATTN_DTYPE_F32};
   const int64_t dims[] = {8, 16, 24, 32, 48, 64, 80, 96, 128};
   const int64_t ratios[][2] = {{1, 1}, {2, 1}, {8, 1}, {4, 2}, {6, 3}};
   // Rows per workgroup from 2: with block_q = 1 one invocation loads whole
@@ -712,7 +713,7 @@ TEST_F(Vulkan, PortableRandomMatrix) {
     Case c;
     c.target = ATTN_TARGET_VULKAN;
     c.staticShapes = true;
-    c.dtype = dtypes[uniform(rng, 0, 1)];
+    c.dtype = dtypes[uniform(rng, 0, 2)];
     c.D = dims[uniform(rng, 0, 8)];
     c.Dv = uniform(rng, 0, 3) == 0 ? dims[uniform(rng, 0, 8)] : 0;
     const auto *r = ratios[uniform(rng, 0, 4)];
@@ -724,7 +725,7 @@ TEST_F(Vulkan, PortableRandomMatrix) {
     c.causal = uniform(rng, 0, 2) == 0;
     int m = static_cast<int>(uniform(rng, 0, 3));
     c.mask = m == 1 ? ATTN_MASK_BOOL : m == 2 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
-    c.maskDtype = dtypes[uniform(rng, 0, 1)];
+    c.maskDtype = dtypes[uniform(rng, 0, 2)];
     c.maskB1 = uniform(rng, 0, 1);
     c.maskH1 = uniform(rng, 0, 1);
     c.lse = uniform(rng, 0, 1);
@@ -803,6 +804,57 @@ TEST_F(Vulkan, SplitKVEmptyRowsAndLse) {
           }
       EXPECT_GE(empty, c.B * c.Hq) << c.str();
     }
+}
+
+// A device without shaderInt16 (made so with ATTN_VULKAN_HIDE_FEATURES=
+// shaderInt16, as numeric.test runs this binary; skipped otherwise): bf16
+// buffers are emulated in 32-bit words, two elements per word, and must
+// still match the reference; a bf16 kernel with an f16 additive mask (two
+// 16-bit types, one of them without 16-bit storage) is refused by name.
+TEST(VulkanWithoutInt16, Bf16InWords) {
+  const char *hidden = std::getenv("ATTN_VULKAN_HIDE_FEATURES");
+  if (!hidden || !std::strstr(hidden, "shaderInt16"))
+    GTEST_SKIP() << "run with ATTN_VULKAN_HIDE_FEATURES=shaderInt16";
+  attn_context *ctx = context();
+  ASSERT_NE(ctx, nullptr);
+  if (attn_target_available(ctx, ATTN_TARGET_VULKAN) != ATTN_OK)
+    GTEST_SKIP() << "no Vulkan device: " << attn_last_error();
+  auto rng = testRng();
+  for (int n = 0; n < 6; ++n) {
+    Case c;
+    c.target = ATTN_TARGET_VULKAN;
+    c.staticShapes = true;
+    c.dtype = ATTN_DTYPE_BF16;
+    c.B = uniform(rng, 1, 2);
+    c.Hq = 2;
+    c.Hkv = uniform(rng, 1, 2);
+    // Odd lengths and head dims: elements straddle 32-bit words.
+    c.Sq = uniform(rng, 1, 40);
+    c.Skv = uniform(rng, 1, 90);
+    c.D = 8 * uniform(rng, 1, 5) + (n % 2);
+    c.causal = n % 3 == 0;
+    c.mask = n % 2 ? ATTN_MASK_ADDITIVE : ATTN_MASK_BOOL;
+    c.maskDtype = ATTN_DTYPE_BF16;
+    c.maskB1 = false;
+    c.lse = true;
+    c.kvSplits = n % 3;
+    check(c, rng);
+  }
+  Case mixed;
+  mixed.target = ATTN_TARGET_VULKAN;
+  mixed.staticShapes = true;
+  mixed.dtype = ATTN_DTYPE_BF16;
+  mixed.mask = ATTN_MASK_ADDITIVE;
+  mixed.maskDtype = ATTN_DTYPE_F16;
+  attn_spec spec = mixed.spec();
+  attn_kernel *kernel = nullptr;
+  EXPECT_EQ(attn_compile(ctx, &spec, ATTN_TARGET_VULKAN, &kernel),
+            ATTN_ERROR_UNSUPPORTED);
+  EXPECT_EQ(kernel, nullptr);
+  EXPECT_NE(std::string(attn_last_error())
+                .find("a bf16 kernel with an f16 mask needs shaderInt16"),
+            std::string::npos)
+      << attn_last_error();
 }
 
 // Decode shapes with split-KV left automatic on a dynamic-shape kernel: the

@@ -43,6 +43,7 @@ struct DeviceInfo {
   bool storageBuffer16BitAccess = false;
   bool shaderFloat16 = false;
   bool shaderInt64 = false;    // dropout (its seed and Philox) needs it
+  bool shaderInt16 = false;    // bf16 buffers, loaded as 16-bit integers
   bool subgroupSizeControl = false;
   uint32_t subgroupSize = 0;
   uint32_t minSubgroupSize = 0, maxSubgroupSize = 0;
@@ -108,6 +109,7 @@ struct ProgramDesc {
   std::vector<uint64_t> workspaceBytes;
   uint32_t pushConstantBytes = 0;
   bool needsFloat16 = false;   // shaderFloat16 + 16-bit storage
+  bool needsInt16 = false;     // shaderInt16 + 16-bit storage (bf16 as i16)
   /// CooperativeMatrixKHR + the Vulkan memory model (SPIR-V 1.6: Vulkan 1.3).
   bool needsCooperativeMatrix = false;
   /// The workgroup must be one subgroup of this size (0: any). Set through
