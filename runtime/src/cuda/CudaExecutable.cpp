@@ -1,10 +1,10 @@
 //===- CudaExecutable.cpp - load a CUDA module, launch it on caller memory -===//
-#include "CudaDriver.h"
+#include "CudaExecutable.h"
 
 #include "../Internal.h"
-#include "attn/runtime/CudaKernel.h"
 #include "attn/runtime/attn_cuda.h"
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -32,6 +32,21 @@ private:
   bool pushed = false;
 };
 
+/// "a, b" for the memory-pool entry points `d` lacks.
+std::string missingPoolEntryPoints(const Driver &d) {
+  std::string names;
+  auto add = [&](bool present, const char *name) {
+    if (!present)
+      names += (names.empty() ? "" : ", ") + std::string(name);
+  };
+  add(d.cuMemPoolCreate, "cuMemPoolCreate");
+  add(d.cuMemPoolDestroy, "cuMemPoolDestroy");
+  add(d.cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
+  add(d.cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync");
+  add(d.cuMemFreeAsync, "cuMemFreeAsync");
+  return names;
+}
+
 class CudaExecutable final : public Executable {
 public:
   CudaExecutable(const Driver &d, KernelMetadata metadata, CUdevice device,
@@ -43,6 +58,11 @@ public:
   ~CudaExecutable() override {
     {
       ScopedContext scope(d, context);
+      // cuMemPoolDestroy returns at once; the pool's memory goes back to
+      // the device once the frees that earlier launches queued have run,
+      // so kernels still in flight keep their workspaces.
+      if (CUmemoryPool p = pool.load(std::memory_order_acquire))
+        d.cuMemPoolDestroy(p);
       if (scope.ok())
         d.cuModuleUnload(module);
     }
@@ -82,11 +102,12 @@ public:
       if (!layoutWorkspaces(metadata, args, splits, layouts, totalBytes,
                             error))
         return ATTN_ERROR_INVALID_ARGUMENT;
-      if (!d.cuMemAllocAsync || !d.cuMemFreeAsync) {
+      if (!d.hasMemoryPools()) {
         error = "cuda: this launch splits the keys " + std::to_string(splits) +
                 " ways and needs " + std::to_string(totalBytes) +
-                " bytes of workspace, but the CUDA driver lacks "
-                "cuMemAllocAsync/cuMemFreeAsync (CUDA 11.2+); update the "
+                " bytes of workspace, but the CUDA driver lacks " +
+                missingPoolEntryPoints(d) +
+                " (stream-ordered memory pools, CUDA 11.2+); update the "
                 "driver, or set the spec's kv_splits to 1";
         return ATTN_ERROR_UNSUPPORTED;
       }
@@ -100,16 +121,22 @@ public:
       return ATTN_ERROR_BACKEND;
     }
     CUstream stream = static_cast<CUstream>(args.stream);
-    // Stream-ordered: the memory is the stream's from this point until the
-    // free below, so it is reused by later launches on the stream without
-    // a synchronization, and never touched by other streams meanwhile.
+    // Stream-ordered, from this executable's own pool: the memory is the
+    // stream's from this point until the free below, so later launches on
+    // the stream reuse it without a synchronization, and other streams
+    // never touch it meanwhile. The pool keeps freed memory (see
+    // workspacePool), so a launch after a synchronization finds it there.
     CUdeviceptr base = 0;
     std::vector<uint64_t> pointers(metadata.workspaces.size(), 0);
     if (allocate) {
-      if (CUresult r = d.cuMemAllocAsync(&base, totalBytes, stream)) {
-        error = "cuda: " + describe(d, "cuMemAllocAsync", r) + " allocating " +
-                std::to_string(totalBytes) + " bytes of split-KV workspace (" +
-                std::to_string(splits) + " splits)";
+      CUmemoryPool p = nullptr;
+      if (attn_status s = workspacePool(p, error); s != ATTN_OK)
+        return s;
+      if (CUresult r = d.cuMemAllocFromPoolAsync(&base, totalBytes, p, stream)) {
+        error = "cuda: " + describe(d, "cuMemAllocFromPoolAsync", r) +
+                " allocating " + std::to_string(totalBytes) +
+                " bytes of split-KV workspace (" + std::to_string(splits) +
+                " splits)";
         return r == CUDA_ERROR_NOT_SUPPORTED ? ATTN_ERROR_UNSUPPORTED
                                              : ATTN_ERROR_BACKEND;
       }
@@ -149,7 +176,8 @@ public:
     if (allocate) {
       CUresult r = d.cuMemFreeAsync(base, stream);
       if (r != CUDA_SUCCESS && status == ATTN_OK) {
-        error = "cuda: " + describe(d, "cuMemFreeAsync", r);
+        error = "cuda: " + describe(d, "cuMemFreeAsync", r) +
+                " freeing the split-KV workspace";
         status = ATTN_ERROR_BACKEND;
       }
     }
@@ -157,6 +185,65 @@ public:
   }
 
 private:
+  /// The pool split-KV workspaces come from: this executable's own,
+  /// created by the first launch that needs one (an executable that never
+  /// splits never has one), on the executable's device, and destroyed
+  /// with the executable. Its release threshold is the maximum, so memory
+  /// freed at the end of a launch stays in the pool across
+  /// synchronizations and the next launch reuses it instead of mapping
+  /// new memory: the pool grows to the most workspace memory that launches
+  /// in flight at one time needed, and keeps it until the executable goes.
+  /// The device's default pool (cuMemAllocAsync's, which the CUDA runtime
+  /// and PyTorch may use) is left as the caller set it. A failed creation
+  /// is reported, and tried again at the next launch. Called with the
+  /// context current.
+  attn_status workspacePool(CUmemoryPool &out, std::string &error) {
+    out = pool.load(std::memory_order_acquire);
+    if (out)
+      return ATTN_OK;
+    std::lock_guard<std::mutex> lock(poolMutex);
+    out = pool.load(std::memory_order_relaxed);
+    if (out)
+      return ATTN_OK;
+    std::string where = " (the split-KV workspace pool of device " +
+                        std::to_string(device) + ")";
+    int supported = 0;
+    if (CUresult r = d.cuDeviceGetAttribute(
+            &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device)) {
+      error = "cuda: " + describe(d, "cuDeviceGetAttribute", r) +
+              " asking for CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED" + where;
+      return ATTN_ERROR_BACKEND;
+    }
+    if (!supported) {
+      error = "cuda: device " + std::to_string(device) +
+              " does not support stream-ordered memory pools "
+              "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0), which "
+              "split-KV workspaces come from; set the spec's kv_splits to 1";
+      return ATTN_ERROR_UNSUPPORTED;
+    }
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location = {CU_MEM_LOCATION_TYPE_DEVICE, device};
+    CUmemoryPool created = nullptr;
+    if (CUresult r = d.cuMemPoolCreate(&created, &props)) {
+      error = "cuda: " + describe(d, "cuMemPoolCreate", r) + where;
+      return r == CUDA_ERROR_NOT_SUPPORTED ? ATTN_ERROR_UNSUPPORTED
+                                           : ATTN_ERROR_BACKEND;
+    }
+    uint64_t keepEverything = UINT64_MAX;
+    if (CUresult r = d.cuMemPoolSetAttribute(
+            created, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepEverything)) {
+      error = "cuda: " + describe(d, "cuMemPoolSetAttribute", r) +
+              " setting CU_MEMPOOL_ATTR_RELEASE_THRESHOLD" + where;
+      d.cuMemPoolDestroy(created); // nothing was allocated from it
+      return ATTN_ERROR_BACKEND;
+    }
+    pool.store(created, std::memory_order_release);
+    out = created;
+    return ATTN_OK;
+  }
+
   const Driver &d;
   KernelMetadata metadata;
   CUdevice device;
@@ -164,6 +251,9 @@ private:
   CUmodule module;
   std::vector<CUfunction> functions; // one per metadata.kernels entry
   int smCount;                       // the device's multiprocessors
+  /// See workspacePool; null until a launch needs it.
+  std::atomic<CUmemoryPool> pool{nullptr};
+  std::mutex poolMutex; // serializes the pool's creation
 };
 
 /// Artifacts registered by attn_cuda_load_artifact.
@@ -221,7 +311,12 @@ attn_status cuda::createExecutable(const KernelMetadata &metadata,
     error = "cuda: " + why;
     return ATTN_ERROR_UNAVAILABLE;
   }
-  const Driver &d = *dp;
+  return createExecutableWithDriver(*dp, metadata, binary, executable, error);
+}
+
+attn_status cuda::createExecutableWithDriver(
+    const Driver &d, const KernelMetadata &metadata, const std::string &binary,
+    std::unique_ptr<Executable> &executable, std::string &error) {
   auto fail = [&](const char *call, CUresult r) {
     error = "cuda: " + describe(d, call, r);
     return ATTN_ERROR_BACKEND;
