@@ -5,6 +5,7 @@
 #include "attn/runtime/attn_cuda.h"
 
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -13,6 +14,10 @@ using namespace attn;
 using namespace attn::cuda;
 
 namespace {
+
+/// The most kernels one artifact launches (CudaKernel.h: 1..4; checked by
+/// createExecutable), so that a launch keeps them in a fixed array.
+constexpr size_t kMaxKernels = 4;
 
 /// Makes a context current for a scope and restores the caller's after.
 class ScopedContext {
@@ -31,6 +36,28 @@ private:
   const Driver &d;
   bool pushed = false;
 };
+
+/// A kernel parameter that holds a workspace's address: packed as 0 while
+/// a launch is checked, set once the workspace memory exists.
+struct WorkspaceAddress {
+  size_t param;     // index in Kernel::params
+  size_t workspace; // index in KernelMetadata::workspaces
+  ParamType type;
+};
+
+/// Overwrites packed parameter `param` with `value`, stored as packParams
+/// stores it (the low 32 bits for I32, else 8 bytes).
+void storeParam(PackedParams &packed, size_t param, ParamType type,
+                uint64_t value) {
+  char *at = reinterpret_cast<char *>(packed.storage.data()) +
+             packed.offsets[param];
+  if (type == ParamType::I32) {
+    uint32_t v32 = static_cast<uint32_t>(value);
+    std::memcpy(at, &v32, 4);
+  } else {
+    std::memcpy(at, &value, 8);
+  }
+}
 
 /// "a, b" for the memory-pool entry points `d` lacks.
 std::string missingPoolEntryPoints(const Driver &d) {
@@ -53,7 +80,24 @@ public:
                  CUcontext context, CUmodule module,
                  std::vector<CUfunction> functions, int smCount)
       : d(d), metadata(std::move(metadata)), device(device), context(context),
-        module(module), functions(std::move(functions)), smCount(smCount) {}
+        module(module), functions(std::move(functions)), smCount(smCount),
+        noWorkspaces(this->metadata.workspaces.size(), 0),
+        workspaceAddresses(this->metadata.kernels.size()) {
+    const KernelMetadata &m = this->metadata;
+    for (size_t k = 0; k < m.kernels.size(); ++k)
+      for (size_t i = 0; i < m.kernels[k].params.size(); ++i) {
+        const Param &p = m.kernels[k].params[i];
+        if (p.field != ParamField::Data)
+          continue;
+        // The workspace packParams reads the parameter from (names are
+        // unique, and never a launch tensor's).
+        for (size_t w = 0; w < m.workspaces.size(); ++w)
+          if (m.workspaces[w].name == p.tensor) {
+            workspaceAddresses[k].push_back({i, w, p.type});
+            break;
+          }
+      }
+  }
 
   ~CudaExecutable() override {
     {
@@ -72,26 +116,30 @@ public:
   attn_status run(const KernelArgs &args, std::string &error) override {
     int64_t splits = chooseKvSplits(metadata, args, smCount);
     // Everything that can reject the launch is computed before anything is
-    // allocated or launched, so bad input leaves the stream untouched.
+    // allocated or launched, so bad input leaves the stream untouched. The
+    // parameters are packed once, with workspace addresses 0; the real
+    // addresses are stored into them once the workspace is allocated.
     struct Launch {
       size_t kernel;
       unsigned grid[3];
+      PackedParams packed;
     };
-    std::vector<Launch> launches;
-    std::vector<uint64_t> noWorkspaces(metadata.workspaces.size(), 0);
-    PackedParams packed;
+    Launch launches[kMaxKernels];
+    size_t count = 0;
     for (size_t i = 0; i < metadata.kernels.size(); ++i) {
       const Kernel &k = metadata.kernels[i];
       if (k.onlyWhenSplit && splits == 1)
         continue;
-      Launch l{i, {}};
+      Launch &l = launches[count];
+      l.kernel = i;
       if (!computeGrid(k, args, splits, l.grid, error) ||
-          !packParams(metadata, k, args, splits, noWorkspaces, packed, error)) {
+          !packParams(metadata, k, args, splits, noWorkspaces, l.packed,
+                      error)) {
         if (metadata.kernels.size() > 1)
           error = "kernel '" + k.entry + "': " + error;
         return ATTN_ERROR_INVALID_ARGUMENT;
       }
-      launches.push_back(l);
+      ++count;
     }
     // Workspaces hold the partial results of a split launch; with one split
     // the kernels write the output directly and get null pointers.
@@ -127,7 +175,6 @@ public:
     // never touch it meanwhile. The pool keeps freed memory (see
     // workspacePool), so a launch after a synchronization finds it there.
     CUdeviceptr base = 0;
-    std::vector<uint64_t> pointers(metadata.workspaces.size(), 0);
     if (allocate) {
       CUmemoryPool p = nullptr;
       if (attn_status s = workspacePool(p, error); s != ATTN_OK)
@@ -140,19 +187,17 @@ public:
         return r == CUDA_ERROR_NOT_SUPPORTED ? ATTN_ERROR_UNSUPPORTED
                                              : ATTN_ERROR_BACKEND;
       }
-      for (size_t i = 0; i < layouts.size(); ++i)
-        pointers[i] = base + layouts[i].offset;
+      for (size_t i = 0; i < count; ++i)
+        for (const WorkspaceAddress &w : workspaceAddresses[launches[i].kernel])
+          storeParam(launches[i].packed, w.param, w.type,
+                     base + layouts[w.workspace].offset);
     }
 
     attn_status status = ATTN_OK;
-    for (const Launch &l : launches) {
+    for (size_t i = 0; i < count; ++i) {
+      Launch &l = launches[i];
       const Kernel &k = metadata.kernels[l.kernel];
-      // Checked above with null workspaces; only their addresses differ.
-      if (!packParams(metadata, k, args, splits, pointers, packed, error)) {
-        status = ATTN_ERROR_INVALID_ARGUMENT;
-        break;
-      }
-      std::vector<void *> params = packed.pointers();
+      std::vector<void *> params = l.packed.pointers();
       CUresult r = d.cuLaunchKernel(functions[l.kernel], l.grid[0], l.grid[1],
                                     l.grid[2], k.block[0], k.block[1],
                                     k.block[2], k.sharedBytes, stream,
@@ -251,6 +296,10 @@ private:
   CUmodule module;
   std::vector<CUfunction> functions; // one per metadata.kernels entry
   int smCount;                       // the device's multiprocessors
+  /// What packParams gets while a launch is checked: one 0 per workspace.
+  std::vector<uint64_t> noWorkspaces;
+  /// Per kernel, its parameters that hold a workspace's address.
+  std::vector<std::vector<WorkspaceAddress>> workspaceAddresses;
   /// See workspacePool; null until a launch needs it.
   std::atomic<CUmemoryPool> pool{nullptr};
   std::mutex poolMutex; // serializes the pool's creation
@@ -366,8 +415,10 @@ attn_status cuda::createExecutableWithDriver(
   if (CUresult r = d.cuDeviceGetAttribute(
           &smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device))
     return fail("cuDeviceGetAttribute", r);
-  if (metadata.kernels.empty()) {
-    error = "cuda: the kernel metadata has no kernel";
+  if (metadata.kernels.empty() || metadata.kernels.size() > kMaxKernels) {
+    error = "cuda: the kernel metadata has " +
+            std::to_string(metadata.kernels.size()) + " kernels; expected 1 to " +
+            std::to_string(kMaxKernels);
     return ATTN_ERROR_INVALID_ARGUMENT;
   }
   for (const Kernel &k : metadata.kernels)

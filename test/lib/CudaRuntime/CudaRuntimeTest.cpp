@@ -1401,6 +1401,33 @@ TEST(CudaLaunch, ChecksRowAlignment) {
   EXPECT_TRUE(packParams(m, k, a, 1, {}, p, error)) << error;
 }
 
+TEST(CudaLaunch, EveryLaunchTensorByName) {
+  KernelMetadata m = sampleMetadata();
+  KernelArgs a = sampleArgs();
+  a.mask = a.out;
+  a.mask.data = reinterpret_cast<void *>(0x5000);
+  a.lse = a.out;
+  a.lse.data = reinterpret_cast<void *>(0x6000);
+  m.kernels[0].params.clear();
+  for (const char *t : {"q", "k", "v", "mask", "out", "lse"})
+    m.kernels[0].params.push_back({t, ParamField::Data, 0, ParamType::Ptr});
+  PackedParams p;
+  std::string error;
+  ASSERT_TRUE(packParams(m, m.kernels[0], a, 1, {}, p, error)) << error;
+  EXPECT_EQ(values(p), (std::vector<uint64_t>{0x1000, 0x2000, 0x3000, 0x5000,
+                                              0x4000, 0x6000}));
+  // Names of a launch tensor's length that are none (a struct built by
+  // hand; parsed metadata rejects them).
+  for (const char *name : {"x", "ou", "lsf", "mas", "masks", ""}) {
+    m.kernels[0].params = {{name, ParamField::Data, 0, ParamType::Ptr}};
+    EXPECT_FALSE(packParams(m, m.kernels[0], a, 1, {}, p, error)) << name;
+    EXPECT_NE(error.find("reads tensor '" + std::string(name) +
+                         "', which this launch does not have"),
+              std::string::npos)
+        << error;
+  }
+}
+
 TEST(CudaLaunch, MissingTensorIsAnError) {
   KernelMetadata m = sampleMetadata();
   m.kernels[0].params = {{"lse", ParamField::Data, 0, ParamType::Ptr}};
@@ -1851,6 +1878,25 @@ TEST(CudaPool, ConcurrentLaunchesCreateOnePool) {
   EXPECT_EQ(d.allocations, kThreads * kRuns);
   EXPECT_EQ(d.frees, kThreads * kRuns);
   EXPECT_EQ(d.launches.size(), 2u * kThreads * kRuns);
+}
+
+TEST(CudaPool, KernelCountIsChecked) {
+  KernelMetadata m = splitMetadata();
+  while (m.kernels.size() < 5)
+    m.kernels.push_back(m.kernels.back());
+  fake::reset(m);
+  std::unique_ptr<Executable> exe;
+  std::string error;
+  EXPECT_EQ(createExecutableWithDriver(fake::driver(), m, kPtx, exe, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_FALSE(exe);
+  EXPECT_NE(error.find("the kernel metadata has 5 kernels; expected 1 to 4"),
+            std::string::npos)
+      << error;
+  std::vector<std::string> calls = fake::data().calls;
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "cuModuleLoadDataEx"), 0);
+  EXPECT_EQ(calls.back(), "cuDevicePrimaryCtxRelease");
+  EXPECT_EQ(fake::data().depth, 0);
 }
 
 // loadDriverLibrary on stand-ins for libcuda.so.1 (FakeCudaDriver.c): the
