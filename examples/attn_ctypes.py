@@ -12,11 +12,16 @@ and compares it with torch's scaled_dot_product_attention.
 The JIT uses the mma.sync kernel for the specs it supports (f16, no mask);
 ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel. No copies are made: tensors are passed as data pointers plus strides in
 elements, on torch's current stream. See docs/NVIDIA.md.
+
+As a module: load() declares the C functions' types once; launch_args()
+builds one launch's arguments with a single struct.pack, the cheap per-call
+path (bench/cuda/run_h100.py times it).
 """
 import argparse
 import ctypes
 import math
 import os
+import struct
 import sys
 
 # --- attn.h, mirrored ------------------------------------------------------
@@ -72,6 +77,40 @@ class AttnLaunchArgs(ctypes.Structure):
     ]
 
 
+# One launch's attn_launch_args as a single struct.pack: q, k, v, mask, out,
+# lse (each data pointer, shape[4], strides[4]), seed, stream; every field
+# is 8 bytes, so there is no padding and the bytes are those of filling
+# AttnLaunchArgs field by field, at a fraction of the cost per call.
+_TENSOR = "Q4q4q"
+_TENSOR_FIELDS = struct.Struct("=" + _TENSOR)
+_LAUNCH_ARGS_FIELDS = struct.Struct("=" + _TENSOR * 6 + "QQ")
+assert _TENSOR_FIELDS.size == ctypes.sizeof(AttnTensor)
+assert _LAUNCH_ARGS_FIELDS.size == ctypes.sizeof(AttnLaunchArgs)
+_NO_TENSOR = (0,) * 9  # an absent tensor: null data, zero shape and strides
+_PADDING = tuple((0,) * n for n in range(5))
+_U64 = (1 << 64) - 1
+
+
+def _tensor_fields(t):
+    """data pointer, shape[4], strides[4] (elements) of a torch tensor of
+    rank <= 4, zero-padded."""
+    shape, strides = t.shape, t.stride()
+    pad = _PADDING[4 - len(shape)]
+    return (t.data_ptr(), *shape, *pad, *strides, *pad)
+
+
+def launch_args(q, k, v, out, mask=None, lse=None, seed=0, stream=0):
+    """An AttnLaunchArgs for torch tensors (mask and lse optional), the
+    dropout seed and a CUstream (an int: torch's Stream.cuda_stream; 0 or
+    None is the legacy default stream), built with one struct.pack."""
+    return AttnLaunchArgs.from_buffer_copy(_LAUNCH_ARGS_FIELDS.pack(
+        *_tensor_fields(q), *_tensor_fields(k), *_tensor_fields(v),
+        *(_NO_TENSOR if mask is None else _tensor_fields(mask)),
+        *_tensor_fields(out),
+        *(_NO_TENSOR if lse is None else _tensor_fields(lse)),
+        seed & _U64, stream or 0))
+
+
 def load(path):
     lib = ctypes.CDLL(path)
     lib.attn_spec_init.argtypes = [ctypes.POINTER(AttnSpec)]
@@ -83,6 +122,7 @@ def load(path):
     lib.attn_compile.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttnSpec),
                                  ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)]
     lib.attn_launch.argtypes = [ctypes.c_void_p, ctypes.POINTER(AttnLaunchArgs)]
+    lib.attn_last_error.argtypes = []
     lib.attn_last_error.restype = ctypes.c_char_p
     for fn in ("attn_context_create", "attn_target_available", "attn_compile",
                "attn_launch"):
@@ -101,14 +141,9 @@ def check(lib, status, what):
 
 
 def tensor(t, rank4=True):
-    """A torch tensor as an attn_tensor: pointer, shape, strides (elements)."""
-    a = AttnTensor()
-    a.data = t.data_ptr()
-    shape = list(t.shape) + [0] * (4 - t.dim())
-    strides = list(t.stride()) + [0] * (4 - t.dim())
-    a.shape = (ctypes.c_int64 * 4)(*shape)
-    a.strides = (ctypes.c_int64 * 4)(*strides)
-    return a
+    """A torch tensor as an attn_tensor: pointer, shape, strides (elements),
+    zero-padded to 4 dimensions."""
+    return AttnTensor.from_buffer_copy(_TENSOR_FIELDS.pack(*_tensor_fields(t)))
 
 
 def main():
@@ -183,10 +218,8 @@ def main():
     q, k, v = make(Hq, Sq, D), make(Hkv, Skv, D), make(Hkv, Skv, Dv)
     out = make(Hq, Sq, Dv).zero_()
 
-    la = AttnLaunchArgs()
-    la.q, la.k, la.v, la.out = tensor(q), tensor(k), tensor(v), tensor(out)
-    la.seed = 0
-    la.stream = torch.cuda.current_stream().cuda_stream
+    la = launch_args(q, k, v, out,
+                     stream=torch.cuda.current_stream().cuda_stream)
     check(lib, lib.attn_launch(kernel, ctypes.byref(la)), "attn_launch")
     torch.cuda.synchronize()
 

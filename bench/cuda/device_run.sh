@@ -3,6 +3,9 @@
 # build there): bench/cuda/make_artifacts.sh's output in $ARTIFACTS (default
 # .carry/cuda). Writes under $OUT (default bench-out):
 #   results.{json,csv,md}, tflops.png, run.log  correctness + timings vs PyTorch
+#   decode.csv      decode rows: GB/s one call at a time and back to back, and
+#                   host microseconds per call (attn_host_us,
+#                   attn_launch_host_us, flash_host_us)
 #   memcheck.log    compute-sanitizer memcheck, the quick correctness set, every kernel
 #   racecheck.log   compute-sanitizer racecheck (shared-memory hazards), quick
 #                   set, the tensor-core kernels of each geometry

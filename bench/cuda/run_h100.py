@@ -13,9 +13,11 @@ libattn_runtime.so and the artifacts that bench/cuda/make_artifacts.sh wrote
 2. timing with CUDA events (median) at B*S = 16k tokens, hidden 2048
    (H = 32 at D = 64, 16 at D = 128), S = 512..16k, next to PyTorch's SDPA
    backends (flash, cuDNN, efficient) on the same inputs in the same process;
-3. decode (Sq = 1, long Skv, GQA) in GB/s of K/V read.
+3. decode (Sq = 1, long Skv, GQA) in GB/s of K/V read, one call at a time
+   and back to back, with the host time per call (attn through ctypes,
+   attn_launch alone on prebuilt arguments, PyTorch's flash).
 
-Writes results.json/.csv/.md and a chart (PNG) under --out.
+Writes results.json/.csv/.md, decode.csv and a chart (PNG) under --out.
 """
 import argparse
 import ctypes
@@ -70,6 +72,19 @@ TORCH_DT = {A.ATTN_DTYPE_F16: torch.float16, A.ATTN_DTYPE_BF16: torch.bfloat16,
 TOL = {torch.float16: 4e-3, torch.bfloat16: 2.5e-2, torch.float32: 1e-5}
 
 
+try:
+    # The current stream's cudaStream_t without building a torch.cuda.Stream
+    # object (Triton's launcher reads it the same way); the public call is
+    # the fallback.
+    _raw_stream = torch._C._cuda_getCurrentRawStream
+
+    def current_stream(t):
+        return _raw_stream(t.get_device())
+except AttributeError:
+    def current_stream(t):
+        return torch.cuda.current_stream(t.device).cuda_stream
+
+
 class Kernel:
     def __init__(self, meta_path):
         self.name = os.path.basename(meta_path)[:-5]
@@ -95,14 +110,14 @@ class Kernel:
         self.kv_splits = self.spec.kv_splits
 
     def launch(self, q, k, v, out, mask=None, lse=None, seed=0):
-        la = A.AttnLaunchArgs()
-        la.seed = seed
-        la.q, la.k, la.v, la.out = A.tensor(q), A.tensor(k), A.tensor(v), A.tensor(out)
-        if mask is not None:
-            la.mask = A.tensor(mask)
-        if lse is not None:
-            la.lse = A.tensor(lse)
-        la.stream = torch.cuda.current_stream().cuda_stream
+        self.launch_args(self.args(q, k, v, out, mask, lse, seed))
+
+    def args(self, q, k, v, out, mask=None, lse=None, seed=0):
+        """The launch's AttnLaunchArgs, on q's device's current stream."""
+        return A.launch_args(q, k, v, out, mask, lse, seed, current_stream(q))
+
+    def launch_args(self, la):
+        """attn_launch on prebuilt arguments."""
         st = lib.attn_launch(self.k, ctypes.byref(la))
         if st != A.ATTN_OK:
             raise RuntimeError("attn_launch: " + lib.attn_last_error().decode())
@@ -279,6 +294,25 @@ def time_back_to_back(fn, n=20, reps=5):
     return statistics.median(times)
 
 
+def time_host(fn, n=50, reps=5):
+    """Median host microseconds per call: n calls issued back to back with
+    no synchronization, timed with time.perf_counter, then one (untimed)
+    synchronization. The GPU work queues behind the calls, so this is what
+    the host spends issuing one (Python, ctypes, runtime, driver), the part
+    of time_fn's one-call time that time_back_to_back hides."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        times.append((t1 - t0) / n * 1e6)
+    return statistics.median(times)
+
+
 def flops(B, H, Sq, Skv, D, causal):
     f = 4.0 * B * H * Sq * Skv * D
     return f / 2 if causal and Sq == Skv else f
@@ -435,6 +469,12 @@ if not args.quick:
                 row["attn_ms"], row["attn_gbps"] = ms, kv_bytes / ms / 1e6
                 ms = time_back_to_back(lambda: kern.launch(q, k, v, out))
                 row["attn_b2b_ms"], row["attn_b2b_gbps"] = ms, kv_bytes / ms / 1e6
+                # Host time per call: the whole Python call, then
+                # attn_launch alone on arguments built once (the difference
+                # is the Python side's marshalling).
+                row["attn_host_us"] = time_host(lambda: kern.launch(q, k, v, out))
+                la = kern.args(q, k, v, out)
+                row["attn_launch_host_us"] = time_host(lambda: kern.launch_args(la))
             except Exception as ex:
                 row["attn_error"] = str(ex)
             try:
@@ -445,6 +485,7 @@ if not args.quick:
                 row["flash_ms"], row["flash_gbps"] = ms, kv_bytes / ms / 1e6
                 ms = time_back_to_back(flash)
                 row["flash_b2b_ms"], row["flash_b2b_gbps"] = ms, kv_bytes / ms / 1e6
+                row["flash_host_us"] = time_host(flash)
             except RuntimeError as ex:
                 row["flash_error"] = str(ex)[:200]
             decode.append(row)
@@ -473,13 +514,18 @@ for t in timings:
     lines.append(f"| {t['kernel']} | {t['causal']} | {t['S']} | {g('attn_tflops')} | "
                  f"{g('flash_tflops')} | {g('cudnn_tflops')} | {g('efficient_tflops')} |")
 lines += ["", "Decode, Sq = 1, Hq = 32, Hkv = 8, D = 128 (GB/s of K/V read; one call "
-          "at a time, and 20 calls back to back):", "",
-          "| kernel | B | Skv | attn | flash | attn b2b | flash b2b |",
-          "| --- | --- | --- | --- | --- | --- | --- |"]
+          "at a time, and 20 calls back to back; then host microseconds per call: "
+          "attn's whole Python call, attn_launch alone on prebuilt arguments, "
+          "flash's Python call):", "",
+          "| kernel | B | Skv | attn | flash | attn b2b | flash b2b "
+          "| attn host us | attn_launch host us | flash host us |",
+          "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 for d in decode:
     g = lambda k: f"{d[k]:.0f}" if k in d else "-"
+    h = lambda k: f"{d[k]:.1f}" if k in d else "-"
     lines.append(f"| {d['kernel']} | {d['B']} | {d['Skv']} | {g('attn_gbps')} | "
-                 f"{g('flash_gbps')} | {g('attn_b2b_gbps')} | {g('flash_b2b_gbps')} |")
+                 f"{g('flash_gbps')} | {g('attn_b2b_gbps')} | {g('flash_b2b_gbps')} | "
+                 f"{h('attn_host_us')} | {h('attn_launch_host_us')} | {h('flash_host_us')} |")
 md = "\n".join(lines) + "\n"
 with open(os.path.join(args.out, "results.md"), "w") as f:
     f.write(md)
@@ -489,6 +535,15 @@ with open(os.path.join(args.out, "results.csv"), "w") as f:
     f.write(",".join(keys) + "\n")
     for t in timings:
         f.write(",".join(str(t.get(k, "")) for k in keys) + "\n")
+with open(os.path.join(args.out, "decode.csv"), "w") as f:
+    keys = ["kernel", "B", "Hq", "Hkv", "Skv", "D",
+            "attn_ms", "attn_gbps", "attn_b2b_ms", "attn_b2b_gbps",
+            "attn_host_us", "attn_launch_host_us",
+            "flash_ms", "flash_gbps", "flash_b2b_ms", "flash_b2b_gbps",
+            "flash_host_us"]
+    f.write(",".join(keys) + "\n")
+    for d in decode:
+        f.write(",".join(str(d.get(k, "")) for k in keys) + "\n")
 try:
     import matplotlib
     matplotlib.use("Agg")

@@ -35,18 +35,40 @@ Loaded load() {
   const char *name = std::getenv("ATTN_CUDA_DRIVER");
   if (!name || !*name)
     name = "libcuda.so.1";
+  Driver &d = l.driver;
+  if (!loadDriverLibrary(name, d, l.error))
+    return l;
+  if (CUresult r = d.cuInit(0)) {
+    l.error = describe(d, "cuInit", r);
+    return l;
+  }
+  int count = 0;
+  if (CUresult r = d.cuDeviceGetCount(&count)) {
+    l.error = describe(d, "cuDeviceGetCount", r);
+    return l;
+  }
+  if (count == 0) {
+    l.error = "the CUDA driver loaded but reports no device";
+    return l;
+  }
+  l.ok = true;
+  return l;
+}
+} // namespace
+
+bool attn::cuda::loadDriverLibrary(const char *name, Driver &d,
+                                   std::string &e) {
+  d = Driver{};
   // RTLD_LOCAL: the driver's symbols stay out of the global namespace, so
   // a process that also links the CUDA runtime sees no clash.
   void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
     const char *why = dlerror();
-    l.error = std::string("cannot load the CUDA driver (") + name +
-              "): " + (why ? why : "unknown dlopen error") +
-              "; is the NVIDIA driver installed?";
-    return l;
+    e = std::string("cannot load the CUDA driver (") + name +
+        "): " + (why ? why : "unknown dlopen error") +
+        "; is the NVIDIA driver installed?";
+    return false;
   }
-  Driver &d = l.driver;
-  std::string &e = l.error;
   if (!resolve(lib, "cuInit", d.cuInit, e) ||
       !resolve(lib, "cuDriverGetVersion", d.cuDriverGetVersion, e) ||
       !resolve(lib, "cuDeviceGetCount", d.cuDeviceGetCount, e) ||
@@ -68,31 +90,23 @@ Loaded load() {
       !resolve(lib, "cuGetErrorName", d.cuGetErrorName, e) ||
       !resolve(lib, "cuGetErrorString", d.cuGetErrorString, e)) {
     dlclose(lib);
-    return l;
+    d = Driver{};
+    return false;
   }
-  // The stream-ordered allocator (CUDA 11.2): only launches that need a
-  // workspace use it, so an older driver still runs the others.
-  resolveOptional(lib, "cuMemAllocAsync", d.cuMemAllocAsync);
+  // The stream-ordered allocator's pools (CUDA 11.2): only launches that
+  // need a workspace use them, so an older driver still runs the others.
+  // The plain names, as for cuLaunchKernel: a NULL stream means the legacy
+  // default stream (cuda.h maps to the _ptsz variants only when built for
+  // per-thread default streams).
+  resolveOptional(lib, "cuMemPoolCreate", d.cuMemPoolCreate);
+  resolveOptional(lib, "cuMemPoolDestroy", d.cuMemPoolDestroy);
+  resolveOptional(lib, "cuMemPoolSetAttribute", d.cuMemPoolSetAttribute);
+  resolveOptional(lib, "cuMemAllocFromPoolAsync", d.cuMemAllocFromPoolAsync);
   resolveOptional(lib, "cuMemFreeAsync", d.cuMemFreeAsync);
   // The library stays loaded for the life of the process: kernels and
   // contexts created through it may outlive any one attn context.
-  if (CUresult r = d.cuInit(0)) {
-    l.error = describe(d, "cuInit", r);
-    return l;
-  }
-  int count = 0;
-  if (CUresult r = d.cuDeviceGetCount(&count)) {
-    l.error = describe(d, "cuDeviceGetCount", r);
-    return l;
-  }
-  if (count == 0) {
-    l.error = "the CUDA driver loaded but reports no device";
-    return l;
-  }
-  l.ok = true;
-  return l;
+  return true;
 }
-} // namespace
 
 const Driver *attn::cuda::getDriver(std::string &error) {
   static const Loaded loaded = load();

@@ -22,6 +22,7 @@ using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
 using CUdeviceptr = unsigned long long; // 64-bit builds, as in cuda.h
+using CUmemoryPool = struct CUmemPoolHandle_st *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
@@ -38,11 +39,38 @@ constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
 constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+constexpr int CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115;
+// Memory pools: CUmemAllocationType, CUmemAllocationHandleType,
+// CUmemLocationType and CUmemPool_attribute values.
+constexpr int CU_MEM_ALLOCATION_TYPE_PINNED = 1;
+constexpr int CU_MEM_HANDLE_TYPE_NONE = 0;
+constexpr int CU_MEM_LOCATION_TYPE_DEVICE = 1;
+constexpr int CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4;
+
+struct CUmemLocation {
+  int type; // CUmemLocationType
+  int id;   // the device ordinal for CU_MEM_LOCATION_TYPE_DEVICE
+};
+
+/// cuMemPoolCreate's properties, laid out as cuda.h's CUmemPoolProps_v1
+/// (88 bytes since CUDA 11.2; maxSize and usage were carved out of
+/// `reserved` later, and a zero there means what it meant before).
+struct CUmemPoolProps {
+  int allocType;   // CUmemAllocationType
+  int handleTypes; // CUmemAllocationHandleType
+  CUmemLocation location;
+  void *win32SecurityAttributes;
+  size_t maxSize;       // 0: the system's default
+  unsigned short usage; // 0: no special usage
+  unsigned char reserved[54];
+};
+static_assert(sizeof(CUmemPoolProps) == 88, "CUmemPoolProps is 88 bytes");
 
 /// The driver entry points attn uses. Names are the exported symbols
 /// (cuda.h maps cuCtxPushCurrent to cuCtxPushCurrent_v2 and so on). All
-/// are required except the stream-ordered allocator, which split-KV
-/// workspaces need and drivers before CUDA 11.2 lack: those are null there.
+/// are required except the stream-ordered allocator's memory pools, which
+/// split-KV workspaces need and drivers before CUDA 11.2 lack: those are
+/// null there (hasMemoryPools says whether all of them are present).
 struct Driver {
   CUresult (*cuInit)(unsigned);
   CUresult (*cuDriverGetVersion)(int *);
@@ -67,9 +95,25 @@ struct Driver {
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
   // Optional (CUDA 11.2+): null when the driver lacks them.
-  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*cuMemPoolCreate)(CUmemoryPool *, const CUmemPoolProps *);
+  CUresult (*cuMemPoolDestroy)(CUmemoryPool);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *);
+  CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool,
+                                      CUstream);
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+
+  /// Whether every memory-pool entry point above was found.
+  bool hasMemoryPools() const {
+    return cuMemPoolCreate && cuMemPoolDestroy && cuMemPoolSetAttribute &&
+           cuMemAllocFromPoolAsync && cuMemFreeAsync;
+  }
 };
+
+/// Opens `library` with dlopen and resolves the entry points above (the
+/// optional ones null where absent), without calling any of them. False
+/// with `error` set when the library cannot be opened or lacks a required
+/// entry point. The library stays loaded for the life of the process.
+bool loadDriverLibrary(const char *library, Driver &driver, std::string &error);
 
 /// The driver, loaded and initialized (cuInit(0) succeeded, at least one
 /// device) on first use; null with `error` set when it cannot be. The

@@ -1,10 +1,11 @@
 //===- CudaExecutable.cpp - load a CUDA module, launch it on caller memory -===//
-#include "CudaDriver.h"
+#include "CudaExecutable.h"
 
 #include "../Internal.h"
-#include "attn/runtime/CudaKernel.h"
 #include "attn/runtime/attn_cuda.h"
 
+#include <atomic>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -13,6 +14,10 @@ using namespace attn;
 using namespace attn::cuda;
 
 namespace {
+
+/// The most kernels one artifact launches (CudaKernel.h: 1..4; checked by
+/// createExecutable), so that a launch keeps them in a fixed array.
+constexpr size_t kMaxKernels = 4;
 
 /// Makes a context current for a scope and restores the caller's after.
 class ScopedContext {
@@ -32,17 +37,76 @@ private:
   bool pushed = false;
 };
 
+/// A kernel parameter that holds a workspace's address: packed as 0 while
+/// a launch is checked, set once the workspace memory exists.
+struct WorkspaceAddress {
+  size_t param;     // index in Kernel::params
+  size_t workspace; // index in KernelMetadata::workspaces
+  ParamType type;
+};
+
+/// Overwrites packed parameter `param` with `value`, stored as packParams
+/// stores it (the low 32 bits for I32, else 8 bytes).
+void storeParam(PackedParams &packed, size_t param, ParamType type,
+                uint64_t value) {
+  char *at = reinterpret_cast<char *>(packed.storage.data()) +
+             packed.offsets[param];
+  if (type == ParamType::I32) {
+    uint32_t v32 = static_cast<uint32_t>(value);
+    std::memcpy(at, &v32, 4);
+  } else {
+    std::memcpy(at, &value, 8);
+  }
+}
+
+/// "a, b" for the memory-pool entry points `d` lacks.
+std::string missingPoolEntryPoints(const Driver &d) {
+  std::string names;
+  auto add = [&](bool present, const char *name) {
+    if (!present)
+      names += (names.empty() ? "" : ", ") + std::string(name);
+  };
+  add(d.cuMemPoolCreate, "cuMemPoolCreate");
+  add(d.cuMemPoolDestroy, "cuMemPoolDestroy");
+  add(d.cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
+  add(d.cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync");
+  add(d.cuMemFreeAsync, "cuMemFreeAsync");
+  return names;
+}
+
 class CudaExecutable final : public Executable {
 public:
   CudaExecutable(const Driver &d, KernelMetadata metadata, CUdevice device,
                  CUcontext context, CUmodule module,
                  std::vector<CUfunction> functions, int smCount)
       : d(d), metadata(std::move(metadata)), device(device), context(context),
-        module(module), functions(std::move(functions)), smCount(smCount) {}
+        module(module), functions(std::move(functions)), smCount(smCount),
+        noWorkspaces(this->metadata.workspaces.size(), 0),
+        workspaceAddresses(this->metadata.kernels.size()) {
+    const KernelMetadata &m = this->metadata;
+    for (size_t k = 0; k < m.kernels.size(); ++k)
+      for (size_t i = 0; i < m.kernels[k].params.size(); ++i) {
+        const Param &p = m.kernels[k].params[i];
+        if (p.field != ParamField::Data)
+          continue;
+        // The workspace packParams reads the parameter from (names are
+        // unique, and never a launch tensor's).
+        for (size_t w = 0; w < m.workspaces.size(); ++w)
+          if (m.workspaces[w].name == p.tensor) {
+            workspaceAddresses[k].push_back({i, w, p.type});
+            break;
+          }
+      }
+  }
 
   ~CudaExecutable() override {
     {
       ScopedContext scope(d, context);
+      // cuMemPoolDestroy returns at once; the pool's memory goes back to
+      // the device once the frees that earlier launches queued have run,
+      // so kernels still in flight keep their workspaces.
+      if (CUmemoryPool p = pool.load(std::memory_order_acquire))
+        d.cuMemPoolDestroy(p);
       if (scope.ok())
         d.cuModuleUnload(module);
     }
@@ -52,26 +116,30 @@ public:
   attn_status run(const KernelArgs &args, std::string &error) override {
     int64_t splits = chooseKvSplits(metadata, args, smCount);
     // Everything that can reject the launch is computed before anything is
-    // allocated or launched, so bad input leaves the stream untouched.
+    // allocated or launched, so bad input leaves the stream untouched. The
+    // parameters are packed once, with workspace addresses 0; the real
+    // addresses are stored into them once the workspace is allocated.
     struct Launch {
       size_t kernel;
       unsigned grid[3];
+      PackedParams packed;
     };
-    std::vector<Launch> launches;
-    std::vector<uint64_t> noWorkspaces(metadata.workspaces.size(), 0);
-    PackedParams packed;
+    Launch launches[kMaxKernels];
+    size_t count = 0;
     for (size_t i = 0; i < metadata.kernels.size(); ++i) {
       const Kernel &k = metadata.kernels[i];
       if (k.onlyWhenSplit && splits == 1)
         continue;
-      Launch l{i, {}};
+      Launch &l = launches[count];
+      l.kernel = i;
       if (!computeGrid(k, args, splits, l.grid, error) ||
-          !packParams(metadata, k, args, splits, noWorkspaces, packed, error)) {
+          !packParams(metadata, k, args, splits, noWorkspaces, l.packed,
+                      error)) {
         if (metadata.kernels.size() > 1)
           error = "kernel '" + k.entry + "': " + error;
         return ATTN_ERROR_INVALID_ARGUMENT;
       }
-      launches.push_back(l);
+      ++count;
     }
     // Workspaces hold the partial results of a split launch; with one split
     // the kernels write the output directly and get null pointers.
@@ -82,11 +150,12 @@ public:
       if (!layoutWorkspaces(metadata, args, splits, layouts, totalBytes,
                             error))
         return ATTN_ERROR_INVALID_ARGUMENT;
-      if (!d.cuMemAllocAsync || !d.cuMemFreeAsync) {
+      if (!d.hasMemoryPools()) {
         error = "cuda: this launch splits the keys " + std::to_string(splits) +
                 " ways and needs " + std::to_string(totalBytes) +
-                " bytes of workspace, but the CUDA driver lacks "
-                "cuMemAllocAsync/cuMemFreeAsync (CUDA 11.2+); update the "
+                " bytes of workspace, but the CUDA driver lacks " +
+                missingPoolEntryPoints(d) +
+                " (stream-ordered memory pools, CUDA 11.2+); update the "
                 "driver, or set the spec's kv_splits to 1";
         return ATTN_ERROR_UNSUPPORTED;
       }
@@ -100,32 +169,35 @@ public:
       return ATTN_ERROR_BACKEND;
     }
     CUstream stream = static_cast<CUstream>(args.stream);
-    // Stream-ordered: the memory is the stream's from this point until the
-    // free below, so it is reused by later launches on the stream without
-    // a synchronization, and never touched by other streams meanwhile.
+    // Stream-ordered, from this executable's own pool: the memory is the
+    // stream's from this point until the free below, so later launches on
+    // the stream reuse it without a synchronization, and other streams
+    // never touch it meanwhile. The pool keeps freed memory (see
+    // workspacePool), so a launch after a synchronization finds it there.
     CUdeviceptr base = 0;
-    std::vector<uint64_t> pointers(metadata.workspaces.size(), 0);
     if (allocate) {
-      if (CUresult r = d.cuMemAllocAsync(&base, totalBytes, stream)) {
-        error = "cuda: " + describe(d, "cuMemAllocAsync", r) + " allocating " +
-                std::to_string(totalBytes) + " bytes of split-KV workspace (" +
-                std::to_string(splits) + " splits)";
+      CUmemoryPool p = nullptr;
+      if (attn_status s = workspacePool(p, error); s != ATTN_OK)
+        return s;
+      if (CUresult r = d.cuMemAllocFromPoolAsync(&base, totalBytes, p, stream)) {
+        error = "cuda: " + describe(d, "cuMemAllocFromPoolAsync", r) +
+                " allocating " + std::to_string(totalBytes) +
+                " bytes of split-KV workspace (" + std::to_string(splits) +
+                " splits)";
         return r == CUDA_ERROR_NOT_SUPPORTED ? ATTN_ERROR_UNSUPPORTED
                                              : ATTN_ERROR_BACKEND;
       }
-      for (size_t i = 0; i < layouts.size(); ++i)
-        pointers[i] = base + layouts[i].offset;
+      for (size_t i = 0; i < count; ++i)
+        for (const WorkspaceAddress &w : workspaceAddresses[launches[i].kernel])
+          storeParam(launches[i].packed, w.param, w.type,
+                     base + layouts[w.workspace].offset);
     }
 
     attn_status status = ATTN_OK;
-    for (const Launch &l : launches) {
+    for (size_t i = 0; i < count; ++i) {
+      Launch &l = launches[i];
       const Kernel &k = metadata.kernels[l.kernel];
-      // Checked above with null workspaces; only their addresses differ.
-      if (!packParams(metadata, k, args, splits, pointers, packed, error)) {
-        status = ATTN_ERROR_INVALID_ARGUMENT;
-        break;
-      }
-      std::vector<void *> params = packed.pointers();
+      std::vector<void *> params = l.packed.pointers();
       CUresult r = d.cuLaunchKernel(functions[l.kernel], l.grid[0], l.grid[1],
                                     l.grid[2], k.block[0], k.block[1],
                                     k.block[2], k.sharedBytes, stream,
@@ -149,7 +221,8 @@ public:
     if (allocate) {
       CUresult r = d.cuMemFreeAsync(base, stream);
       if (r != CUDA_SUCCESS && status == ATTN_OK) {
-        error = "cuda: " + describe(d, "cuMemFreeAsync", r);
+        error = "cuda: " + describe(d, "cuMemFreeAsync", r) +
+                " freeing the split-KV workspace";
         status = ATTN_ERROR_BACKEND;
       }
     }
@@ -157,6 +230,65 @@ public:
   }
 
 private:
+  /// The pool split-KV workspaces come from: this executable's own,
+  /// created by the first launch that needs one (an executable that never
+  /// splits never has one), on the executable's device, and destroyed
+  /// with the executable. Its release threshold is the maximum, so memory
+  /// freed at the end of a launch stays in the pool across
+  /// synchronizations and the next launch reuses it instead of mapping
+  /// new memory: the pool grows to the most workspace memory that launches
+  /// in flight at one time needed, and keeps it until the executable goes.
+  /// The device's default pool (cuMemAllocAsync's, which the CUDA runtime
+  /// and PyTorch may use) is left as the caller set it. A failed creation
+  /// is reported, and tried again at the next launch. Called with the
+  /// context current.
+  attn_status workspacePool(CUmemoryPool &out, std::string &error) {
+    out = pool.load(std::memory_order_acquire);
+    if (out)
+      return ATTN_OK;
+    std::lock_guard<std::mutex> lock(poolMutex);
+    out = pool.load(std::memory_order_relaxed);
+    if (out)
+      return ATTN_OK;
+    std::string where = " (the split-KV workspace pool of device " +
+                        std::to_string(device) + ")";
+    int supported = 0;
+    if (CUresult r = d.cuDeviceGetAttribute(
+            &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device)) {
+      error = "cuda: " + describe(d, "cuDeviceGetAttribute", r) +
+              " asking for CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED" + where;
+      return ATTN_ERROR_BACKEND;
+    }
+    if (!supported) {
+      error = "cuda: device " + std::to_string(device) +
+              " does not support stream-ordered memory pools "
+              "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0), which "
+              "split-KV workspaces come from; set the spec's kv_splits to 1";
+      return ATTN_ERROR_UNSUPPORTED;
+    }
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
+    props.location = {CU_MEM_LOCATION_TYPE_DEVICE, device};
+    CUmemoryPool created = nullptr;
+    if (CUresult r = d.cuMemPoolCreate(&created, &props)) {
+      error = "cuda: " + describe(d, "cuMemPoolCreate", r) + where;
+      return r == CUDA_ERROR_NOT_SUPPORTED ? ATTN_ERROR_UNSUPPORTED
+                                           : ATTN_ERROR_BACKEND;
+    }
+    uint64_t keepEverything = UINT64_MAX;
+    if (CUresult r = d.cuMemPoolSetAttribute(
+            created, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepEverything)) {
+      error = "cuda: " + describe(d, "cuMemPoolSetAttribute", r) +
+              " setting CU_MEMPOOL_ATTR_RELEASE_THRESHOLD" + where;
+      d.cuMemPoolDestroy(created); // nothing was allocated from it
+      return ATTN_ERROR_BACKEND;
+    }
+    pool.store(created, std::memory_order_release);
+    out = created;
+    return ATTN_OK;
+  }
+
   const Driver &d;
   KernelMetadata metadata;
   CUdevice device;
@@ -164,6 +296,13 @@ private:
   CUmodule module;
   std::vector<CUfunction> functions; // one per metadata.kernels entry
   int smCount;                       // the device's multiprocessors
+  /// What packParams gets while a launch is checked: one 0 per workspace.
+  std::vector<uint64_t> noWorkspaces;
+  /// Per kernel, its parameters that hold a workspace's address.
+  std::vector<std::vector<WorkspaceAddress>> workspaceAddresses;
+  /// See workspacePool; null until a launch needs it.
+  std::atomic<CUmemoryPool> pool{nullptr};
+  std::mutex poolMutex; // serializes the pool's creation
 };
 
 /// Artifacts registered by attn_cuda_load_artifact.
@@ -221,7 +360,12 @@ attn_status cuda::createExecutable(const KernelMetadata &metadata,
     error = "cuda: " + why;
     return ATTN_ERROR_UNAVAILABLE;
   }
-  const Driver &d = *dp;
+  return createExecutableWithDriver(*dp, metadata, binary, executable, error);
+}
+
+attn_status cuda::createExecutableWithDriver(
+    const Driver &d, const KernelMetadata &metadata, const std::string &binary,
+    std::unique_ptr<Executable> &executable, std::string &error) {
   auto fail = [&](const char *call, CUresult r) {
     error = "cuda: " + describe(d, call, r);
     return ATTN_ERROR_BACKEND;
@@ -271,8 +415,10 @@ attn_status cuda::createExecutable(const KernelMetadata &metadata,
   if (CUresult r = d.cuDeviceGetAttribute(
           &smCount, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device))
     return fail("cuDeviceGetAttribute", r);
-  if (metadata.kernels.empty()) {
-    error = "cuda: the kernel metadata has no kernel";
+  if (metadata.kernels.empty() || metadata.kernels.size() > kMaxKernels) {
+    error = "cuda: the kernel metadata has " +
+            std::to_string(metadata.kernels.size()) + " kernels; expected 1 to " +
+            std::to_string(kMaxKernels);
     return ATTN_ERROR_INVALID_ARGUMENT;
   }
   for (const Kernel &k : metadata.kernels)

@@ -398,12 +398,19 @@ int64_t extentOf(Extent e, const KernelArgs &a) {
 }
 
 const TensorView *tensorOf(const std::string &name, const KernelArgs &a) {
-  if (name == "q") return &a.q;
-  if (name == "k") return &a.k;
-  if (name == "v") return &a.v;
-  if (name == "mask") return &a.mask;
-  if (name == "out") return &a.out;
-  if (name == "lse") return &a.lse;
+  // By length first, with no strlen: packParams asks for every parameter
+  // of every launch.
+  const char *s = name.data();
+  switch (name.size()) {
+  case 1:
+    return *s == 'q' ? &a.q : *s == 'k' ? &a.k : *s == 'v' ? &a.v : nullptr;
+  case 3:
+    return !std::memcmp(s, "out", 3)   ? &a.out
+           : !std::memcmp(s, "lse", 3) ? &a.lse
+                                       : nullptr;
+  case 4:
+    return !std::memcmp(s, "mask", 4) ? &a.mask : nullptr;
+  }
   return nullptr;
 }
 
@@ -421,14 +428,21 @@ int findWorkspace(const KernelMetadata &m, const std::string &name) {
   return -1;
 }
 
+/// A workspace dimension's extent for a launch with `splits` splits.
+int64_t workspaceExtent(const WorkspaceDim &d, const KernelArgs &a,
+                        int64_t splits) {
+  return d.kind == WorkspaceDim::Kind::Extent ? extentOf(d.extent, a)
+         : d.kind == WorkspaceDim::Kind::Splits ? splits
+                                                : d.value;
+}
+
 /// A workspace's extents for a launch with `splits` splits.
 std::vector<int64_t> workspaceShape(const Workspace &w, const KernelArgs &a,
                                     int64_t splits) {
   std::vector<int64_t> shape;
+  shape.reserve(w.shape.size());
   for (const WorkspaceDim &d : w.shape)
-    shape.push_back(d.kind == WorkspaceDim::Kind::Extent ? extentOf(d.extent, a)
-                    : d.kind == WorkspaceDim::Kind::Splits ? splits
-                                                           : d.value);
+    shape.push_back(workspaceExtent(d, a, splits));
   return shape;
 }
 
@@ -1089,10 +1103,9 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
   }
   if (m.alignBytes > 1) {
     int64_t eltBytes = dtypeBytes(m.spec.dtype);
-    for (const char *name : {"q", "k", "v"}) {
-      const TensorView *t = tensorOf(name, a);
-      if (!t)
-        continue;
+    const std::pair<const char *, const TensorView *> qkv[] = {
+        {"q", &a.q}, {"k", &a.k}, {"v", &a.v}};
+    for (auto [name, t] : qkv) {
       bool ok = reinterpret_cast<uintptr_t>(t->data) % m.alignBytes == 0;
       for (int i = 0; i + 1 < t->rank; ++i)
         ok &= (t->strides[i] * eltBytes) % m.alignBytes == 0;
@@ -1113,7 +1126,11 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
       }
     }
   }
-  std::vector<char> bytes;
+  // Each value at its natural alignment, at most 8 bytes a parameter: the
+  // storage is sized (zeroed) for that once and cut to what was used.
+  packed.storage.assign(k.params.size(), 0);
+  packed.offsets.reserve(k.params.size());
+  size_t used = 0; // bytes of storage filled
   for (size_t i = 0; i < k.params.size(); ++i) {
     const Param &p = k.params[i];
     uint64_t value = 0;
@@ -1122,7 +1139,7 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
     } else if (int w = findWorkspace(m, p.tensor); w >= 0) {
       // Row-major and contiguous: stride(d) is the product of the later
       // sizes.
-      std::vector<int64_t> shape = workspaceShape(m.workspaces[w], a, splits);
+      const std::vector<WorkspaceDim> &shape = m.workspaces[w].shape;
       if ((p.field == ParamField::Size || p.field == ParamField::Stride) &&
           (p.dim < 0 || p.dim >= static_cast<int>(shape.size()))) {
         error = "parameter " + std::to_string(i) + " reads dimension " +
@@ -1138,12 +1155,12 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
         value = 0;
         break;
       case ParamField::Size:
-        value = static_cast<uint64_t>(shape[p.dim]);
+        value = static_cast<uint64_t>(workspaceExtent(shape[p.dim], a, splits));
         break;
       case ParamField::Stride:
         value = 1;
         for (size_t d = p.dim + 1; d < shape.size(); ++d)
-          value *= static_cast<uint64_t>(shape[d]);
+          value *= static_cast<uint64_t>(workspaceExtent(shape[d], a, splits));
         break;
       case ParamField::Seed:
         break;
@@ -1182,19 +1199,18 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
       return false;
     }
     size_t size = p.type == ParamType::I32 ? 4 : 8;
-    size_t off = (bytes.size() + size - 1) / size * size;
-    bytes.resize(off + size);
+    size_t off = (used + size - 1) / size * size;
+    used = off + size;
+    char *at = reinterpret_cast<char *>(packed.storage.data()) + off;
     if (size == 4) {
       uint32_t v32 = static_cast<uint32_t>(value);
-      std::memcpy(bytes.data() + off, &v32, 4);
+      std::memcpy(at, &v32, 4);
     } else {
-      std::memcpy(bytes.data() + off, &value, 8);
+      std::memcpy(at, &value, 8);
     }
     packed.offsets.push_back(off);
   }
-  packed.storage.assign((bytes.size() + 7) / 8, 0);
-  if (!bytes.empty())
-    std::memcpy(packed.storage.data(), bytes.data(), bytes.size());
+  packed.storage.resize((used + 7) / 8);
   return true;
 }
 

@@ -1,5 +1,6 @@
 //===- CudaRuntimeTest.cpp - the CUDA runtime half without a GPU -----------===//
 #include "CudaDriver.h"
+#include "CudaExecutable.h"
 
 #include "attn/runtime/CudaKernel.h"
 #include "attn/runtime/attn.h"
@@ -7,12 +8,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 #ifdef ATTN_CHECK_CUDA_H
 #include <cuda.h>
@@ -38,7 +45,301 @@ static_assert(attn::cuda::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT ==
 static_assert(attn::cuda::CUDA_ERROR_NOT_SUPPORTED == CUDA_ERROR_NOT_SUPPORTED,
               "");
 static_assert(sizeof(attn::cuda::CUdeviceptr) == sizeof(CUdeviceptr), "");
+// The memory-pool values and cuMemPoolCreate's properties struct.
+static_assert(attn::cuda::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED ==
+                  CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "");
+static_assert(attn::cuda::CU_MEM_ALLOCATION_TYPE_PINNED ==
+                  CU_MEM_ALLOCATION_TYPE_PINNED, "");
+static_assert(attn::cuda::CU_MEM_HANDLE_TYPE_NONE == CU_MEM_HANDLE_TYPE_NONE, "");
+static_assert(attn::cuda::CU_MEM_LOCATION_TYPE_DEVICE ==
+                  CU_MEM_LOCATION_TYPE_DEVICE, "");
+static_assert(attn::cuda::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD ==
+                  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, "");
+static_assert(sizeof(attn::cuda::CUmemLocation) == sizeof(CUmemLocation), "");
+static_assert(offsetof(attn::cuda::CUmemLocation, id) ==
+                  offsetof(CUmemLocation, id), "");
+static_assert(sizeof(attn::cuda::CUmemPoolProps) == sizeof(CUmemPoolProps), "");
+static_assert(offsetof(attn::cuda::CUmemPoolProps, handleTypes) ==
+                  offsetof(CUmemPoolProps, handleTypes), "");
+static_assert(offsetof(attn::cuda::CUmemPoolProps, location) ==
+                  offsetof(CUmemPoolProps, location), "");
+static_assert(offsetof(attn::cuda::CUmemPoolProps, win32SecurityAttributes) ==
+                  offsetof(CUmemPoolProps, win32SecurityAttributes), "");
+#if CUDA_VERSION >= 13000 // maxSize and usage, carved out of `reserved`
+static_assert(offsetof(attn::cuda::CUmemPoolProps, maxSize) ==
+                  offsetof(CUmemPoolProps, maxSize), "");
+static_assert(offsetof(attn::cuda::CUmemPoolProps, usage) ==
+                  offsetof(CUmemPoolProps, usage), "");
+static_assert(offsetof(attn::cuda::CUmemPoolProps, reserved) ==
+                  offsetof(CUmemPoolProps, reserved), "");
 #endif
+// cuda.h maps some entry points to versioned names with macros
+// (cuCtxPushCurrent -> cuCtxPushCurrent_v2); attn's Driver members keep the
+// plain names, which the fake driver below assigns.
+#undef cuDevicePrimaryCtxRelease
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+#endif
+
+// A driver table for the executable's launch path without a GPU: one sm_90
+// device with 132 multiprocessors, whose entry points record what they are
+// asked (in attn::cuda, so the names are attn's own even where cuda.h is
+// included above) and fail where a test says so.
+namespace attn {
+namespace cuda {
+namespace fake {
+
+const auto kContext = reinterpret_cast<CUcontext>(0x10);
+const auto kModule = reinterpret_cast<CUmodule>(0x20);
+const auto kPool = reinterpret_cast<CUmemoryPool>(0x30);
+constexpr CUdeviceptr kBase = 0x7f0000000000ull; // every allocation's address
+
+struct LaunchRecord {
+  std::string entry;
+  unsigned grid[3];
+  CUstream stream;
+  std::vector<uint64_t> params; // every parameter read as 8 bytes
+};
+
+struct Data {
+  /// What was called, in order: entry points by name, with the entry for
+  /// cuLaunchKernel and the attribute for cuDeviceGetAttribute, e.g.
+  /// "cuLaunchKernel(attn_kernel)", "cuDeviceGetAttribute(115)". Context
+  /// pushes and pops are counted in `depth` instead.
+  std::vector<std::string> calls;
+  /// Calls (as recorded) that fail, and the CUresult they answer.
+  std::map<std::string, CUresult> fail;
+  int poolsSupported = 1;  // CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+  int depth = 0;           // context pushes minus pops
+  std::vector<std::string> entries; // CUfunction i + 1 is entries[i]
+  std::map<std::string, size_t> paramCounts; // parameters per entry
+  CUmemPoolProps props{};  // the last cuMemPoolCreate's
+  int poolAttribute = -1;  // the last cuMemPoolSetAttribute's
+  uint64_t poolValue = 0;
+  int poolsCreated = 0, poolsDestroyed = 0, allocations = 0, frees = 0;
+  size_t allocBytes = 0;
+  CUmemoryPool allocPool = nullptr;
+  CUstream allocStream = nullptr;
+  CUdeviceptr freed = 0;
+  CUstream freeStream = nullptr;
+  std::vector<LaunchRecord> launches;
+};
+
+struct State {
+  std::mutex mutex;
+  Data data;
+};
+State &state() {
+  static State s;
+  return s;
+}
+
+/// Records `call` (state().mutex held) and answers its configured failure.
+CUresult answer(const std::string &call) {
+  Data &d = state().data;
+  d.calls.push_back(call);
+  auto it = d.fail.find(call);
+  return it == d.fail.end() ? CUDA_SUCCESS : it->second;
+}
+
+using Lock = std::lock_guard<std::mutex>;
+
+/// Forgets everything recorded; `m` says how many parameters each kernel
+/// takes (cuLaunchKernel copies them).
+void reset(const KernelMetadata &m) {
+  Lock lock(state().mutex);
+  state().data = Data{};
+  for (const Kernel &k : m.kernels)
+    state().data.paramCounts[k.entry] = k.params.size();
+}
+
+/// A copy of what was recorded.
+Data data() {
+  Lock lock(state().mutex);
+  return state().data;
+}
+
+/// Runs `f` on the recorded state, under the lock.
+template <typename F> void edit(F f) {
+  Lock lock(state().mutex);
+  f(state().data);
+}
+
+const Driver &driver() {
+  static const Driver table = [] {
+    Driver d{};
+    d.cuInit = [](unsigned) -> CUresult { return CUDA_SUCCESS; };
+    d.cuDriverGetVersion = [](int *v) -> CUresult {
+      *v = 13000;
+      return CUDA_SUCCESS;
+    };
+    d.cuDeviceGetCount = [](int *n) -> CUresult {
+      *n = 1;
+      return CUDA_SUCCESS;
+    };
+    d.cuDeviceGet = [](CUdevice *dev, int ordinal) -> CUresult {
+      *dev = ordinal;
+      return CUDA_SUCCESS;
+    };
+    d.cuDeviceGetAttribute = [](int *v, int attribute, CUdevice) -> CUresult {
+      Lock lock(state().mutex);
+      if (CUresult r = answer("cuDeviceGetAttribute(" +
+                              std::to_string(attribute) + ")"))
+        return r;
+      switch (attribute) {
+      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+      case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+      case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+        *v = 227 * 1024;
+        break;
+      case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+      case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+        *v = state().data.poolsSupported;
+        break;
+      default: return 1; // CUDA_ERROR_INVALID_VALUE
+      }
+      return CUDA_SUCCESS;
+    };
+    d.cuDeviceGetName = [](char *name, int n, CUdevice) -> CUresult {
+      std::snprintf(name, n, "fake");
+      return CUDA_SUCCESS;
+    };
+    d.cuDevicePrimaryCtxRetain = [](CUcontext *ctx, CUdevice) -> CUresult {
+      Lock lock(state().mutex);
+      *ctx = kContext;
+      return answer("cuDevicePrimaryCtxRetain");
+    };
+    d.cuDevicePrimaryCtxRelease = [](CUdevice) -> CUresult {
+      Lock lock(state().mutex);
+      return answer("cuDevicePrimaryCtxRelease");
+    };
+    d.cuCtxGetCurrent = [](CUcontext *ctx) -> CUresult {
+      *ctx = nullptr;
+      return CUDA_SUCCESS;
+    };
+    d.cuCtxGetDevice = [](CUdevice *dev) -> CUresult {
+      *dev = 0;
+      return CUDA_SUCCESS;
+    };
+    d.cuCtxPushCurrent = [](CUcontext) -> CUresult {
+      Lock lock(state().mutex);
+      ++state().data.depth;
+      return CUDA_SUCCESS;
+    };
+    d.cuCtxPopCurrent = [](CUcontext *ctx) -> CUresult {
+      Lock lock(state().mutex);
+      --state().data.depth;
+      *ctx = kContext;
+      return CUDA_SUCCESS;
+    };
+    d.cuModuleLoadDataEx = [](CUmodule *m, const void *, unsigned, int *,
+                              void **) -> CUresult {
+      Lock lock(state().mutex);
+      *m = kModule;
+      return answer("cuModuleLoadDataEx");
+    };
+    d.cuModuleUnload = [](CUmodule) -> CUresult {
+      Lock lock(state().mutex);
+      return answer("cuModuleUnload");
+    };
+    d.cuModuleGetFunction = [](CUfunction *f, CUmodule,
+                               const char *name) -> CUresult {
+      Lock lock(state().mutex);
+      state().data.entries.push_back(name);
+      *f = reinterpret_cast<CUfunction>(state().data.entries.size());
+      return answer("cuModuleGetFunction");
+    };
+    d.cuFuncSetAttribute = [](CUfunction, int, int) -> CUresult {
+      Lock lock(state().mutex);
+      return answer("cuFuncSetAttribute");
+    };
+    d.cuLaunchKernel = [](CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                          unsigned, unsigned, unsigned, unsigned,
+                          CUstream stream, void **params,
+                          void **) -> CUresult {
+      Lock lock(state().mutex);
+      Data &rec = state().data;
+      std::string entry = rec.entries.at(reinterpret_cast<size_t>(f) - 1);
+      if (CUresult r = answer("cuLaunchKernel(" + entry + ")"))
+        return r;
+      LaunchRecord l{entry, {gx, gy, gz}, stream, {}};
+      for (size_t i = 0; i < rec.paramCounts.at(entry); ++i) {
+        uint64_t v;
+        std::memcpy(&v, params[i], 8);
+        l.params.push_back(v);
+      }
+      rec.launches.push_back(l);
+      return CUDA_SUCCESS;
+    };
+    d.cuGetErrorName = [](CUresult r, const char **name) -> CUresult {
+      switch (r) {
+      case 1: *name = "CUDA_ERROR_INVALID_VALUE"; break;
+      case 2: *name = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+      case 701: *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; break;
+      case 801: *name = "CUDA_ERROR_NOT_SUPPORTED"; break;
+      default: return 1;
+      }
+      return CUDA_SUCCESS;
+    };
+    d.cuGetErrorString = [](CUresult, const char **text) -> CUresult {
+      *text = "fake";
+      return CUDA_SUCCESS;
+    };
+    d.cuMemPoolCreate = [](CUmemoryPool *pool,
+                           const CUmemPoolProps *props) -> CUresult {
+      Lock lock(state().mutex);
+      if (CUresult r = answer("cuMemPoolCreate"))
+        return r;
+      state().data.props = *props;
+      ++state().data.poolsCreated;
+      *pool = kPool;
+      return CUDA_SUCCESS;
+    };
+    d.cuMemPoolDestroy = [](CUmemoryPool) -> CUresult {
+      Lock lock(state().mutex);
+      ++state().data.poolsDestroyed;
+      return answer("cuMemPoolDestroy");
+    };
+    d.cuMemPoolSetAttribute = [](CUmemoryPool, int attribute,
+                                 void *value) -> CUresult {
+      Lock lock(state().mutex);
+      if (CUresult r = answer("cuMemPoolSetAttribute"))
+        return r;
+      state().data.poolAttribute = attribute;
+      std::memcpy(&state().data.poolValue, value, 8);
+      return CUDA_SUCCESS;
+    };
+    d.cuMemAllocFromPoolAsync = [](CUdeviceptr *p, size_t bytes,
+                                   CUmemoryPool pool,
+                                   CUstream stream) -> CUresult {
+      Lock lock(state().mutex);
+      if (CUresult r = answer("cuMemAllocFromPoolAsync"))
+        return r;
+      Data &rec = state().data;
+      ++rec.allocations;
+      rec.allocBytes = bytes;
+      rec.allocPool = pool;
+      rec.allocStream = stream;
+      *p = kBase;
+      return CUDA_SUCCESS;
+    };
+    d.cuMemFreeAsync = [](CUdeviceptr p, CUstream stream) -> CUresult {
+      Lock lock(state().mutex);
+      if (CUresult r = answer("cuMemFreeAsync"))
+        return r;
+      ++state().data.frees;
+      state().data.freed = p;
+      state().data.freeStream = stream;
+      return CUDA_SUCCESS;
+    };
+    return d;
+  }();
+  return table;
+}
+
+} // namespace fake
+} // namespace cuda
+} // namespace attn
 
 using namespace attn;
 using namespace attn::cuda;
@@ -1100,6 +1401,33 @@ TEST(CudaLaunch, ChecksRowAlignment) {
   EXPECT_TRUE(packParams(m, k, a, 1, {}, p, error)) << error;
 }
 
+TEST(CudaLaunch, EveryLaunchTensorByName) {
+  KernelMetadata m = sampleMetadata();
+  KernelArgs a = sampleArgs();
+  a.mask = a.out;
+  a.mask.data = reinterpret_cast<void *>(0x5000);
+  a.lse = a.out;
+  a.lse.data = reinterpret_cast<void *>(0x6000);
+  m.kernels[0].params.clear();
+  for (const char *t : {"q", "k", "v", "mask", "out", "lse"})
+    m.kernels[0].params.push_back({t, ParamField::Data, 0, ParamType::Ptr});
+  PackedParams p;
+  std::string error;
+  ASSERT_TRUE(packParams(m, m.kernels[0], a, 1, {}, p, error)) << error;
+  EXPECT_EQ(values(p), (std::vector<uint64_t>{0x1000, 0x2000, 0x3000, 0x5000,
+                                              0x4000, 0x6000}));
+  // Names of a launch tensor's length that are none (a struct built by
+  // hand; parsed metadata rejects them).
+  for (const char *name : {"x", "ou", "lsf", "mas", "masks", ""}) {
+    m.kernels[0].params = {{name, ParamField::Data, 0, ParamType::Ptr}};
+    EXPECT_FALSE(packParams(m, m.kernels[0], a, 1, {}, p, error)) << name;
+    EXPECT_NE(error.find("reads tensor '" + std::string(name) +
+                         "', which this launch does not have"),
+              std::string::npos)
+        << error;
+  }
+}
+
 TEST(CudaLaunch, MissingTensorIsAnError) {
   KernelMetadata m = sampleMetadata();
   m.kernels[0].params = {{"lse", ParamField::Data, 0, ParamType::Ptr}};
@@ -1191,6 +1519,420 @@ TEST(CudaArtifact, ReportsBadFiles) {
   path = dir.write("bad.json", "{\"format\": \"attn-cuda-kernel\"}");
   EXPECT_FALSE(readArtifact(path, m, binary, error));
   EXPECT_NE(error.find(path + ": metadata: missing key 'version'"),
+            std::string::npos)
+      << error;
+}
+
+// The executable's launch path on the fake driver (fake::driver above):
+// split-KV workspaces from the executable's own memory pool, and every
+// driver error on the way reported with nothing launched.
+
+const auto kStream = reinterpret_cast<cuda::CUstream>(0x5eed);
+
+/// An executable of `m` on `driver` (which must outlive it), with the fake
+/// driver's record reset first.
+std::unique_ptr<Executable> fakeExecutable(const Driver &driver,
+                                           const KernelMetadata &m) {
+  fake::reset(m);
+  std::unique_ptr<Executable> exe;
+  std::string error;
+  EXPECT_EQ(createExecutableWithDriver(driver, m, kPtx, exe, error), ATTN_OK)
+      << error;
+  return exe;
+}
+
+/// The calls the fake driver recorded from index `from` on.
+std::vector<std::string> callsFrom(size_t from) {
+  std::vector<std::string> calls = fake::data().calls;
+  return std::vector<std::string>(calls.begin() + std::min(from, calls.size()),
+                                  calls.end());
+}
+
+/// A decode launch the runtime splits (B = 1, Hq = 8, Sq = 1, Skv = 4096:
+/// 8 workgroups unsplit on 132 multiprocessors) on kStream.
+KernelArgs splitArgs() {
+  KernelArgs a = argsOfShape(1, 8, 1, 4096);
+  a.stream = kStream;
+  return a;
+}
+
+/// A launch whose query tiles fill the GPU, so it runs unsplit.
+KernelArgs unsplitArgs() {
+  KernelArgs a = argsOfShape(2, 8, 4096, 4096);
+  a.stream = kStream;
+  return a;
+}
+
+TEST(CudaPool, SplitLaunchAllocatesFromItsOwnPool) {
+  KernelMetadata m = splitMetadata();
+  std::unique_ptr<Executable> exe = fakeExecutable(fake::driver(), m);
+  ASSERT_TRUE(exe);
+  // Created by the first launch that needs it, not with the executable.
+  EXPECT_EQ(fake::data().poolsCreated, 0);
+  size_t mark = fake::data().calls.size();
+
+  KernelArgs a = splitArgs();
+  int64_t splits = chooseKvSplits(m, a, 132);
+  ASSERT_GT(splits, 1);
+  std::vector<WorkspaceLayout> layouts;
+  uint64_t total = 0;
+  std::string error;
+  ASSERT_TRUE(layoutWorkspaces(m, a, splits, layouts, total, error)) << error;
+
+  ASSERT_EQ(exe->run(a, error), ATTN_OK) << error;
+  EXPECT_EQ(callsFrom(mark),
+            (std::vector<std::string>{
+                "cuDeviceGetAttribute(115)", "cuMemPoolCreate",
+                "cuMemPoolSetAttribute", "cuMemAllocFromPoolAsync",
+                "cuLaunchKernel(attn_kernel)", "cuLaunchKernel(attn_kernel_0)",
+                "cuMemFreeAsync"}));
+  fake::Data d = fake::data();
+  // Device memory of the executable's device, no IPC handles, nothing else
+  // set.
+  EXPECT_EQ(d.props.allocType, cuda::CU_MEM_ALLOCATION_TYPE_PINNED);
+  EXPECT_EQ(d.props.handleTypes, cuda::CU_MEM_HANDLE_TYPE_NONE);
+  EXPECT_EQ(d.props.location.type, cuda::CU_MEM_LOCATION_TYPE_DEVICE);
+  EXPECT_EQ(d.props.location.id, 0);
+  EXPECT_EQ(d.props.win32SecurityAttributes, nullptr);
+  EXPECT_EQ(d.props.maxSize, 0u);
+  EXPECT_EQ(d.props.usage, 0);
+  for (unsigned char byte : d.props.reserved)
+    EXPECT_EQ(byte, 0);
+  // Freed memory stays in the pool.
+  EXPECT_EQ(d.poolAttribute, cuda::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD);
+  EXPECT_EQ(d.poolValue, UINT64_MAX);
+  // One allocation for both workspaces, from that pool, on the caller's
+  // stream, freed on it.
+  EXPECT_EQ(d.allocPool, fake::kPool);
+  EXPECT_EQ(d.allocBytes, total);
+  EXPECT_EQ(d.allocStream, kStream);
+  EXPECT_EQ(d.freed, fake::kBase);
+  EXPECT_EQ(d.freeStream, kStream);
+  EXPECT_EQ(d.depth, 0) << "context pushes and pops unbalanced";
+  // Each kernel's parameters are what packParams gives with the
+  // workspaces' addresses in the allocation.
+  std::vector<uint64_t> addresses = {fake::kBase + layouts[0].offset,
+                                     fake::kBase + layouts[1].offset};
+  ASSERT_EQ(d.launches.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    SCOPED_TRACE("kernel " + std::to_string(i));
+    const Kernel &k = m.kernels[i];
+    EXPECT_EQ(d.launches[i].entry, k.entry);
+    EXPECT_EQ(d.launches[i].stream, kStream);
+    unsigned grid[3];
+    ASSERT_TRUE(computeGrid(k, a, splits, grid, error)) << error;
+    EXPECT_EQ(std::vector<unsigned>(grid, grid + 3),
+              std::vector<unsigned>(d.launches[i].grid, d.launches[i].grid + 3));
+    PackedParams p;
+    ASSERT_TRUE(packParams(m, k, a, splits, addresses, p, error)) << error;
+    EXPECT_EQ(d.launches[i].params, values(p));
+  }
+
+  // Later launches reuse the pool.
+  mark = fake::data().calls.size();
+  ASSERT_EQ(exe->run(a, error), ATTN_OK) << error;
+  EXPECT_EQ(callsFrom(mark),
+            (std::vector<std::string>{
+                "cuMemAllocFromPoolAsync", "cuLaunchKernel(attn_kernel)",
+                "cuLaunchKernel(attn_kernel_0)", "cuMemFreeAsync"}));
+  EXPECT_EQ(fake::data().poolsCreated, 1);
+
+  // Destroyed with the executable, before the module goes.
+  mark = fake::data().calls.size();
+  exe.reset();
+  EXPECT_EQ(callsFrom(mark),
+            (std::vector<std::string>{"cuMemPoolDestroy", "cuModuleUnload",
+                                      "cuDevicePrimaryCtxRelease"}));
+  EXPECT_EQ(fake::data().depth, 0);
+}
+
+TEST(CudaPool, UnsplitLaunchNeedsNoPool) {
+  KernelMetadata m = splitMetadata();
+  std::unique_ptr<Executable> exe = fakeExecutable(fake::driver(), m);
+  ASSERT_TRUE(exe);
+  size_t mark = fake::data().calls.size();
+  KernelArgs a = unsplitArgs();
+  ASSERT_EQ(chooseKvSplits(m, a, 132), 1);
+  std::string error;
+  ASSERT_EQ(exe->run(a, error), ATTN_OK) << error;
+  EXPECT_EQ(callsFrom(mark),
+            std::vector<std::string>{"cuLaunchKernel(attn_kernel)"});
+  PackedParams p;
+  ASSERT_TRUE(packParams(m, m.kernels[0], a, 1, {0, 0}, p, error)) << error;
+  EXPECT_EQ(fake::data().launches.at(0).params, values(p));
+  mark = fake::data().calls.size();
+  exe.reset();
+  EXPECT_EQ(callsFrom(mark),
+            (std::vector<std::string>{"cuModuleUnload",
+                                      "cuDevicePrimaryCtxRelease"}));
+}
+
+TEST(CudaPool, DriverWithoutPoolEntryPoints) {
+  // A driver before CUDA 11.2 lacks them all; any one missing is enough.
+  using Slot = void (*)(Driver &);
+  std::pair<const char *, Slot> missing[] = {
+      {"cuMemPoolCreate", [](Driver &d) { d.cuMemPoolCreate = nullptr; }},
+      {"cuMemPoolDestroy", [](Driver &d) { d.cuMemPoolDestroy = nullptr; }},
+      {"cuMemPoolSetAttribute",
+       [](Driver &d) { d.cuMemPoolSetAttribute = nullptr; }},
+      {"cuMemAllocFromPoolAsync",
+       [](Driver &d) { d.cuMemAllocFromPoolAsync = nullptr; }},
+      {"cuMemFreeAsync", [](Driver &d) { d.cuMemFreeAsync = nullptr; }}};
+  for (auto &[name, drop] : missing) {
+    SCOPED_TRACE(name);
+    Driver driver = fake::driver();
+    drop(driver);
+    EXPECT_FALSE(driver.hasMemoryPools());
+    KernelMetadata m = splitMetadata();
+    std::unique_ptr<Executable> exe = fakeExecutable(driver, m);
+    ASSERT_TRUE(exe);
+    size_t mark = fake::data().calls.size();
+    std::string error;
+    EXPECT_EQ(exe->run(splitArgs(), error), ATTN_ERROR_UNSUPPORTED);
+    EXPECT_NE(error.find(std::string("the CUDA driver lacks ") + name),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("set the spec's kv_splits to 1"), std::string::npos)
+        << error;
+    EXPECT_TRUE(callsFrom(mark).empty());
+    // Unsplit launches need no workspace.
+    EXPECT_EQ(exe->run(unsplitArgs(), error), ATTN_OK) << error;
+    EXPECT_EQ(fake::data().launches.size(), 1u);
+  }
+  Driver none = fake::driver();
+  none.cuMemPoolCreate = nullptr;
+  none.cuMemAllocFromPoolAsync = nullptr;
+  std::unique_ptr<Executable> exe = fakeExecutable(none, splitMetadata());
+  ASSERT_TRUE(exe);
+  std::string error;
+  EXPECT_EQ(exe->run(splitArgs(), error), ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(error.find("lacks cuMemPoolCreate, cuMemAllocFromPoolAsync "
+                       "(stream-ordered memory pools, CUDA 11.2+)"),
+            std::string::npos)
+      << error;
+}
+
+TEST(CudaPool, DeviceWithoutPools) {
+  std::unique_ptr<Executable> exe =
+      fakeExecutable(fake::driver(), splitMetadata());
+  ASSERT_TRUE(exe);
+  fake::edit([](fake::Data &d) { d.poolsSupported = 0; });
+  size_t mark = fake::data().calls.size();
+  std::string error;
+  EXPECT_EQ(exe->run(splitArgs(), error), ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(error.find("device 0 does not support stream-ordered memory pools "
+                       "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0)"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(callsFrom(mark),
+            std::vector<std::string>{"cuDeviceGetAttribute(115)"});
+  EXPECT_EQ(fake::data().depth, 0);
+}
+
+TEST(CudaPool, PoolCreationErrors) {
+  struct Case {
+    const char *call;
+    cuda::CUresult result;
+    attn_status status;
+    const char *message;
+    std::vector<std::string> calls;
+  } cases[] = {
+      {"cuDeviceGetAttribute(115)", 1, ATTN_ERROR_BACKEND,
+       "cuda: cuDeviceGetAttribute failed: CUDA_ERROR_INVALID_VALUE (1, fake) "
+       "asking for CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED (the split-KV "
+       "workspace pool of device 0)",
+       {"cuDeviceGetAttribute(115)"}},
+      {"cuMemPoolCreate", 2, ATTN_ERROR_BACKEND,
+       "cuda: cuMemPoolCreate failed: CUDA_ERROR_OUT_OF_MEMORY (2, fake) (the "
+       "split-KV workspace pool of device 0)",
+       {"cuDeviceGetAttribute(115)", "cuMemPoolCreate"}},
+      {"cuMemPoolCreate", 801, ATTN_ERROR_UNSUPPORTED,
+       "cuMemPoolCreate failed: CUDA_ERROR_NOT_SUPPORTED",
+       {"cuDeviceGetAttribute(115)", "cuMemPoolCreate"}},
+      // The pool just created goes again.
+      {"cuMemPoolSetAttribute", 1, ATTN_ERROR_BACKEND,
+       "cuda: cuMemPoolSetAttribute failed: CUDA_ERROR_INVALID_VALUE (1, "
+       "fake) setting CU_MEMPOOL_ATTR_RELEASE_THRESHOLD (the split-KV "
+       "workspace pool of device 0)",
+       {"cuDeviceGetAttribute(115)", "cuMemPoolCreate", "cuMemPoolSetAttribute",
+        "cuMemPoolDestroy"}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.call) + " -> " + std::to_string(c.result));
+    std::unique_ptr<Executable> exe =
+        fakeExecutable(fake::driver(), splitMetadata());
+    ASSERT_TRUE(exe);
+    fake::edit([&](fake::Data &d) { d.fail[c.call] = c.result; });
+    size_t mark = fake::data().calls.size();
+    std::string error;
+    EXPECT_EQ(exe->run(splitArgs(), error), c.status);
+    EXPECT_NE(error.find(c.message), std::string::npos) << error;
+    EXPECT_EQ(callsFrom(mark), c.calls); // nothing allocated or launched
+    EXPECT_EQ(fake::data().depth, 0);
+    // Not remembered: the next launch tries again.
+    fake::edit([](fake::Data &d) { d.fail.clear(); });
+    EXPECT_EQ(exe->run(splitArgs(), error), ATTN_OK) << error;
+    EXPECT_EQ(fake::data().launches.size(), 2u);
+    mark = fake::data().calls.size();
+    exe.reset();
+    EXPECT_EQ(callsFrom(mark).front(), "cuMemPoolDestroy");
+    fake::Data d = fake::data();
+    EXPECT_EQ(d.poolsCreated, d.poolsDestroyed);
+  }
+}
+
+TEST(CudaPool, AllocationAndLaunchErrors) {
+  KernelMetadata m = splitMetadata();
+  int64_t splits = chooseKvSplits(m, splitArgs(), 132);
+  std::string nSplits = std::to_string(splits) + " splits";
+  std::vector<WorkspaceLayout> layouts;
+  uint64_t total = 0;
+  std::string error;
+  ASSERT_TRUE(layoutWorkspaces(m, splitArgs(), splits, layouts, total, error));
+  struct Case {
+    const char *call;
+    cuda::CUresult result;
+    attn_status status;
+    std::string message;
+    std::vector<std::string> calls;
+  } cases[] = {
+      // Nothing launched, nothing to free.
+      {"cuMemAllocFromPoolAsync", 2, ATTN_ERROR_BACKEND,
+       "cuda: cuMemAllocFromPoolAsync failed: CUDA_ERROR_OUT_OF_MEMORY (2, "
+       "fake) allocating " +
+           std::to_string(total) + " bytes of split-KV workspace (" + nSplits +
+           ")",
+       {"cuMemAllocFromPoolAsync"}},
+      {"cuMemAllocFromPoolAsync", 801, ATTN_ERROR_UNSUPPORTED,
+       "cuMemAllocFromPoolAsync failed: CUDA_ERROR_NOT_SUPPORTED",
+       {"cuMemAllocFromPoolAsync"}},
+      // A failed launch stops the next; the workspace is freed regardless.
+      {"cuLaunchKernel(attn_kernel)", 701, ATTN_ERROR_BACKEND,
+       "cuda: cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (701, "
+       "fake) (entry 'attn_kernel', grid 1x" +
+           std::to_string(8 * splits) + "x1, block 128x1x1, 65536 B shared, " +
+           nSplits + ")",
+       {"cuMemAllocFromPoolAsync", "cuLaunchKernel(attn_kernel)",
+        "cuMemFreeAsync"}},
+      {"cuLaunchKernel(attn_kernel_0)", 701, ATTN_ERROR_BACKEND,
+       "(entry 'attn_kernel_0', grid 1x8x1, block 256x1x1, 0 B shared, " +
+           nSplits + ")",
+       {"cuMemAllocFromPoolAsync", "cuLaunchKernel(attn_kernel)",
+        "cuLaunchKernel(attn_kernel_0)", "cuMemFreeAsync"}},
+      {"cuMemFreeAsync", 1, ATTN_ERROR_BACKEND,
+       "cuda: cuMemFreeAsync failed: CUDA_ERROR_INVALID_VALUE (1, fake) "
+       "freeing the split-KV workspace",
+       {"cuMemAllocFromPoolAsync", "cuLaunchKernel(attn_kernel)",
+        "cuLaunchKernel(attn_kernel_0)", "cuMemFreeAsync"}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.call) + " -> " + std::to_string(c.result));
+    std::unique_ptr<Executable> exe = fakeExecutable(fake::driver(), m);
+    ASSERT_TRUE(exe);
+    // The pool exists (first launch), then the call fails.
+    ASSERT_EQ(exe->run(splitArgs(), error), ATTN_OK) << error;
+    fake::edit([&](fake::Data &d) { d.fail[c.call] = c.result; });
+    size_t mark = fake::data().calls.size();
+    EXPECT_EQ(exe->run(splitArgs(), error), c.status);
+    EXPECT_NE(error.find(c.message), std::string::npos) << error;
+    EXPECT_EQ(callsFrom(mark), c.calls);
+    EXPECT_EQ(fake::data().depth, 0);
+  }
+}
+
+TEST(CudaPool, BadInputTouchesNothing) {
+  std::unique_ptr<Executable> exe =
+      fakeExecutable(fake::driver(), splitMetadata());
+  ASSERT_TRUE(exe);
+  size_t mark = fake::data().calls.size();
+  KernelArgs a = splitArgs();
+  a.q.data = reinterpret_cast<void *>(0x1008); // not 16-byte aligned
+  std::string error;
+  EXPECT_EQ(exe->run(a, error), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("kernel 'attn_kernel': tensor 'q'"), std::string::npos)
+      << error;
+  EXPECT_TRUE(callsFrom(mark).empty());
+  EXPECT_EQ(fake::data().depth, 0);
+}
+
+TEST(CudaPool, ConcurrentLaunchesCreateOnePool) {
+  std::unique_ptr<Executable> exe =
+      fakeExecutable(fake::driver(), splitMetadata());
+  ASSERT_TRUE(exe);
+  constexpr int kThreads = 4, kRuns = 25;
+  std::vector<std::thread> threads;
+  std::vector<int> failures(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRuns; ++i) {
+        std::string error;
+        failures[t] += exe->run(splitArgs(), error) != ATTN_OK;
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (int f : failures)
+    EXPECT_EQ(f, 0);
+  fake::Data d = fake::data();
+  EXPECT_EQ(d.poolsCreated, 1);
+  EXPECT_EQ(d.allocations, kThreads * kRuns);
+  EXPECT_EQ(d.frees, kThreads * kRuns);
+  EXPECT_EQ(d.launches.size(), 2u * kThreads * kRuns);
+}
+
+TEST(CudaPool, KernelCountIsChecked) {
+  KernelMetadata m = splitMetadata();
+  while (m.kernels.size() < 5)
+    m.kernels.push_back(m.kernels.back());
+  fake::reset(m);
+  std::unique_ptr<Executable> exe;
+  std::string error;
+  EXPECT_EQ(createExecutableWithDriver(fake::driver(), m, kPtx, exe, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_FALSE(exe);
+  EXPECT_NE(error.find("the kernel metadata has 5 kernels; expected 1 to 4"),
+            std::string::npos)
+      << error;
+  std::vector<std::string> calls = fake::data().calls;
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "cuModuleLoadDataEx"), 0);
+  EXPECT_EQ(calls.back(), "cuDevicePrimaryCtxRelease");
+  EXPECT_EQ(fake::data().depth, 0);
+}
+
+// loadDriverLibrary on stand-ins for libcuda.so.1 (FakeCudaDriver.c): the
+// memory-pool entry points are found where exported and null where not;
+// a missing required one is an error.
+TEST(CudaDriver, ResolvesMemoryPoolEntryPoints) {
+  Driver d;
+  std::string error;
+  ASSERT_TRUE(loadDriverLibrary(ATTN_FAKE_CUDA_ALL, d, error)) << error;
+  EXPECT_TRUE(d.hasMemoryPools());
+  EXPECT_TRUE(d.cuLaunchKernel);
+  // Each pointer reaches its own symbol (the stand-ins answer 1001..1005).
+  cuda::CUdeviceptr p = 0;
+  EXPECT_EQ(d.cuMemPoolCreate(nullptr, nullptr), 1001);
+  EXPECT_EQ(d.cuMemPoolDestroy(nullptr), 1002);
+  EXPECT_EQ(d.cuMemPoolSetAttribute(nullptr, 0, nullptr), 1003);
+  EXPECT_EQ(d.cuMemAllocFromPoolAsync(&p, 0, nullptr, nullptr), 1004);
+  EXPECT_EQ(d.cuMemFreeAsync(0, nullptr), 1005);
+
+  ASSERT_TRUE(loadDriverLibrary(ATTN_FAKE_CUDA_NO_POOLS, d, error)) << error;
+  EXPECT_FALSE(d.hasMemoryPools());
+  EXPECT_FALSE(d.cuMemPoolCreate);
+  EXPECT_FALSE(d.cuMemPoolDestroy);
+  EXPECT_FALSE(d.cuMemPoolSetAttribute);
+  EXPECT_FALSE(d.cuMemAllocFromPoolAsync);
+  EXPECT_FALSE(d.cuMemFreeAsync);
+  EXPECT_TRUE(d.cuLaunchKernel);
+
+  EXPECT_FALSE(loadDriverLibrary(ATTN_FAKE_CUDA_NO_LAUNCH, d, error));
+  EXPECT_NE(error.find("the CUDA driver library lacks cuLaunchKernel"),
+            std::string::npos)
+      << error;
+  EXPECT_FALSE(d.cuInit); // nothing half-resolved is left behind
+
+  EXPECT_FALSE(loadDriverLibrary("/nonexistent/libcuda.so.1", d, error));
+  EXPECT_NE(error.find("cannot load the CUDA driver (/nonexistent/libcuda.so.1)"),
             std::string::npos)
       << error;
 }
