@@ -328,6 +328,10 @@ bool mlir::attn::jit::assembleCubin(const std::string &ptx,
 namespace {
 class CUDACompiler final : public ::attn::Compiler {
 public:
+  std::string configuration() const override {
+    const char *tc = std::getenv("ATTN_CUDA_TENSOR_CORES");
+    return tc ? std::string("ATTN_CUDA_TENSOR_CORES=") + tc : std::string();
+  }
   attn_status available(std::string &error) override {
     return cuda::driverAvailable(error);
   }
@@ -356,8 +360,7 @@ public:
     // generic one, so the JIT uses it where it applies;
     // ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel (also the way out
     // for q/k/v rows that are not 16-byte aligned, which the tensor-core
-    // kernel's launch rejects). The cp.async/swizzle version is not
-    // GPU-checked yet (docs/NVIDIA.md).
+    // kernel's launch rejects).
     options.tensorCores = true;
     if (const char *tc = std::getenv("ATTN_CUDA_TENSOR_CORES"))
       options.tensorCores = std::string(tc) != "0";

@@ -30,11 +30,13 @@ struct CacheKey {
   double scale, dropout;
   int lse, variant;
   int64_t blockQ, blockKv, kvSplits;
+  std::string configuration; // Compiler::configuration()
 
   bool operator<(const CacheKey &o) const;
 };
 
-CacheKey makeCacheKey(const attn_spec &normalized, attn_target target);
+CacheKey makeCacheKey(const attn_spec &normalized, attn_target target,
+                      std::string configuration = {});
 
 /// Checks every field of `spec` and `target`; on success writes the
 /// normalized spec (value_dim filled in, flags 0/1, unused mask dtype reset)

@@ -131,7 +131,9 @@ attn_status attn_compile(attn_context *ctx, const attn_spec *spec,
     std::string error;
     if (!validateSpec(*spec, target, normalized, error))
       return failWith(ATTN_ERROR_INVALID_ARGUMENT, "attn_compile: " + error);
-    CacheKey key = makeCacheKey(normalized, target);
+    std::shared_ptr<Compiler> compiler = findCompiler(target);
+    CacheKey key = makeCacheKey(normalized, target,
+                                compiler ? compiler->configuration() : "");
 
     // The lock is held across the compile so that racing threads asking for
     // the same kernel compile it once; compiles are rare next to launches.
@@ -141,7 +143,6 @@ attn_status attn_compile(attn_context *ctx, const attn_spec *spec,
       *kernel = it->second.get();
       return succeed();
     }
-    std::shared_ptr<Compiler> compiler = findCompiler(target);
     if (!compiler)
       return failWith(ATTN_ERROR_UNAVAILABLE,
                       "attn_compile: " + noCompiler(target));

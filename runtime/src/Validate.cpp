@@ -73,13 +73,15 @@ bool CacheKey::operator<(const CacheKey &o) const {
     return std::tie(k.target, k.dtype, k.batch, k.headsQ, k.headsKv, k.seqQ,
                     k.seqKv, k.headDim, k.valueDim, k.causal, k.mask,
                     k.maskDtype, k.scale, k.dropout, k.lse, k.variant,
-                    k.blockQ, k.blockKv, k.kvSplits);
+                    k.blockQ, k.blockKv, k.kvSplits, k.configuration);
   };
   return tie(*this) < tie(o);
 }
 
-CacheKey attn::detail::makeCacheKey(const attn_spec &s, attn_target target) {
+CacheKey attn::detail::makeCacheKey(const attn_spec &s, attn_target target,
+                                    std::string configuration) {
   CacheKey k;
+  k.configuration = std::move(configuration);
   k.target = target;
   k.dtype = s.dtype;
   k.batch = s.batch;

@@ -101,8 +101,11 @@ public:
     return ATTN_OK;
   }
 
+  std::string configuration() const override { return configurationValue; }
+
   attn_status availableStatus = ATTN_OK;
   std::string availableError;
+  std::string configurationValue; // what configuration() returns
   attn_status compileStatus = ATTN_OK;
   std::string compileError;
   bool throwOnCompile = false;

@@ -334,6 +334,23 @@ TEST_F(RuntimeTest, CacheReturnsSameKernelWithoutRecompiling) {
   EXPECT_EQ(attn_context_cache_size(ctx), 2u);
 }
 
+// A compiler whose kernels depend on more than the spec (an environment
+// override of the variant, say) names that in configuration(): a kernel
+// compiled under one setting is not handed out under another, and each
+// setting's kernel stays cached.
+TEST_F(RuntimeTest, CacheKeyIncludesCompilerConfiguration) {
+  compiler->configurationValue = "ATTN_VULKAN_VARIANT=portable";
+  attn_kernel *a = compileOk();
+  compiler->configurationValue = "ATTN_VULKAN_VARIANT=coopmat-scalar";
+  attn_kernel *b = compileOk();
+  EXPECT_NE(a, b);
+  EXPECT_EQ(record.compiles.load(), 2);
+  EXPECT_EQ(attn_context_cache_size(ctx), 2u);
+  compiler->configurationValue = "ATTN_VULKAN_VARIANT=portable";
+  EXPECT_EQ(compileOk(), a);
+  EXPECT_EQ(record.compiles.load(), 2);
+}
+
 TEST_F(RuntimeTest, CacheIsPerContext) {
   attn_kernel *a = compileOk();
   attn_context *other = nullptr;

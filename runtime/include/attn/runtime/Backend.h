@@ -63,6 +63,11 @@ public:
   /// filled in where the target has defaults is up to the compiler).
   virtual attn_status compile(const attn_spec &spec, CompileResult &result,
                               std::string &error) = 0;
+  /// What else compile() reads that changes the kernel, such as an
+  /// environment override of the variant: part of the kernel cache's key,
+  /// so that a context does not hand out a kernel compiled under another
+  /// setting. Empty when nothing.
+  virtual std::string configuration() const { return {}; }
 };
 
 /// Installs the compiler for a target (replacing any previous one). Called
