@@ -3,8 +3,8 @@
 // spec -> kernel source (static shapes, dense layouts) -> attn-to-spirv-
 // pipeline (coopmat variant where the device has f16 16x16x16 cooperative
 // matrices and the spec fits, else portable; ATTN_VULKAN_VARIANT forces
-// one; portable with split-KV where asked for, where few workgroups face a
-// long key sequence, or where the device's loop budget needs it) -> SPIR-V
+// one; split-KV (portable and coopmat) where asked for, where few workgroups
+// face a long key sequence, or where the device's loop budget needs it) -> SPIR-V
 // words + launch metadata (one or two dispatches, workspaces) -> a Vulkan
 // compute program (runtime/src/vulkan). Launch pointers are host memory:
 // the runtime stages them into device buffers (see Vulkan.h).
@@ -155,11 +155,6 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   if (spec.dtype != ATTN_DTYPE_F16)
     return "the coopmat kernel is f16 only (f16 x f16 + f32)";
-  if (spec.dropout_p > 0.0)
-    return "the coopmat kernel has no dropout (the portable one has)";
-  if (spec.kv_splits > 1)
-    return "the coopmat kernel has no split-KV (kv_splits " +
-           std::to_string(spec.kv_splits) + "; the portable one has)";
   if (spec.head_dim % 16 || dv % 16)
     return "the coopmat kernel needs head_dim and value_dim multiples of 16";
   blockQ = spec.block_q > 0 ? spec.block_q : 16;
@@ -210,6 +205,10 @@ uint64_t largestIterationCount(const std::string &diagnostics) {
 
 class VulkanCompiler final : public ::attn::Compiler {
 public:
+  std::string configuration() const override {
+    const char *v = std::getenv("ATTN_VULKAN_VARIANT");
+    return v ? std::string("ATTN_VULKAN_VARIANT=") + v : std::string();
+  }
   attn_status available(std::string &error) override {
     vk::DeviceInfo info;
     return vk::deviceInfo(info, error);
@@ -305,7 +304,7 @@ public:
       error = "vulkan: the kernel does not verify: " + diagnostics;
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
-    int64_t bc = 0; // portable: the key block the kernel walks
+    int64_t bc = 0; // the key block the kernel walks (not tiled)
     mlir::attn::AttnToSPIRVPipelineOptions options;
     options.variant = variantName;
     options.maxLoopIterations = info.maxLoopIterations;
@@ -391,21 +390,23 @@ public:
       options.f16 = false;
     }
 
-    // Split-KV (portable only): each workgroup walks one chunk of the key
-    // blocks, a merge kernel combines the chunks. kv_splits N >= 1 is taken
+    // Split-KV (every variant but tiled): each workgroup walks one chunk of
+    // the key blocks, a merge kernel combines the chunks. kv_splits N >= 1 is taken
     // as given (at most one chunk per key block); 0 (auto) splits when few
     // workgroups face a long key sequence, and when one invocation would
     // run past the device's loop budget (lavapipe), as little as fits.
-    const bool portable = variantName == "portable";
+    const bool splittable = variantName != "tiled";
+    if (coopmat)
+      bc = coopBlockKv;
     int64_t keyBlocks =
-        portable ? std::max<int64_t>(1, (spec.seq_kv + bc - 1) / bc) : 1;
+        splittable ? std::max<int64_t>(1, (spec.seq_kv + bc - 1) / bc) : 1;
     int64_t splits = 1;
     std::string splitWhy;
     int64_t workgroups =
-        portable ? spec.batch * spec.heads_q *
+        splittable ? spec.batch * spec.heads_q *
                        ((spec.seq_q + options.blockQ - 1) / options.blockQ)
                  : 0;
-    if (!portable) {
+    if (!splittable) {
       splitWhy = "the " + variantName + " variant has no split-KV";
     } else if (spec.kv_splits >= 1) {
       splits = std::min<int64_t>(spec.kv_splits, keyBlocks);
@@ -451,7 +452,7 @@ public:
       return failure();
     };
     LogicalResult lowered = lower(splits);
-    if (failed(lowered) && overBudget && portable && spec.kv_splits == 0) {
+    if (failed(lowered) && overBudget && splittable && spec.kv_splits == 0) {
       // Splitting the keys divides the per-invocation key loop: the
       // smallest power of two (up to 64, at most the key blocks) whose
       // kernels pass. Unsplit, one invocation needs `count`; with n chunks
@@ -502,7 +503,7 @@ public:
       // not a compiler failure.
       if (overBudget) {
         error = "vulkan: device '" + info.name + "': " + diagnostics +
-                (portable ? "(kv_splits 0 (auto) splits the keys until it "
+                (splittable ? "(kv_splits 0 (auto) splits the keys until it "
                             "fits; or shorter sequences, or another device)"
                           : "(split the work: shorter sequences, the "
                             "portable variant, or another device)");

@@ -30,7 +30,9 @@
 // what it computes reads like the MLIR it is.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Conversion/SplitKV.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/Pipelines/Pipelines.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -43,6 +45,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 
@@ -51,6 +54,10 @@
 #include <sstream>
 
 using namespace mlir;
+using mlir::attn::buildDropoutKeep;
+using mlir::attn::emitWithSplitKV;
+using mlir::attn::SplitKVKernelNames;
+using mlir::attn::SplitKVWorkspace;
 
 namespace {
 
@@ -81,8 +88,19 @@ struct CoopMatParams {
   enum { None, Keep, Additive } mask = None;
   std::string maskElt; // i1, i8 or a float type
   double scale;
-  SmallVector<std::string> argTypes; // q, k, v, [mask], out, [lse]
+  /// Dropout probability (0: none); the seed is the last argument.
+  double dropout = 0.0;
+  /// Split-KV chunks (1: none). With N > 1 grid z enumerates the chunks,
+  /// each walks its share of the key blocks and writes O / l and m + log2 l
+  /// into the two workspaces, the text function's last two arguments.
+  int64_t splits = 1;
+  SmallVector<std::string> argTypes; // q, k, v, [mask], out, [lse], [seed]
 };
+
+/// The dropout decision's stand-in in the kernel text: a call that
+/// SPIRVCoopMatKernelPass replaces with buildDropoutKeep (the Philox
+/// decision every path shares), so that the text need not spell it out.
+constexpr const char *kDropoutKeepFn = "__attn_coopmat_dropout_keep";
 
 /// The replacement body: `func.func @f(<args>) { gpu.launch ... return }`.
 std::string buildKernelText(const CoopMatParams &p) {
@@ -107,12 +125,27 @@ std::string buildKernelText(const CoopMatParams &p) {
                                                    : "";
   std::string out = "%arg" + std::to_string(a++);
   std::string lse = p.lse ? "%arg" + std::to_string(a++) : "";
-  const auto &T = p.argTypes;
+  std::string seed = p.dropout > 0.0 ? "%arg" + std::to_string(a++) : "";
+  SmallVector<std::string> T(p.argTypes.begin(), p.argTypes.end());
+  const bool split = p.splits > 1;
+  std::string wsOut, wsLse;
+  if (split) {
+    std::string lead = std::to_string(p.B) + "x" + std::to_string(p.Hq) +
+                       "x" + std::to_string(p.splits) + "x" +
+                       std::to_string(p.Sq);
+    wsOut = "%arg" + std::to_string(T.size());
+    T.push_back("memref<" + lead + "x" + std::to_string(p.Dv) + "xf32>");
+    wsLse = "%arg" + std::to_string(T.size());
+    T.push_back("memref<" + lead + "xf32>");
+  }
   auto ty = [&](const std::string &name) -> const std::string & {
     unsigned i = std::stoi(name.substr(4));
     return T[i];
   };
 
+  if (p.dropout > 0.0)
+    o << "func.func private @" << kDropoutKeepFn
+      << "(i64, index, index, index, index) -> i1\n";
   o << "func.func @kernel(";
   for (unsigned i = 0; i < T.size(); ++i)
     o << (i ? ", " : "") << "%arg" << i << ": " << T[i];
@@ -120,9 +153,10 @@ std::string buildKernelText(const CoopMatParams &p) {
   o << "  %one = arith.constant 1 : index\n"
     << "  %gx = arith.constant " << p.B * p.Hq << " : index\n"
     << "  %gy = arith.constant " << p.Sq / p.Br << " : index\n"
+    << "  %gz = arith.constant " << p.splits << " : index\n"
     << "  %sg = arith.constant " << p.subgroup << " : index\n"
     << "  gpu.launch blocks(%bx, %by, %bz) in (%gsx = %gx, %gsy = %gy, "
-       "%gsz = %one) threads(%tx, %ty, %tz) in (%bsx = %sg, %bsy = %one, "
+       "%gsz = %gz) threads(%tx, %ty, %tz) in (%bsx = %sg, %bsy = %one, "
        "%bsz = %one) {\n";
   o << "    %S = memref.alloc() : " << wS << "\n"
     << "    %P = memref.alloc() : " << wP << "\n"
@@ -173,7 +207,23 @@ std::string buildKernelText(const CoopMatParams &p) {
   } else {
       o << "    %nkb = arith.addi %nkbAll, %c0 : index\n";
   }
-  o << "    scf.for %kb = %c0 to %nkb step %c1 {\n"
+  // Split-KV: chunk bz of N takes key blocks [begin, end), contiguous
+  // chunks of ceil(nkb / N) (SplitKV.h's splitKeyBlocks), the last ones
+  // possibly empty.
+  if (split) {
+    o << "    %nsp = arith.constant " << p.splits << " : index\n"
+      << "    %nspm1 = arith.constant " << p.splits - 1 << " : index\n"
+      << "    %nkbr = arith.addi %nkb, %nspm1 : index\n"
+      << "    %chunk = arith.divui %nkbr, %nsp : index\n"
+      << "    %kbb0 = arith.muli %bz, %chunk : index\n"
+      << "    %kbBegin = arith.minui %kbb0, %nkb : index\n"
+      << "    %kbe0 = arith.addi %kbBegin, %chunk : index\n"
+      << "    %kbEnd = arith.minui %kbe0, %nkb : index\n";
+  } else {
+    o << "    %kbBegin = arith.addi %c0, %c0 : index\n"
+      << "    %kbEnd = arith.addi %nkb, %c0 : index\n";
+  }
+  o << "    scf.for %kb = %kbBegin to %kbEnd step %c1 {\n"
     << "      %k0 = arith.muli %kb, %bc : index\n";
   // S = Q K^T.
   if (p.scalar) {
@@ -274,8 +324,21 @@ std::string buildKernelText(const CoopMatParams &p) {
        "-> (f32) {\n"
     << "          %sv = memref.load %S[%r, %c] : " << wS << "\n"
     << "          %dd = arith.subf %sv, %msafe : f32\n"
-    << "          %pv = math.exp2 %dd : f32\n"
-    << "          %ph = arith.truncf %pv : f32 to f16\n"
+    << "          %pv = math.exp2 %dd : f32\n";
+  // Dropout: l sums P before dropout, P . V takes keep ? P / (1 - p) : 0
+  // (the shared decision, counted by (key, query row, query head, batch)).
+  std::string pUse = "%pv";
+  if (p.dropout > 0.0) {
+    o << "          %dkey = arith.addi %k0, %c : index\n"
+      << "          %keep = func.call @" << kDropoutKeepFn << "(" << seed
+      << ", %b, %h, %qrow, %dkey) : (i64, index, index, index, index) -> i1\n"
+      << "          %pinv = arith.constant " << fp(1.0 / (1.0 - p.dropout))
+      << " : f32\n"
+      << "          %pscaled = arith.mulf %pv, %pinv : f32\n"
+      << "          %pdrop = arith.select %keep, %pscaled, %zero : f32\n";
+    pUse = "%pdrop";
+  }
+  o << "          %ph = arith.truncf " << pUse << " : f32 to f16\n"
     << "          memref.store %ph, %P[%r, %c] : " << wP << "\n"
     << "          %a2 = arith.addf %acc, %pv : f32\n"
     << "          scf.yield %a2 : f32\n"
@@ -339,6 +402,29 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "        }\n      }\n      gpu.barrier\n";
   }
   o << "    }\n";
+  if (split) {
+    // The chunk's partial: O / l (0 when it saw no key) and m + log2 l in
+    // log2 units (-inf then), for the merge kernel.
+    o << "    scf.for %r = %tx to %br step %nsg {\n"
+      << "      %l = memref.load %L[%r] : " << wR << "\n"
+      << "      %iz = arith.cmpf oeq, %l, %zero : f32\n"
+      << "      %qrow = arith.addi %q0, %r : index\n"
+      << "      scf.for %c = %c0 to %dv step %c1 {\n"
+      << "        %ov = memref.load %O[%r, %c] : " << wO << "\n"
+      << "        %dq = arith.divf %ov, %l : f32\n"
+      << "        %y = arith.select %iz, %zero, %dq : f32\n"
+      << "        memref.store %y, " << wsOut << "[%b, %h, %bz, %qrow, %c] : "
+      << ty(wsOut) << "\n"
+      << "      }\n"
+      << "      %m = memref.load %M[%r] : " << wR << "\n"
+      << "      %lg = math.log2 %l : f32\n"
+      << "      %lsum = arith.addf %m, %lg : f32\n"
+      << "      %lv = arith.select %iz, %ninf, %lsum : f32\n"
+      << "      memref.store %lv, " << wsLse << "[%b, %h, %bz, %qrow] : "
+      << ty(wsLse) << "\n"
+      << "    }\n    gpu.terminator\n  }\n  return\n}\n";
+    return o.str();
+  }
   // out = O / l, lse = m ln2 + ln l; a row that saw no key: 0 and -inf.
   o << "    scf.for %r = %tx to %br step %nsg {\n"
     << "      %l = memref.load %L[%r] : " << wR << "\n"
@@ -371,11 +457,13 @@ struct SPIRVCoopMatKernelPass
   SPIRVCoopMatKernelPass() = default;
   SPIRVCoopMatKernelPass(const SPIRVCoopMatKernelPass &other)
       : PassWrapper(other) {}
-  SPIRVCoopMatKernelPass(int64_t bq, int64_t bkv, int64_t sg, bool scalar) {
+  SPIRVCoopMatKernelPass(int64_t bq, int64_t bkv, int64_t sg, bool scalar,
+                         int64_t splits) {
     blockQ = bq;
     blockKv = bkv;
     subgroupSize = sg;
     scalarMatrices = scalar;
+    kvSplits = splits;
   }
 
   Option<int64_t> blockQ{*this, "block-q",
@@ -396,6 +484,14 @@ struct SPIRVCoopMatKernelPass
                      "cooperative matrices (same kernel otherwise; for "
                      "devices without them, and to test it there)"),
       llvm::cl::init(false)};
+  Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("1 = one kernel; N > 1 = split-KV: grid z enumerates N "
+                     "chunks of the key blocks, each writing O / l and "
+                     "m + log2 l into f32 workspaces allocated before the "
+                     "launch, then the merge kernel (SplitKV.h) writes out "
+                     "and lse"),
+      llvm::cl::init(1)};
 
   StringRef getArgument() const final { return "attn-spirv-coopmat-kernel"; }
   StringRef getDescription() const final {
@@ -403,7 +499,10 @@ struct SPIRVCoopMatKernelPass
            "attn.sdpa -> materialize_in_destination) with one gpu.launch "
            "computing it with 16x16x16 f16 cooperative matrices "
            "(gpu.subgroup_mma_*), S and P through workgroup memory, one "
-           "subgroup per workgroup; errors name what it does not support";
+           "subgroup per workgroup; dropout by the shared Philox decision; "
+           "with kv-splits > 1 a partial launch over key chunks, workspaces "
+           "and the split-KV merge launch; errors name what it does not "
+           "support";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
@@ -448,9 +547,16 @@ struct SPIRVCoopMatKernelPass
                     "argument");
       argOrder.push_back(arg);
     }
+    if (Value seed = op.getSeed()) {
+      auto arg = dyn_cast<BlockArgument>(seed);
+      if (!arg || arg.getOwner() != &fn.getBody().front())
+        return fail("the dropout seed must be a function argument");
+      argOrder.push_back(arg);
+    }
     for (auto [i, arg] : llvm::enumerate(argOrder))
       if (arg.getArgNumber() != i)
-        return fail("arguments must be q, k, v, [mask], out, [lse] in order");
+        return fail("arguments must be q, k, v, [mask], out, [lse], [seed] "
+                    "in order");
     if (argOrder.size() != fn.getNumArguments())
       return fail("the function has arguments the attention does not use");
     for (Operation &other : fn.getBody().front())
@@ -470,9 +576,9 @@ struct SPIRVCoopMatKernelPass
     if (!qT.getElementType().isF16())
       return fail("the coopmat kernel is f16 x f16 + f32 only (got " +
                   typeStr(qT.getElementType()) + "); use variant=portable");
-    if (op.getEffectiveDropout() > 0.0)
-      return fail("dropout is not supported by the SPIR-V kernels");
     for (BlockArgument arg : fn.getArguments()) {
+      if (arg == op.getSeed())
+        continue;
       auto mt = dyn_cast<MemRefType>(arg.getType());
       if (!mt || !mt.getLayout().isIdentity() || mt.getMemorySpace())
         return fail("the coopmat kernel needs dense (identity-layout) "
@@ -494,6 +600,10 @@ struct SPIRVCoopMatKernelPass
     p.causal = op.getCausal();
     p.lse = op.getLse() != nullptr;
     p.scale = op.getEffectiveScale();
+    p.dropout = op.getSeed() ? op.getEffectiveDropout() : 0.0;
+    p.splits = kvSplits;
+    if (p.splits < 1)
+      return fail("kv-splits must be >= 1 (got " + Twine(p.splits) + ")");
     if (p.D % 16 || p.Dv % 16)
       return fail("the coopmat kernel needs D and Dv multiples of 16 (got " +
                   Twine(p.D) + " and " + Twine(p.Dv) + ")");
@@ -525,8 +635,57 @@ struct SPIRVCoopMatKernelPass
         parseSourceString<ModuleOp>(text, config, "coopmat-kernel");
     if (!parsed)
       return fail("internal error: the generated kernel does not parse");
-    auto kernel = *parsed->getOps<func::FuncOp>().begin();
-    fn.getBody().takeBody(kernel.getBody());
+    func::FuncOp kernel = parsed->lookupSymbol<func::FuncOp>("kernel");
+    // The dropout stand-ins become the shared Philox decision.
+    SmallVector<func::CallOp> keeps;
+    kernel.walk([&](func::CallOp call) {
+      if (call.getCallee() == kDropoutKeepFn)
+        keeps.push_back(call);
+    });
+    for (func::CallOp call : keeps) {
+      OpBuilder b(call);
+      auto args = call.getOperands();
+      Value keep = buildDropoutKeep(b, call.getLoc(), args[0], args[1],
+                                    args[2], args[3], args[4], p.dropout);
+      call.getResult(0).replaceAllUsesWith(keep);
+      call.erase();
+    }
+
+    // The parsed body (constants and the launch) goes in front of the
+    // attention, its arguments mapped to the function's; with split-KV
+    // between the workspaces' allocation and the merge launch, which
+    // emitWithSplitKV adds (and names the launches so that outlining puts
+    // both kernels in one module).
+    Block &body = fn.getBody().front();
+    SmallVector<Operation *> old;
+    for (Operation &o : body.without_terminator())
+      old.push_back(&o);
+    OpBuilder b(old.front());
+    Location loc = op.getLoc();
+    unsigned nArgs = fn.getNumArguments();
+    Value q = fn.getArgument(0);
+    Value out = argOrder[ins.size()];
+    Value lse = p.lse ? Value(argOrder[ins.size() + 1]) : Value();
+    emitWithSplitKV(
+        b, loc, op, q, p.Dv, out, lse, p.splits, /*staticSplits=*/true,
+        [&](std::optional<SplitKVWorkspace> ws, SplitKVKernelNames names) {
+          IRMapping map;
+          for (unsigned i = 0; i < nArgs; ++i)
+            map.map(kernel.getArgument(i), fn.getArgument(i));
+          if (ws) {
+            map.map(kernel.getArgument(nArgs), ws->partialOut);
+            map.map(kernel.getArgument(nArgs + 1), ws->partialLse);
+          }
+          for (Operation &o : kernel.getBody().front().without_terminator()) {
+            Operation *copy = b.clone(o, map);
+            if (auto launch = dyn_cast<gpu::LaunchOp>(copy); launch && ws) {
+              launch.setModuleAttr(names.module);
+              launch.setFunctionAttr(names.partial);
+            }
+          }
+        });
+    for (Operation *o : llvm::reverse(old))
+      o->erase();
     return success();
   }
 
@@ -560,9 +719,11 @@ struct SPIRVCoopMatKernelPass
 } // namespace
 
 std::unique_ptr<Pass> mlir::attn::createSPIRVCoopMatKernelPass(
-    int64_t blockQ, int64_t blockKv, int64_t subgroupSize, bool scalar) {
+    int64_t blockQ, int64_t blockKv, int64_t subgroupSize, bool scalar,
+    int64_t kvSplits) {
   return std::make_unique<SPIRVCoopMatKernelPass>(blockQ, blockKv,
-                                                  subgroupSize, scalar);
+                                                  subgroupSize, scalar,
+                                                  kvSplits);
 }
 
 void mlir::attn::registerSPIRVCoopMatKernelPass() {

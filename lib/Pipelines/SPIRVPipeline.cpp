@@ -81,11 +81,11 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
             std::to_string(int64_t(opts.kvSplits)) + "; it must be >= 1";
     return failure();
   }
-  if (opts.kvSplits > 1 && opts.variant != "portable") {
+  if (opts.kvSplits > 1 && opts.variant == "tiled") {
     error = "attn-to-spirv-pipeline: kv-splits=" +
             std::to_string(int64_t(opts.kvSplits)) +
-            " needs variant=portable: the " + opts.variant +
-            " variant has no split-KV (use kv-splits=1)";
+            " needs variant=portable, coopmat or coopmat-scalar: the tiled "
+            "variant has no split-KV (use kv-splits=1)";
     return failure();
   }
 
@@ -122,13 +122,18 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // One gpu.launch on cooperative matrices straight from the kernel
     // source (SPIRVCoopMatKernel.cpp), then the same GPU -> SPIR-V steps
     // with SPIR-V 1.6 (Vulkan 1.3, which KHR cooperative matrix ops need)
-    // and the Vulkan memory model the extension requires.
+    // and the Vulkan memory model the extension requires. kv-splits = N > 1
+    // adds the workspaces and the merge kernel (SplitKV.h) to the module;
+    // Int64 only where dropout uses it.
     pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, opts.subgroupSize,
-                                            /*scalarMatrices=*/false));
+                                            /*scalarMatrices=*/false,
+                                            opts.kvSplits));
+    // Split-KV's host-side extents (the merge grid) fold to constants.
+    pm.addPass(createCanonicalizerPass());
     if (failed(addKernelChecks()))
       return failure();
     if (failed(addToSPIRV(
-            "Shader,CooperativeMatrixKHR,VulkanMemoryModel,Float16,"
+            "Shader,Int64,CooperativeMatrixKHR,VulkanMemoryModel,Float16,"
             "StorageBuffer16BitAccess",
             "SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
             "SPV_KHR_cooperative_matrix,SPV_KHR_vulkan_memory_model",
@@ -140,10 +145,13 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   if (opts.variant == "coopmat-scalar") {
     // The same kernel with scalar products: Vulkan 1.1, f16 storage.
     pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, opts.subgroupSize,
-                                            /*scalarMatrices=*/true));
+                                            /*scalarMatrices=*/true,
+                                            opts.kvSplits));
+    // Split-KV's host-side extents (the merge grid) fold to constants.
+    pm.addPass(createCanonicalizerPass());
     if (failed(addKernelChecks()))
       return failure();
-    return addToSPIRV("Shader,StorageBuffer16BitAccess,Float16",
+    return addToSPIRV("Shader,Int64,StorageBuffer16BitAccess,Float16",
                       "SPV_KHR_storage_buffer_storage_class,"
                       "SPV_KHR_16bit_storage",
                       "v1.3");

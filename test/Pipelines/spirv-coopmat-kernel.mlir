@@ -1,5 +1,37 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 subgroup-size=32" | FileCheck %s
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 subgroup-size=32 scalar-matrices" | FileCheck %s --check-prefix=SCALAR
+// RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 subgroup-size=32 kv-splits=2" | FileCheck %s --check-prefix=SPLIT
+// RUN: not attn-opt %s --split-input-file --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 kv-splits=0" 2>&1 | FileCheck %s --check-prefix=SPLIT0
+// SPLIT0: error: attn-spirv-coopmat-kernel: kv-splits must be >= 1 (got 0)
+
+// kv-splits=2: the workspaces (B x Hq x 2 x Sq [x Dv], f32) before the
+// partial launch, whose grid z enumerates the chunks; chunk z walks key
+// blocks [min(z * c, n), min(begin + c, n)) with c = ceil(n / 2) of the n
+// (causal-bounded) blocks, and writes O / l and m + log2 l into the
+// workspaces instead of out and lse; the merge launch (same kernel module)
+// writes out and lse; then the workspaces are freed.
+// SPLIT-LABEL: func.func @attn_kernel
+// SPLIT: %[[WO:.*]] = memref.alloc() : memref<2x3x2x64x32xf32>
+// SPLIT: %[[WL:.*]] = memref.alloc() : memref<2x3x2x64xf32>
+// SPLIT: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[Z:.*]]) in ({{.*}}) threads({{.*}}) in ({{.*}}) module(@attn_kernel_split_kv) function(@attn_kernel_split_kv)
+// SPLIT: %[[NKB:.*]] = arith.minui
+// SPLIT: %[[C:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// SPLIT: %[[B0:.*]] = arith.muli %[[Z]], %[[C]] : index
+// SPLIT: %[[BEGIN:.*]] = arith.minui %[[B0]], %[[NKB]] : index
+// SPLIT: %[[E0:.*]] = arith.addi %[[BEGIN]], %[[C]] : index
+// SPLIT: %[[END:.*]] = arith.minui %[[E0]], %[[NKB]] : index
+// SPLIT: scf.for %{{.*}} = %[[BEGIN]] to %[[END]]
+// SPLIT: arith.divf
+// SPLIT: memref.store {{.*}}, %[[WO]][%{{.*}}, %{{.*}}, %[[Z]], %{{.*}}, %{{.*}}] : memref<2x3x2x64x32xf32>
+// SPLIT: math.log2
+// SPLIT: memref.store {{.*}}, %[[WL]][%{{.*}}, %{{.*}}, %[[Z]], %{{.*}}] : memref<2x3x2x64xf32>
+// SPLIT-NOT: memref.store {{.*}}, %arg3
+// SPLIT: gpu.launch {{.*}} module(@attn_kernel_split_kv) function(@attn_kernel_split_kv_merge)
+// SPLIT: memref.store {{.*}}, %arg3
+// SPLIT: memref.store {{.*}}, %arg4
+// SPLIT: memref.dealloc %[[WO]]
+// SPLIT: memref.dealloc %[[WL]]
+// SPLIT-LABEL: func.func @bool_mask
 
 // scalar-matrices: the same kernel, the products as scalar loops over each
 // 16x16 tile's 256 elements split among the invocations, f16 widened.
@@ -80,6 +112,35 @@ func.func @bool_mask(%q: memref<1x1x32x16xf16>, %k: memref<1x1x32x16xf16>, %v: m
   %m_t = bufferization.to_tensor %mask restrict : memref<1x1x32x32xi1> to tensor<1x1x32x32xi1>
   %o = attn.sdpa %q_t, %k_t, %v_t mask(%m_t : tensor<1x1x32x32xi1>) : tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16> -> tensor<1x1x32x16xf16>
   bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x32x16xf16>, memref<1x1x32x16xf16>) -> ()
+  return
+}
+
+// -----
+
+// Dropout: P = exp2(S - m) enters l before dropout; P . V takes
+// keep ? P / (1 - p) : 0, keep the shared Philox-4x32-10 decision (ten
+// rounds of two 32x32 multiplies) on the seed argument, counted by (key,
+// query row, query head, batch), kept iff its word >= p * 2^32.
+// CHECK-LABEL: func.func @dropout
+// CHECK-SAME: %arg4: i64
+// CHECK: math.exp2
+// CHECK: %[[P:.*]] = math.exp2
+// CHECK: arith.trunci %arg4 : i64 to i32
+// CHECK-COUNT-20: arith.mului_extended
+// CHECK: %[[KEEP:.*]] = arith.cmpi uge, %{{.*}}, %c1073741824_i64 : i64
+// CHECK: %[[INV:.*]] = arith.constant 1.33333337 : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[P]], %[[INV]] : f32
+// CHECK: %[[PD:.*]] = arith.select %[[KEEP]], %[[SCALED]], %{{.*}} : f32
+// CHECK: arith.truncf %[[PD]] : f32 to f16
+// CHECK: arith.addf %{{.*}}, %[[P]] : f32
+// CHECK-NOT: func.call
+// CHECK-NOT: __attn_coopmat_dropout_keep
+func.func @dropout(%q: memref<1x2x32x16xf16>, %k: memref<1x2x64x16xf16>, %v: memref<1x2x64x16xf16>, %out: memref<1x2x32x16xf16>, %seed: i64) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x2x32x16xf16> to tensor<1x2x32x16xf16>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x2x64x16xf16> to tensor<1x2x64x16xf16>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x2x64x16xf16> to tensor<1x2x64x16xf16>
+  %o = attn.sdpa %q_t, %k_t, %v_t dropout(0.25, seed %seed) : tensor<1x2x32x16xf16>, tensor<1x2x64x16xf16>, tensor<1x2x64x16xf16> -> tensor<1x2x32x16xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x2x32x16xf16>, memref<1x2x32x16xf16>) -> ()
   return
 }
 

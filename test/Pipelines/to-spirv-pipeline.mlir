@@ -89,7 +89,7 @@
 // The budget is per invocation: unsplit, one row walks all 4 key blocks;
 // with 4 chunks it walks one, under a budget the whole row exceeds.
 // SPLITBUDGET: attn-spirv-loop-budget: one invocation of this kernel can run up to {{[0-9]+}} loop iterations; the target ends loops after 500
-// SPLITVARIANT: kv-splits=2 needs variant=portable: the tiled variant has no split-KV (use kv-splits=1)
+// SPLITVARIANT: kv-splits=2 needs variant=portable, coopmat or coopmat-scalar: the tiled variant has no split-KV (use kv-splits=1)
 
 // BF16: func.func @bf16(%{{.*}}: memref<1x2x16x8xi16, #spirv.storage_class<StorageBuffer>>
 // BF16: spirv.module @__spv__bf16_kernel {{.*}} requires #spirv.vce<{{.*}}[Int16, StorageBuffer16BitAccess,

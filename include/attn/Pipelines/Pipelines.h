@@ -161,11 +161,11 @@ struct AttnToSPIRVPipelineOptions
       llvm::cl::init(true)};
   Option<int64_t> kvSplits{
       *this, "kv-splits",
-      llvm::cl::desc("portable: 1 = one kernel; N > 1 = split-KV: a partial "
-                     "kernel over (query block, head x key chunk, batch) "
-                     "writing f32 workspaces the host function allocates, "
-                     "then a merge kernel (both in one spirv.module). Other "
-                     "variants: 1 only"),
+      llvm::cl::desc("1 = one kernel; N > 1 = split-KV: a partial kernel "
+                     "over the key chunks (portable: grid y = head x chunk; "
+                     "coopmat: grid z = chunk) writing f32 workspaces the "
+                     "host function allocates, then a merge kernel (both in "
+                     "one spirv.module). tiled: 1 only"),
       llvm::cl::init(1)};
 };
 
@@ -192,11 +192,13 @@ std::unique_ptr<Pass> createSPIRVBf16StoragePass();
 void registerSPIRVBf16StoragePass();
 
 /// Its first step for variant=coopmat: the kernel source's attn.sdpa as one
-/// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel).
+/// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel); with
+/// kvSplits > 1 a partial launch, workspaces and the split-KV merge.
 std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
                                                    int64_t blockKv,
                                                    int64_t subgroupSize,
-                                                   bool scalarMatrices);
+                                                   bool scalarMatrices,
+                                                   int64_t kvSplits = 1);
 void registerSPIRVCoopMatKernelPass();
 /// Its check that no invocation runs more loop iterations than the device
 /// allows (attn-spirv-loop-budget; 0 = no limit).

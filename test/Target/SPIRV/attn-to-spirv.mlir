@@ -30,9 +30,45 @@
 // RUN: FileCheck %s --input-file=%t/split2.json --check-prefix=SPLIT
 // RUN: cmp %t/split.spv %t/split2.spv
 // RUN: not attn-translate --attn-to-spirv --kv-splits=0 %s -o %t/s0.spv 2>&1 | FileCheck %s --check-prefix=SPLIT0
-// RUN: not attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %s -o %t/sc.spv 2>&1 | FileCheck %s --check-prefix=SPLITCOOP
+// RUN: not attn-translate --attn-to-spirv --variant=tiled --kv-splits=2 %s -o %t/st.spv 2>&1 | FileCheck %s --check-prefix=SPLITTILED
 // SPLIT0: error: --attn-to-spirv: --kv-splits must be >= 1
-// SPLITCOOP: error: attn-to-spirv-pipeline: kv-splits=2 needs variant=portable
+// SPLITTILED: error: attn-to-spirv-pipeline: kv-splits=2 needs variant=portable, coopmat or coopmat-scalar: the tiled variant has no split-KV
+// The coopmat kernel split in 2 (grid z = chunk): the same workspaces and
+// merge as portable, a module that deserializes and verifies with both
+// entry points.
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %s -o %t/sc.spv
+// RUN: FileCheck %s --input-file=%t/sc.json --check-prefix=SPLITCOOP
+// RUN: mlir-translate --deserialize-spirv %t/sc.spv -o %t/sc.mlir
+// RUN: mlir-opt %t/sc.mlir --verify-each | FileCheck %s --check-prefix=SPLITCOOPRT
+// SPLITCOOP: "variant": "coopmat",
+// SPLITCOOP: "workspaces": [{"shape": [1, 3, 2, 32, 16], "element": "f32", "bytes": 12288}, {"shape": [1, 3, 2, 32], "element": "f32", "bytes": 768}],
+// SPLITCOOP-NEXT: "dispatches": [
+// SPLITCOOP-NEXT: {"entry": "attn_kernel_split_kv", "workgroups": [3, 2, 2], "workgroup_size": [32, 1, 1],
+// SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "workspace": 0}, {"set": 0, "binding": 4, "workspace": 1}]},
+// SPLITCOOP-NEXT: {"entry": "attn_kernel_split_kv_merge", "workgroups": [4, 3, 1], "workgroup_size": [128, 1, 1],
+// SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 0}, {"set": 0, "binding": 2, "arg": 3}]}],
+// SPLITCOOP: "needs_cooperative_matrix": true
+// SPLITCOOPRT: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}CooperativeMatrixKHR{{.*}}]
+// SPLITCOOPRT: spirv.KHR.CooperativeMatrixMulAdd
+// SPLITCOOPRT: spirv.EntryPoint "GLCompute" @attn_kernel_split_kv,
+// SPLITCOOPRT: spirv.EntryPoint "GLCompute" @attn_kernel_split_kv_merge,
+// SPLITCOOPRT: spirv.ExecutionMode @attn_kernel_split_kv "LocalSize", 32, 1, 1
+// SPLITCOOPRT: spirv.ExecutionMode @attn_kernel_split_kv_merge "LocalSize", 128, 1, 1
+// The coopmat kernel with dropout (the seed a one-element buffer after the
+// lse, Int64 for Philox) split in 2, round-tripped.
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %S/Inputs/dropout-f16.mlir -o %t/cd.spv
+// RUN: FileCheck %s --input-file=%t/cd.json --check-prefix=COOPDROP
+// RUN: mlir-translate --deserialize-spirv %t/cd.spv -o %t/cd.mlir
+// RUN: mlir-opt %t/cd.mlir --verify-each | FileCheck %s --check-prefix=COOPDROPRT
+// COOPDROP: "host_args": 6,
+// COOPDROP: {"entry": "attn_kernel_split_kv", "workgroups": [2, 2, 2], "workgroup_size": [32, 1, 1],
+// COOPDROP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 5}, {"set": 0, "binding": 3, "arg": 2}, {"set": 0, "binding": 4, "workspace": 0}, {"set": 0, "binding": 5, "workspace": 1}]},
+// COOPDROP: "needs_cooperative_matrix": true
+// COOPDROPRT: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}Int64{{.*}}CooperativeMatrixKHR{{.*}}]
+// COOPDROPRT: spirv.UMulExtended
+// COOPDROPRT: spirv.KHR.CooperativeMatrixMulAdd
+// COOPDROPRT: spirv.EntryPoint "GLCompute" @attn_kernel_split_kv,
+// COOPDROPRT: spirv.EntryPoint "GLCompute" @attn_kernel_split_kv_merge,
 
 // portable: the grid is ceil(Sq / 64) = 1 query block by Hq = 3 by B = 1,
 // 64 invocations (rows) each; binding i is host argument "arg" (here in

@@ -39,6 +39,14 @@
 // The coopmat kernel with scalar products (all of it but the matrix ops).
 // RUN: attn-translate --attn-to-spirv --variant=coopmat-scalar %S/attn-to-spirv.mlir -o %t/coopmat-scalar.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/coopmat-scalar.spv
+// ... with dropout (Int64, Philox) and split in 2 (partial + merge).
+// RUN: attn-translate --attn-to-spirv --variant=coopmat-scalar --kv-splits=2 --block-kv=16 %S/Inputs/dropout-f16.mlir -o %t/coopmat-scalar-drop-split.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/coopmat-scalar-drop-split.spv
+// RUN: spirv-dis %t/coopmat-scalar-drop-split.spv | FileCheck %s --check-prefix=COOPDROP
+// COOPDROP: OpCapability Int64
+// COOPDROP: OpEntryPoint GLCompute %{{.*}} "attn_kernel_split_kv"
+// COOPDROP: OpEntryPoint GLCompute %{{.*}} "attn_kernel_split_kv_merge"
+// COOPDROP: OpUMulExtended
 func.func @attn_kernel(%q: memref<1x1x8x32xf32>, %k: memref<1x1x32x32xf32>, %v: memref<1x1x32x8xf32>, %out: memref<1x1x8x8xf32>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x1x8x32xf32> to tensor<1x1x8x32xf32>
   %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x32xf32> to tensor<1x1x32x32xf32>

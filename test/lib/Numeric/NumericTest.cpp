@@ -806,6 +806,53 @@ TEST_F(Vulkan, SplitKVEmptyRowsAndLse) {
     }
 }
 
+// The coopmat kernel's structure (ATTN_VULKAN_VARIANT=coopmat-scalar: the
+// same kernel with scalar products, as lavapipe has no cooperative
+// matrices) over a random matrix: f16, D and Dv multiples of 16, lengths
+// multiples of 16 (its blocks divide them), GQA, causal, bool and additive
+// masks, lse, custom scales, dropout, BSHD, split-KV off, auto or 2-4
+// chunks.
+TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
+  struct VariantGuard {
+    VariantGuard() { setenv("ATTN_VULKAN_VARIANT", "coopmat-scalar", 1); }
+    ~VariantGuard() { unsetenv("ATTN_VULKAN_VARIANT"); }
+  } guard;
+  auto rng = testRng();
+  const int64_t dims[] = {16, 32, 48, 64};
+  const int64_t ratios[][2] = {{1, 1}, {2, 1}, {4, 2}};
+  const int64_t kvSplits[] = {0, 1, 2, 3, 4};
+  for (int n = 0; n < 16; ++n) {
+    Case c;
+    c.target = ATTN_TARGET_VULKAN;
+    c.staticShapes = true;
+    c.dtype = ATTN_DTYPE_F16;
+    c.D = dims[uniform(rng, 0, 3)];
+    c.Dv = uniform(rng, 0, 2) == 0 ? dims[uniform(rng, 0, 3)] : 0;
+    const auto *r = ratios[uniform(rng, 0, 2)];
+    c.Hq = r[0];
+    c.Hkv = r[1];
+    c.B = uniform(rng, 1, 2);
+    c.Sq = 16 * uniform(rng, 1, 4);
+    c.Skv = 16 * uniform(rng, 1, 8);
+    c.causal = uniform(rng, 0, 2) == 0;
+    int m = static_cast<int>(uniform(rng, 0, 2));
+    c.mask = m == 1 ? ATTN_MASK_BOOL : m == 2 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
+    c.maskDtype = uniform(rng, 0, 1) ? ATTN_DTYPE_F16 : ATTN_DTYPE_F32;
+    c.maskB1 = uniform(rng, 0, 1);
+    c.maskH1 = uniform(rng, 0, 1);
+    c.lse = uniform(rng, 0, 1);
+    if (uniform(rng, 0, 3) == 0)
+      c.scale = 0.05 * uniform(rng, 1, 20);
+    if (uniform(rng, 0, 2) == 0) {
+      c.dropout = 0.05 * uniform(rng, 1, 12);
+      c.seed = static_cast<uint64_t>(rng());
+    }
+    c.kvSplits = kvSplits[uniform(rng, 0, 4)];
+    c.bshd = uniform(rng, 0, 1);
+    check(c, rng);
+  }
+}
+
 // A device without shaderInt16 (made so with ATTN_VULKAN_HIDE_FEATURES=
 // shaderInt16, as numeric.test runs this binary; skipped otherwise): bf16
 // buffers are emulated in 32-bit words, two elements per word, and must
