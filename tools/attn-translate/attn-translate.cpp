@@ -90,7 +90,7 @@ llvm::cl::opt<int64_t> clKvSplits(
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: the spec's kv_splits (0: "
                    "split-KV with the chunk count chosen at each launch, 1: "
                    "off, N: N chunks); default: the op's tiling attribute, "
-                   "else 0. --attn-to-spirv (portable): N >= 1 chunks, "
+                   "else 0. --attn-to-spirv (not tiled): N >= 1 chunks, "
                    "fixed in the module (default 1; no 0: choosing needs a "
                    "device)"),
     llvm::cl::init(0));
