@@ -121,28 +121,45 @@ std::string denseKernelSource(const attn_spec &spec) {
 /// VK_MAKE_API_VERSION(0, 1, 3, 0) (libattn does not include vulkan.h).
 constexpr uint32_t kVulkan13 = (1u << 22) | (3u << 12);
 
-/// A subgroup-scope f16 x f16 + f32 16x16x16 shape (VkComponentTypeKHR
-/// 0 = f16, 1 = f32; VkScopeKHR 3 = subgroup): what the coopmat kernel uses.
-bool hasCoopMatShape(const vk::DeviceInfo &info) {
+/// VkComponentTypeKHR values: FLOAT16 0, FLOAT32 1, BFLOAT16_KHR
+/// (VK_KHR_shader_bfloat16) 1000141000.
+constexpr uint32_t kComponentF16 = 0, kComponentF32 = 1,
+                   kComponentBF16 = 1000141000;
+
+/// A subgroup-scope `ab` x `ab` + f32 16x16x16 shape (VkScopeKHR 3 =
+/// subgroup): what the coopmat kernel uses, ab f16 or bf16.
+bool hasCoopMatShape(const vk::DeviceInfo &info, uint32_t ab) {
   if (!info.cooperativeMatrix)
     return false;
   for (const vk::CoopMatShape &s : info.coopMatShapes)
-    if (s.m == 16 && s.n == 16 && s.k == 16 && s.aType == 0 && s.bType == 0 &&
-        s.cType == 1 && s.resultType == 1 && s.scope == 3 && !s.saturating)
+    if (s.m == 16 && s.n == 16 && s.k == 16 && s.aType == ab &&
+        s.bType == ab && s.cType == kComponentF32 &&
+        s.resultType == kComponentF32 && s.scope == 3 && !s.saturating)
       return true;
   return false;
 }
 
-/// Why the device cannot run the coopmat variant; empty when it can.
-std::string coopMatDeviceGap(const vk::DeviceInfo &info) {
-  if (!hasCoopMatShape(info))
-    return "device '" + info.name + "' reports no subgroup-scope f16 x f16 + "
-           "f32 16x16x16 cooperative matrix shape (VK_KHR_cooperative_matrix)";
+/// Why the device cannot run the coopmat variant for `dtype`; empty when
+/// it can.
+std::string coopMatDeviceGap(const vk::DeviceInfo &info, attn_dtype dtype) {
+  const bool bf16 = dtype == ATTN_DTYPE_BF16;
+  if (!hasCoopMatShape(info, bf16 ? kComponentBF16 : kComponentF16))
+    return "device '" + info.name + "' reports no subgroup-scope " +
+           (bf16 ? "bf16 x bf16" : "f16 x f16") +
+           " + f32 16x16x16 cooperative matrix shape "
+           "(VK_KHR_cooperative_matrix" +
+           (bf16 ? ", VK_KHR_shader_bfloat16)" : ")");
   if (!info.vulkanMemoryModel || info.apiVersion < kVulkan13)
     return "device '" + info.name + "' lacks the Vulkan memory model or "
            "Vulkan 1.3 (SPIR-V 1.6), which the coopmat kernel needs";
-  if (!info.shaderFloat16 || !info.storageBuffer16BitAccess)
+  if (!bf16 && (!info.shaderFloat16 || !info.storageBuffer16BitAccess))
     return "device '" + info.name + "' lacks shaderFloat16 / "
+           "storageBuffer16BitAccess";
+  if (bf16 && (!info.shaderBFloat16Type ||
+               !info.shaderBFloat16CooperativeMatrix ||
+               !info.storageBuffer16BitAccess))
+    return "device '" + info.name + "' lacks shaderBFloat16Type / "
+           "shaderBFloat16CooperativeMatrix (VK_KHR_shader_bfloat16) / "
            "storageBuffer16BitAccess";
   if (info.subgroupSize == 0)
     return "device '" + info.name + "' reports no subgroup size";
@@ -153,8 +170,12 @@ std::string coopMatDeviceGap(const vk::DeviceInfo &info) {
 std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
                            int64_t &blockQ, int64_t &blockKv) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
-  if (spec.dtype != ATTN_DTYPE_F16)
-    return "the coopmat kernel is f16 only (f16 x f16 + f32)";
+  if (spec.dtype != ATTN_DTYPE_F16 && spec.dtype != ATTN_DTYPE_BF16)
+    return "the coopmat kernel is f16 or bf16 only (x the same + f32)";
+  if (spec.mask == ATTN_MASK_ADDITIVE && spec.mask_dtype != spec.dtype &&
+      spec.mask_dtype != ATTN_DTYPE_F32)
+    return "the coopmat kernel takes an additive mask of the data's type or "
+           "f32";
   if (spec.head_dim % 16 || dv % 16)
     return "the coopmat kernel needs head_dim and value_dim multiples of 16";
   blockQ = spec.block_q > 0 ? spec.block_q : 16;
@@ -266,7 +287,7 @@ public:
     bool simt = forced == "portable" || forced == "tiled";
     if (!simt) {
       if (forced != "coopmat-scalar")
-        coopGap = coopMatDeviceGap(info);
+        coopGap = coopMatDeviceGap(info, spec.dtype);
       if (coopGap.empty())
         coopGap = coopMatSpecGap(spec, info, coopBlockQ, coopBlockKv);
       if (forced != "auto" && !coopGap.empty())
@@ -549,6 +570,7 @@ public:
       desc.workspaceBytes.push_back(w.bytes);
     desc.needsFloat16 = artifact.f16;
     desc.needsInt16 = artifact.int16;
+    desc.needsBFloat16 = artifact.bf16;
     desc.needsCooperativeMatrix = artifact.coopMat;
     if (coopmat && variantName == "coopmat")
       desc.requiredSubgroupSize = info.subgroupSize;

@@ -166,6 +166,7 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   spirv::ModuleOp spv = spvs.front();
   out.f16 = false;
   out.int16 = false;
+  out.bf16 = false;
   out.coopMat = false;
   if (auto vce = spv.getVceTriple())
     for (spirv::Capability c : vce->getCapabilities()) {
@@ -173,6 +174,8 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
         out.f16 = true;
       if (c == spirv::Capability::Int16)
         out.int16 = true;
+      if (c == spirv::Capability::BFloat16TypeKHR)
+        out.bf16 = true;
       if (c == spirv::Capability::CooperativeMatrixKHR)
         out.coopMat = true;
     }
@@ -241,6 +244,7 @@ std::string mlir::attn::spirvKernelMetadataJSON(const SPIRVKernelArtifact &a,
   }
   os << "],\n  \"needs_float16\": " << (a.f16 ? "true" : "false")
      << ",\n  \"needs_int16\": " << (a.int16 ? "true" : "false")
+     << ",\n  \"needs_bfloat16\": " << (a.bf16 ? "true" : "false")
      << ",\n  \"needs_cooperative_matrix\": "
      << (a.coopMat ? "true" : "false") << "\n}\n";
   return os.str();

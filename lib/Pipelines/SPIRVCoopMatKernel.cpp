@@ -88,6 +88,11 @@ struct CoopMatParams {
   enum { None, Keep, Additive } mask = None;
   std::string maskElt; // i1, i8 or a float type
   double scale;
+  /// The 16-bit element type of q, k, v, out and P in the kernel text: f16,
+  /// or bf16 (scalar products only; the cooperative-matrix form of a bf16
+  /// kernel is written in f16 and retyped after the SPIR-V conversion,
+  /// SPIRVCoopMatBf16.cpp, since gpu.mma_matrix has no bf16).
+  std::string elt = "f16";
   /// Dropout probability (0: none); the seed is the last argument.
   double dropout = 0.0;
   /// Split-KV chunks (1: none). With N > 1 grid z enumerates the chunks,
@@ -110,13 +115,14 @@ std::string buildKernelText(const CoopMatParams &p) {
   std::string wS = "memref<" + std::to_string(p.Br) + "x" +
                    std::to_string(padS) + "xf32, #spirv.storage_class<Workgroup>>";
   std::string wP = "memref<" + std::to_string(p.Br) + "x" +
-                   std::to_string(padP) + "xf16, #spirv.storage_class<Workgroup>>";
+                   std::to_string(padP) + "x" + p.elt +
+                   ", #spirv.storage_class<Workgroup>>";
   std::string wO = "memref<" + std::to_string(p.Br) + "x" +
                    std::to_string(padO) + "xf32, #spirv.storage_class<Workgroup>>";
   std::string wR = "memref<" + std::to_string(p.Br) +
                    "xf32, #spirv.storage_class<Workgroup>>";
-  const std::string A = "!gpu.mma_matrix<16x16xf16, \"AOp\">";
-  const std::string Bm = "!gpu.mma_matrix<16x16xf16, \"BOp\">";
+  const std::string A = "!gpu.mma_matrix<16x16x" + p.elt + ", \"AOp\">";
+  const std::string Bm = "!gpu.mma_matrix<16x16x" + p.elt + ", \"BOp\">";
   const std::string C = "!gpu.mma_matrix<16x16xf32, \"COp\">";
   unsigned a = 0;
   std::string q = "%arg" + std::to_string(a++), k = "%arg" + std::to_string(a++),
@@ -242,8 +248,8 @@ std::string buildKernelText(const CoopMatParams &p) {
       << ty(q) << "\n"
       << "              %kv = memref.load " << k << "[%b, %hk, %kr, %dd] : "
       << ty(k) << "\n"
-      << "              %qf = arith.extf %qv : f16 to f32\n"
-      << "              %kf = arith.extf %kv : f16 to f32\n"
+      << "              %qf = arith.extf %qv : " << p.elt << " to f32\n"
+      << "              %kf = arith.extf %kv : " << p.elt << " to f32\n"
       << "              %pr = arith.mulf %qf, %kf : f32\n"
       << "              %n = arith.addf %acc, %pr : f32\n"
       << "              scf.yield %n : f32\n"
@@ -338,7 +344,8 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "          %pdrop = arith.select %keep, %pscaled, %zero : f32\n";
     pUse = "%pdrop";
   }
-  o << "          %ph = arith.truncf " << pUse << " : f32 to f16\n"
+  o << "          %ph = arith.truncf " << pUse << " : f32 to " << p.elt
+    << "\n"
     << "          memref.store %ph, %P[%r, %c] : " << wP << "\n"
     << "          %a2 = arith.addf %acc, %pv : f32\n"
     << "          scf.yield %a2 : f32\n"
@@ -369,8 +376,8 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "              %vr = arith.addi %k0, %kt : index\n"
       << "              %vv = memref.load " << v << "[%b, %hk, %vr, %oj] : "
       << ty(v) << "\n"
-      << "              %pf = arith.extf %pv : f16 to f32\n"
-      << "              %vf = arith.extf %vv : f16 to f32\n"
+      << "              %pf = arith.extf %pv : " << p.elt << " to f32\n"
+      << "              %vf = arith.extf %vv : " << p.elt << " to f32\n"
       << "              %pr = arith.mulf %pf, %vf : f32\n"
       << "              %n = arith.addf %acc, %pr : f32\n"
       << "              scf.yield %n : f32\n"
@@ -434,7 +441,7 @@ std::string buildKernelText(const CoopMatParams &p) {
     << "        %ov = memref.load %O[%r, %c] : " << wO << "\n"
     << "        %dq = arith.divf %ov, %l : f32\n"
     << "        %y = arith.select %iz, %zero, %dq : f32\n"
-    << "        %yh = arith.truncf %y : f32 to f16\n"
+    << "        %yh = arith.truncf %y : f32 to " << p.elt << "\n"
     << "        memref.store %yh, " << out << "[%b, %h, %qrow, %c] : "
     << ty(out) << "\n"
     << "      }\n";
@@ -573,9 +580,13 @@ struct SPIRVCoopMatKernelPass
       return fail("the coopmat kernel needs static shapes");
     if (qT.getRank() != 4)
       return fail("expected rank-4 q/k/v");
-    if (!qT.getElementType().isF16())
-      return fail("the coopmat kernel is f16 x f16 + f32 only (got " +
-                  typeStr(qT.getElementType()) + "); use variant=portable");
+    Type elt = qT.getElementType();
+    if (!elt.isF16() && !elt.isBF16())
+      return fail("the coopmat kernel is f16 or bf16 x the same + f32 only "
+                  "(got " + typeStr(elt) + "); use variant=portable");
+    // A bf16 kernel on cooperative matrices is written in f16 (the bytes
+    // are the same) and retyped after the SPIR-V conversion.
+    const bool bf16AsF16 = elt.isBF16() && !scalarMatrices;
     for (BlockArgument arg : fn.getArguments()) {
       if (arg == op.getSeed())
         continue;
@@ -600,6 +611,7 @@ struct SPIRVCoopMatKernelPass
     p.causal = op.getCausal();
     p.lse = op.getLse() != nullptr;
     p.scale = op.getEffectiveScale();
+    p.elt = elt.isBF16() && !bf16AsF16 ? "bf16" : "f16";
     p.dropout = op.getSeed() ? op.getEffectiveDropout() : 0.0;
     p.splits = kvSplits;
     if (p.splits < 1)
@@ -623,8 +635,30 @@ struct SPIRVCoopMatKernelPass
       p.maskElt = typeStr(e);
       p.mask = isa<FloatType>(e) ? CoopMatParams::Additive
                                  : CoopMatParams::Keep;
-      if (isa<FloatType>(e) && !e.isF16() && !e.isF32())
-        return fail("additive masks must be f16 or f32");
+      if (isa<FloatType>(e) && !e.isF16() && !e.isBF16() && !e.isF32())
+        return fail("additive masks must be f16, bf16 or f32");
+      if (isa<FloatType>(e) && (e.isF16() || e.isBF16()) &&
+          e.isBF16() != elt.isBF16() && !scalarMatrices)
+        return fail("a 16-bit additive mask must have the data's type on "
+                    "cooperative matrices (got " + p.maskElt + " with " +
+                    typeStr(elt) + ")");
+      if (bf16AsF16 && e.isBF16())
+        p.maskElt = "f16";
+    }
+    if (bf16AsF16) {
+      // The function's bf16 buffers become f16 buffers of the same bytes;
+      // the module is marked for attn-spirv-coopmat-bf16.
+      Type f16 = Float16Type::get(&getContext());
+      for (BlockArgument arg : fn.getArguments())
+        if (auto mt = dyn_cast<MemRefType>(arg.getType());
+            mt && mt.getElementType().isBF16())
+          arg.setType(MemRefType::get(mt.getShape(), f16, mt.getLayout(),
+                                      mt.getMemorySpace()));
+      fn.setFunctionType(FunctionType::get(
+          &getContext(), fn.getBody().front().getArgumentTypes(),
+          fn.getFunctionType().getResults()));
+      fn->getParentOfType<ModuleOp>()->setAttr(mlir::attn::kCoopMatBf16Attr,
+                                               UnitAttr::get(&getContext()));
     }
     for (BlockArgument arg : fn.getArguments())
       p.argTypes.push_back(typeStr(arg.getType()));

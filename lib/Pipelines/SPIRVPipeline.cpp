@@ -139,22 +139,24 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
             "SPV_KHR_cooperative_matrix,SPV_KHR_vulkan_memory_model",
             "v1.6")))
       return failure();
+    // bf16: the f16 kernel retyped, with the capabilities it now needs.
+    pm.addPass(createSPIRVCoopMatBf16Pass());
     pm.addPass(createSPIRVVulkanMemoryModelPass());
     return success();
   }
   if (opts.variant == "coopmat-scalar") {
-    // The same kernel with scalar products: Vulkan 1.1, f16 storage.
+    // The same kernel with scalar products: Vulkan 1.1, 16-bit storage; a
+    // bf16 kernel is written in bf16 and its buffers become i16 ones, as
+    // in the portable variant.
     pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, opts.subgroupSize,
                                             /*scalarMatrices=*/true,
                                             opts.kvSplits));
     // Split-KV's host-side extents (the merge grid) fold to constants.
     pm.addPass(createCanonicalizerPass());
+    pm.addPass(createSPIRVBf16StoragePass());
     if (failed(addKernelChecks()))
       return failure();
-    return addToSPIRV("Shader,Int64,StorageBuffer16BitAccess,Float16",
-                      "SPV_KHR_storage_buffer_storage_class,"
-                      "SPV_KHR_16bit_storage",
-                      "v1.3");
+    return addVulkan11("Shader,Int64", opts.int16);
   }
   if (opts.variant != "tiled") {
     error = "attn-to-spirv-pipeline: unknown variant '" + opts.variant +
@@ -199,6 +201,7 @@ void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVEntryPointABIPass();
   registerSPIRVBf16StoragePass();
   registerSPIRVCoopMatKernelPass();
+  registerSPIRVCoopMatBf16Pass();
   registerSPIRVVulkanMemoryModelPass();
   registerSPIRVLoopBudgetPass();
   registerPassPipeline(

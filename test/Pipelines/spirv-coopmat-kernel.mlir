@@ -162,11 +162,37 @@ func.func @additive_mask(%q: memref<1x1x32x16xf16>, %k: memref<1x1x32x16xf16>, %
 
 // -----
 
+// bf16: gpu.mma_matrix has no bf16, so on cooperative matrices the kernel
+// is written in f16 over the same bytes (the function's bf16 buffers,
+// the mask's too, become f16 ones) and the module is marked for
+// attn-spirv-coopmat-bf16; with scalar products it is written in bf16.
+// CHECK-LABEL: module attributes {attn.coopmat_bf16}
+// CHECK: func.func @bf16(%arg0: memref<1x1x32x16xf16>, %arg1: memref<1x1x32x16xf16>, %arg2: memref<1x1x32x16xf16>, %arg3: memref<1x1x32x32xf16>, %arg4: memref<1x1x32x16xf16>)
+// CHECK: gpu.subgroup_mma_load_matrix %arg0{{.*}} : memref<1x1x32x16xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK: memref.load %arg3{{.*}} : memref<1x1x32x32xf16>
+// CHECK: arith.truncf {{.*}} : f32 to f16
+// SCALAR-LABEL: func.func @bf16(%arg0: memref<1x1x32x16xbf16>
+// SCALAR: arith.extf {{.*}} : bf16 to f32
+// SCALAR: memref.load %arg3{{.*}} : memref<1x1x32x32xbf16>
+// SCALAR: arith.truncf {{.*}} : f32 to bf16
+// SCALAR: memref.store {{.*}} : memref<32x40xbf16, #spirv.storage_class<Workgroup>>
+func.func @bf16(%q: memref<1x1x32x16xbf16>, %k: memref<1x1x32x16xbf16>, %v: memref<1x1x32x16xbf16>, %mask: memref<1x1x32x32xbf16>, %out: memref<1x1x32x16xbf16>) {
+  %q_t = bufferization.to_tensor %q restrict : memref<1x1x32x16xbf16> to tensor<1x1x32x16xbf16>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x16xbf16> to tensor<1x1x32x16xbf16>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x1x32x16xbf16> to tensor<1x1x32x16xbf16>
+  %m_t = bufferization.to_tensor %mask restrict : memref<1x1x32x32xbf16> to tensor<1x1x32x32xbf16>
+  %o = attn.sdpa %q_t, %k_t, %v_t mask(%m_t : tensor<1x1x32x32xbf16>) : tensor<1x1x32x16xbf16>, tensor<1x1x32x16xbf16>, tensor<1x1x32x16xbf16> -> tensor<1x1x32x16xbf16>
+  bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x32x16xbf16>, memref<1x1x32x16xbf16>) -> ()
+  return
+}
+
+// -----
+
 func.func @f32(%q: memref<1x1x32x16xf32>, %k: memref<1x1x32x16xf32>, %v: memref<1x1x32x16xf32>, %out: memref<1x1x32x16xf32>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x1x32x16xf32> to tensor<1x1x32x16xf32>
   %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x16xf32> to tensor<1x1x32x16xf32>
   %v_t = bufferization.to_tensor %v restrict : memref<1x1x32x16xf32> to tensor<1x1x32x16xf32>
-  // expected-error@+1 {{the coopmat kernel is f16 x f16 + f32 only (got f32)}}
+  // expected-error@+1 {{the coopmat kernel is f16 or bf16 x the same + f32 only (got f32)}}
   %o = attn.sdpa %q_t, %k_t, %v_t : tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32>, tensor<1x1x32x16xf32> -> tensor<1x1x32x16xf32>
   bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x32x16xf32>, memref<1x1x32x16xf32>) -> ()
   return

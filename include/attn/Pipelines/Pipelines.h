@@ -200,6 +200,14 @@ std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
                                                    bool scalarMatrices,
                                                    int64_t kvSplits = 1);
 void registerSPIRVCoopMatKernelPass();
+
+/// The module attribute by which attn-spirv-coopmat-kernel marks a bf16
+/// kernel written in f16, for attn-spirv-coopmat-bf16.
+constexpr const char kCoopMatBf16Attr[] = "attn.coopmat_bf16";
+/// After convert-gpu-to-spirv (variant=coopmat): a marked module's
+/// spirv.modules retyped f16 -> bf16 (SPIRVCoopMatBf16.cpp).
+std::unique_ptr<Pass> createSPIRVCoopMatBf16Pass();
+void registerSPIRVCoopMatBf16Pass();
 /// Its check that no invocation runs more loop iterations than the device
 /// allows (attn-spirv-loop-budget; 0 = no limit).
 std::unique_ptr<Pass> createSPIRVLoopBudgetPass(uint64_t maxIterations);
@@ -250,6 +258,7 @@ struct SPIRVKernelArtifact {
   std::vector<unsigned> bindingArgs;
   bool f16 = false;   // needs Float16 (and 16-bit storage)
   bool int16 = false; // needs Int16 (and 16-bit storage): bf16 as i16
+  bool bf16 = false;  // needs BFloat16TypeKHR (SPV_KHR_bfloat16)
   bool coopMat = false; // needs CooperativeMatrixKHR (+ Vulkan memory model)
   /// Every dispatch in order (split-KV: the partial kernel, then the
   /// merge); each must see the previous one's writes (a barrier).

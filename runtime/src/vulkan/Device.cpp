@@ -21,6 +21,19 @@ constexpr VkStructureType kCoopMatPropertiesSType =
     static_cast<VkStructureType>(1000506001);
 constexpr const char *kCoopMatExtension = "VK_KHR_cooperative_matrix";
 
+/// VK_KHR_shader_bfloat16 (extension 142; Debian's 1.3.239 headers predate
+/// it): its features structure and sType.
+constexpr VkStructureType kBf16FeaturesSType =
+    static_cast<VkStructureType>(1000141000);
+constexpr const char *kBf16Extension = "VK_KHR_shader_bfloat16";
+struct Bf16FeaturesKHR {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+};
+
 struct CoopMatFeaturesKHR {
   VkStructureType sType;
   void *pNext;
@@ -191,6 +204,7 @@ attn_status Device::open(std::string &error) {
   bool hasSscExt = v13 || hasExtension(exts, "VK_EXT_subgroup_size_control");
   bool hasCoopMat = hasExtension(exts, kCoopMatExtension) &&
                     vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
+  bool hasBf16Ext = hasExtension(exts, kBf16Extension);
 
   // Features: a pNext chain of only the structures this device knows.
   VkPhysicalDevice16BitStorageFeatures storage16{
@@ -200,6 +214,8 @@ attn_status Device::open(std::string &error) {
   VkPhysicalDeviceSubgroupSizeControlFeatures ssc{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   CoopMatFeaturesKHR coop{kCoopMatFeaturesSType, nullptr, VK_FALSE, VK_FALSE};
+  Bf16FeaturesKHR bf16{kBf16FeaturesSType, nullptr, VK_FALSE, VK_FALSE,
+                       VK_FALSE};
   bool hasVmmExt = v12 || hasExtension(exts, "VK_KHR_vulkan_memory_model");
   VkPhysicalDeviceVulkanMemoryModelFeatures vmm{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
@@ -216,9 +232,14 @@ attn_status Device::open(std::string &error) {
     chain(ssc);
   if (hasCoopMat)
     chain(coop);
+  if (hasBf16Ext)
+    chain(bf16);
   if (hasVmmExt)
     chain(vmm);
   vk.vkGetPhysicalDeviceFeatures2(physical, &features);
+  info.shaderBFloat16Type = hasBf16Ext && bf16.shaderBFloat16Type;
+  info.shaderBFloat16CooperativeMatrix =
+      hasBf16Ext && bf16.shaderBFloat16CooperativeMatrix;
   info.vulkanMemoryModel = hasVmmExt && vmm.vulkanMemoryModel;
   info.storageBuffer16BitAccess = storage16.storageBuffer16BitAccess;
   info.shaderFloat16 = hasF16Ext && f16.shaderFloat16;
@@ -234,6 +255,9 @@ attn_status Device::open(std::string &error) {
       hide && *hide) {
     std::pair<const char *, bool *> known[] = {
         {"shaderInt16", &info.shaderInt16},
+        {"shaderBFloat16Type", &info.shaderBFloat16Type},
+        {"shaderBFloat16CooperativeMatrix",
+         &info.shaderBFloat16CooperativeMatrix},
         {"shaderInt64", &info.shaderInt64},
         {"shaderFloat16", &info.shaderFloat16},
         {"storageBuffer16BitAccess", &info.storageBuffer16BitAccess},
@@ -326,6 +350,11 @@ attn_status Device::open(std::string &error) {
   VkPhysicalDeviceVulkanMemoryModelFeatures enVmm{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
   enVmm.vulkanMemoryModel = info.vulkanMemoryModel;
+  Bf16FeaturesKHR enBf16{kBf16FeaturesSType, nullptr, info.shaderBFloat16Type,
+                         VK_FALSE,
+                         info.shaderBFloat16Type &&
+                             info.shaderBFloat16CooperativeMatrix &&
+                             info.cooperativeMatrix};
   VkPhysicalDeviceFeatures2 enabled{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   enabled.features.shaderInt64 = info.shaderInt64;
   enabled.features.shaderInt16 = info.shaderInt16;
@@ -345,6 +374,10 @@ attn_status Device::open(std::string &error) {
   if (info.cooperativeMatrix) {
     chain(enCoop);
     enabledExts.push_back(kCoopMatExtension);
+  }
+  if (info.shaderBFloat16Type) {
+    chain(enBf16);
+    enabledExts.push_back(kBf16Extension);
   }
   if (hasVmmExt) {
     chain(enVmm);
@@ -1029,6 +1062,18 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
     error = "vulkan: device '" + d->info.name +
             "' lacks shaderInt16 or storageBuffer16BitAccess, which kernels "
             "loading bf16 as 16-bit integers need";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if (desc.needsBFloat16 &&
+      !(d->info.shaderBFloat16Type &&
+        (!desc.needsCooperativeMatrix ||
+         d->info.shaderBFloat16CooperativeMatrix))) {
+    error = "vulkan: device '" + d->info.name +
+            "' lacks VK_KHR_shader_bfloat16's shaderBFloat16Type" +
+            (desc.needsCooperativeMatrix
+                 ? std::string(" / shaderBFloat16CooperativeMatrix")
+                 : std::string()) +
+            ", which bf16 cooperative-matrix kernels need";
     return ATTN_ERROR_UNSUPPORTED;
   }
   if (desc.needsCooperativeMatrix &&

@@ -69,6 +69,25 @@
 // COOPDROPRT: spirv.KHR.CooperativeMatrixMulAdd
 // COOPDROPRT: spirv.EntryPoint "GLCompute" @attn_kernel_split_kv,
 // COOPDROPRT: spirv.EntryPoint "GLCompute" @attn_kernel_split_kv_merge,
+// The same in bf16 (Inputs/dropout-bf16.mlir): written in f16, retyped by
+// attn-spirv-coopmat-bf16: bf16 buffers, workgroup P and cooperative
+// matrices, BFloat16TypeKHR and BFloat16CooperativeMatrixKHR instead of
+// Float16; metadata asks for bf16, not f16.
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %S/Inputs/dropout-bf16.mlir -o %t/cb.spv
+// RUN: FileCheck %s --input-file=%t/cb.json --check-prefix=COOPBF16
+// RUN: mlir-translate --deserialize-spirv %t/cb.spv -o %t/cb.mlir
+// RUN: mlir-opt %t/cb.mlir --verify-each | FileCheck %s --check-prefix=COOPBF16RT
+// COOPBF16: "needs_float16": false,
+// COOPBF16-NEXT: "needs_int16": false,
+// COOPBF16-NEXT: "needs_bfloat16": true,
+// COOPBF16-NEXT: "needs_cooperative_matrix": true
+// COOPBF16RT: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}BFloat16TypeKHR, BFloat16CooperativeMatrixKHR{{.*}}], [{{.*}}SPV_KHR_bfloat16{{.*}}]>
+// COOPBF16RT-NOT: Float16,
+// COOPBF16RT: spirv.GlobalVariable {{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<{{[0-9]+}} x bf16>)>, Workgroup>
+// COOPBF16RT: spirv.KHR.CooperativeMatrixLoad {{.*}} -> !spirv.coopmatrix<16x16xbf16, Subgroup, MatrixA>
+// COOPBF16RT: spirv.KHR.CooperativeMatrixMulAdd {{.*}} : !spirv.coopmatrix<16x16xbf16, Subgroup, MatrixA>, !spirv.coopmatrix<16x16xbf16, Subgroup, MatrixB> -> !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
+// COOPBF16RT: spirv.FConvert {{.*}} : f32 to bf16
+// COOPBF16RT: spirv.EntryPoint "GLCompute" @attn_kernel_split_kv_merge,
 
 // portable: the grid is ceil(Sq / 64) = 1 query block by Hq = 3 by B = 1,
 // 64 invocations (rows) each; binding i is host argument "arg" (here in
@@ -106,6 +125,7 @@
 // SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 0}, {"set": 0, "binding": 2, "arg": 3}]}],
 // SPLIT-NEXT: "needs_float16": true,
 // SPLIT-NEXT: "needs_int16": false,
+// SPLIT-NEXT: "needs_bfloat16": false,
 // SPLIT-NEXT: "needs_cooperative_matrix": false
 
 // MAGIC: 07230203

@@ -47,6 +47,9 @@
 // COOPDROP: OpEntryPoint GLCompute %{{.*}} "attn_kernel_split_kv"
 // COOPDROP: OpEntryPoint GLCompute %{{.*}} "attn_kernel_split_kv_merge"
 // COOPDROP: OpUMulExtended
+// ... and its bf16 form (bf16 as 16-bit integers, as in the portable kernel).
+// RUN: attn-translate --attn-to-spirv --variant=coopmat-scalar --kv-splits=2 --block-kv=16 %S/Inputs/dropout-bf16.mlir -o %t/coopmat-scalar-bf16.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/coopmat-scalar-bf16.spv
 func.func @attn_kernel(%q: memref<1x1x8x32xf32>, %k: memref<1x1x32x32xf32>, %v: memref<1x1x32x8xf32>, %out: memref<1x1x8x8xf32>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x1x8x32xf32> to tensor<1x1x8x32xf32>
   %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x32xf32> to tensor<1x1x32x32xf32>

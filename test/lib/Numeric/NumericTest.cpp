@@ -808,7 +808,7 @@ TEST_F(Vulkan, SplitKVEmptyRowsAndLse) {
 
 // The coopmat kernel's structure (ATTN_VULKAN_VARIANT=coopmat-scalar: the
 // same kernel with scalar products, as lavapipe has no cooperative
-// matrices) over a random matrix: f16, D and Dv multiples of 16, lengths
+// matrices) over a random matrix: f16 and bf16, D and Dv multiples of 16, lengths
 // multiples of 16 (its blocks divide them), GQA, causal, bool and additive
 // masks, lse, custom scales, dropout, BSHD, split-KV off, auto or 2-4
 // chunks.
@@ -825,7 +825,7 @@ TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
     Case c;
     c.target = ATTN_TARGET_VULKAN;
     c.staticShapes = true;
-    c.dtype = ATTN_DTYPE_F16;
+    c.dtype = uniform(rng, 0, 1) ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16;
     c.D = dims[uniform(rng, 0, 3)];
     c.Dv = uniform(rng, 0, 2) == 0 ? dims[uniform(rng, 0, 3)] : 0;
     const auto *r = ratios[uniform(rng, 0, 2)];
@@ -837,7 +837,8 @@ TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
     c.causal = uniform(rng, 0, 2) == 0;
     int m = static_cast<int>(uniform(rng, 0, 2));
     c.mask = m == 1 ? ATTN_MASK_BOOL : m == 2 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
-    c.maskDtype = uniform(rng, 0, 1) ? ATTN_DTYPE_F16 : ATTN_DTYPE_F32;
+    // An additive mask of the data's type or f32 (what the kernel takes).
+    c.maskDtype = uniform(rng, 0, 1) ? c.dtype : ATTN_DTYPE_F32;
     c.maskB1 = uniform(rng, 0, 1);
     c.maskH1 = uniform(rng, 0, 1);
     c.lse = uniform(rng, 0, 1);
@@ -851,6 +852,24 @@ TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
     c.bshd = uniform(rng, 0, 1);
     check(c, rng);
   }
+  // A 16-bit additive mask of the other 16-bit type is refused by name.
+  Case mixed;
+  mixed.target = ATTN_TARGET_VULKAN;
+  mixed.staticShapes = true;
+  mixed.dtype = ATTN_DTYPE_BF16;
+  mixed.Sq = mixed.Skv = 32;
+  mixed.D = 16;
+  mixed.mask = ATTN_MASK_ADDITIVE;
+  mixed.maskDtype = ATTN_DTYPE_F16;
+  attn_spec spec = mixed.spec();
+  attn_kernel *kernel = nullptr;
+  EXPECT_EQ(attn_compile(context(), &spec, ATTN_TARGET_VULKAN, &kernel),
+            ATTN_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(attn_last_error())
+                .find("the coopmat kernel takes an additive mask of the "
+                      "data's type or f32"),
+            std::string::npos)
+      << attn_last_error();
 }
 
 // A device without shaderInt16 (made so with ATTN_VULKAN_HIDE_FEATURES=

@@ -241,6 +241,20 @@ TEST(VulkanRuntime, RejectsBadPrograms) {
     EXPECT_NE(error.find("VK_KHR_cooperative_matrix"), std::string::npos)
         << error;
   }
+  // A program needing 16-bit integers or bf16 where the device lacks them.
+  if (!(info.shaderInt16 && info.storageBuffer16BitAccess)) {
+    desc = axpyDesc();
+    desc.needsInt16 = true;
+    EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);
+    EXPECT_NE(error.find("shaderInt16"), std::string::npos) << error;
+  }
+  if (!info.shaderBFloat16Type) {
+    desc = axpyDesc();
+    desc.needsBFloat16 = true;
+    EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);
+    EXPECT_NE(error.find("VK_KHR_shader_bfloat16"), std::string::npos)
+        << error;
+  }
   desc = axpyDesc();
   desc.requiredSubgroupSize = info.maxSubgroupSize * 2;
   EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);

@@ -44,6 +44,10 @@ struct DeviceInfo {
   bool shaderFloat16 = false;
   bool shaderInt64 = false;    // dropout (its seed and Philox) needs it
   bool shaderInt16 = false;    // bf16 buffers, loaded as 16-bit integers
+  /// VK_KHR_shader_bfloat16: bf16 in shaders, and as cooperative-matrix
+  /// components (the coopmat kernel's bf16 form).
+  bool shaderBFloat16Type = false;
+  bool shaderBFloat16CooperativeMatrix = false;
   bool subgroupSizeControl = false;
   uint32_t subgroupSize = 0;
   uint32_t minSubgroupSize = 0, maxSubgroupSize = 0;
@@ -110,6 +114,9 @@ struct ProgramDesc {
   uint32_t pushConstantBytes = 0;
   bool needsFloat16 = false;   // shaderFloat16 + 16-bit storage
   bool needsInt16 = false;     // shaderInt16 + 16-bit storage (bf16 as i16)
+  /// BFloat16TypeKHR (+ BFloat16CooperativeMatrixKHR with cooperative
+  /// matrices): VK_KHR_shader_bfloat16's features.
+  bool needsBFloat16 = false;
   /// CooperativeMatrixKHR + the Vulkan memory model (SPIR-V 1.6: Vulkan 1.3).
   bool needsCooperativeMatrix = false;
   /// The workgroup must be one subgroup of this size (0: any). Set through
