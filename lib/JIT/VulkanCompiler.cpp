@@ -178,25 +178,33 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
            "f32";
   if (spec.head_dim % 16 || dv % 16)
     return "the coopmat kernel needs head_dim and value_dim multiples of 16";
+  // Workgroup memory: S (f32), P (16-bit), O (f32), the Q, K and V tiles
+  // (16-bit), all with padded rows, and m and l.
+  const int64_t d = spec.head_dim;
+  auto bytesFor = [&](int64_t bq, int64_t bkv) {
+    return bq * (bkv + 4) * 4 + bq * (bkv + 8) * 2 + bq * (dv + 4) * 4 +
+           2 * bq * 4 + bq * (d + 8) * 2 + bkv * (d + 8) * 2 +
+           bkv * (dv + 8) * 2;
+  };
+  const int64_t limit = info.maxComputeSharedMemorySize;
   blockQ = spec.block_q > 0 ? spec.block_q : 16;
   blockKv = spec.block_kv;
-  if (blockKv <= 0)
-    for (int64_t b : {64, 32, 16})
-      if (spec.seq_kv % b == 0) {
+  if (blockKv <= 0) {
+    // The largest key block that fits (tails are padded: any length works).
+    blockKv = 16;
+    for (int64_t b : {64, 32})
+      if (bytesFor(blockQ, b) <= limit) {
         blockKv = b;
         break;
       }
-  if (blockQ % 16 || spec.seq_q % blockQ || blockKv <= 0 || blockKv % 16 ||
-      spec.seq_kv % blockKv)
-    return "the coopmat kernel needs block_q and block_kv multiples of 16 "
-           "dividing seq_q and seq_kv";
-  // Workgroup memory: S (f32), P (f16), O (f32) with padded rows, m and l.
-  int64_t bytes = blockQ * (blockKv + 4) * 4 + blockQ * (blockKv + 8) * 2 +
-                  blockQ * (dv + 4) * 4 + 2 * blockQ * 4;
-  if (bytes > int64_t(info.maxComputeSharedMemorySize))
+  }
+  if (blockQ <= 0 || blockQ % 16 || blockKv <= 0 || blockKv % 16)
+    return "the coopmat kernel needs block_q and block_kv multiples of 16";
+  int64_t bytes = bytesFor(blockQ, blockKv);
+  if (bytes > limit)
     return "the coopmat tiles need " + std::to_string(bytes) +
            " bytes of shared memory, more than the device's " +
-           std::to_string(info.maxComputeSharedMemorySize);
+           std::to_string(limit);
   return "";
 }
 

@@ -10,8 +10,9 @@
 // SPV_KHR_bfloat16 expresses: OpTypeFloat 16 with the BFloat16KHR
 // encoding, `BFloat16TypeKHR` and `BFloat16CooperativeMatrixKHR`. Nothing
 // else in such a kernel is f16 (the coopmat pass refuses an f16 mask on
-// bf16 data), so the retyping is exact; an f16 constant, whose value would
-// be reinterpreted, is an error. Unmarked modules are left alone.
+// bf16 data), so the retyping is exact; f16 constants (the zero that pads
+// the tiles) become the same bf16 value, and one bf16 cannot hold exactly
+// is an error. Unmarked modules are left alone.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Pipelines/Pipelines.h"
@@ -82,7 +83,8 @@ struct SPIRVCoopMatBf16Pass
   StringRef getDescription() const final {
     return "In a module marked attn.coopmat_bf16 (a bf16 coopmat kernel "
            "generated in f16), retype every f16 in its spirv.modules as "
-           "bf16 and drop the mark; an f16 constant is an error; unmarked "
+           "bf16 and drop the mark; f16 constants keep their value (an "
+           "inexact one is an error); unmarked "
            "modules are untouched";
   }
 
@@ -90,16 +92,28 @@ struct SPIRVCoopMatBf16Pass
     ModuleOp module = getOperation();
     if (!module->hasAttr(mlir::attn::kCoopMatBf16Attr))
       return;
+    // f16 constants (e.g. the zero that pads tiles) become the same value
+    // in bf16; one bf16 cannot hold exactly is an error.
     bool failed = false;
+    Type bf16 = BFloat16Type::get(&getContext());
     module.walk([&](spirv::ModuleOp spv) {
       spv.walk([&](Operation *op) {
-        for (NamedAttribute a : op->getAttrs())
-          if (auto f = dyn_cast<FloatAttr>(a.getValue());
-              f && f.getType().isF16()) {
-            op->emitError("attn-spirv-coopmat-bf16: an f16 constant in a "
-                          "bf16 kernel (its bits would change meaning)");
+        for (NamedAttribute a : op->getAttrs()) {
+          auto f = dyn_cast<FloatAttr>(a.getValue());
+          if (!f || !f.getType().isF16())
+            continue;
+          APFloat value = f.getValue();
+          bool lost = false;
+          value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven,
+                        &lost);
+          if (lost) {
+            op->emitError("attn-spirv-coopmat-bf16: the f16 constant ")
+                << f.getValueAsDouble() << " has no exact bf16 value";
             failed = true;
+            continue;
           }
+          op->setAttr(a.getName(), FloatAttr::get(bf16, value));
+        }
       });
     });
     if (failed)

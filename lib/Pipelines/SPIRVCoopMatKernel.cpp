@@ -8,18 +8,24 @@
 // (gpu.subgroup_mma_*, which convert-gpu-to-spirv turns into
 // spirv.KHR.CooperativeMatrix*):
 //
-//   - grid (B*Hq, Sq/Br); a workgroup is ONE subgroup (subgroup-size
-//     invocations) and owns Br query rows;
-//   - per key block of Bc keys: S = Q K^T on 16x16x16 f16 tiles with f32
-//     accumulators (Q and K^T loaded straight from the storage buffers, K^T
-//     as a column-major load of K), stored to workgroup memory;
+//   - grid (B*Hq, ceil(Sq/Br)[, kv splits]); a workgroup is ONE subgroup
+//     (subgroup-size invocations) and owns Br query rows;
+//   - the Q tile (once) and each key block's K and V tiles are copied into
+//     workgroup memory, zero past Sq / Skv, so any lengths work;
+//   - per key block of Bc keys: S = Q K^T on 16x16x16 16-bit tiles with f32
+//     accumulators (K^T as a column-major load of K's tile), stored to
+//     workgroup memory;
 //   - the online softmax runs with each invocation owning whole rows of S
-//     (a cooperative matrix's elements cannot be addressed): scale, causal
-//     and explicit masks, running max/sum in workgroup memory, P = exp2(S -
-//     m) written as f16, the row of O rescaled;
+//     (a cooperative matrix's elements cannot be addressed): scale, padded
+//     rows/keys, causal and explicit masks, running max/sum in workgroup
+//     memory, P = exp2(S - m) (dropout: the shared Philox decision) written
+//     as 16-bit, the row of O rescaled;
 //   - O += P V on cooperative matrices, O kept in workgroup memory (f32);
-//   - the owner of each row writes out = O / l (0 for a row that saw no key)
-//     and lse = m ln2 + ln l (-inf for such a row).
+//   - the owner of each row below Sq writes out = O / l (0 for a row that
+//     saw no key) and lse = m ln2 + ln l (-inf for such a row), or with
+//     split-KV its chunk's partials for the merge kernel (SplitKV.h).
+// A bf16 kernel on cooperative matrices is written in f16 and retyped after
+// the SPIR-V conversion (SPIRVCoopMatBf16.cpp).
 // With scalar-matrices the two products are scalar loops over the same
 // workgroup buffers instead (the invocations split each 16x16 tile's
 // elements): the same kernel for any Vulkan 1.1 device, which is how its
@@ -121,6 +127,14 @@ std::string buildKernelText(const CoopMatParams &p) {
                    std::to_string(padO) + "xf32, #spirv.storage_class<Workgroup>>";
   std::string wR = "memref<" + std::to_string(p.Br) +
                    "xf32, #spirv.storage_class<Workgroup>>";
+  // Q, K and V tiles, zero-padded past Sq / Skv (any lengths work).
+  const int64_t padQK = p.D + 8, padV = p.Dv + 8;
+  auto wTile = [&](int64_t rows, int64_t cols) {
+    return "memref<" + std::to_string(rows) + "x" + std::to_string(cols) +
+           "x" + p.elt + ", #spirv.storage_class<Workgroup>>";
+  };
+  const std::string wQ = wTile(p.Br, padQK), wK = wTile(p.Bc, padQK),
+                    wV = wTile(p.Bc, padV);
   const std::string A = "!gpu.mma_matrix<16x16x" + p.elt + ", \"AOp\">";
   const std::string Bm = "!gpu.mma_matrix<16x16x" + p.elt + ", \"BOp\">";
   const std::string C = "!gpu.mma_matrix<16x16xf32, \"COp\">";
@@ -158,7 +172,7 @@ std::string buildKernelText(const CoopMatParams &p) {
   o << ") {\n";
   o << "  %one = arith.constant 1 : index\n"
     << "  %gx = arith.constant " << p.B * p.Hq << " : index\n"
-    << "  %gy = arith.constant " << p.Sq / p.Br << " : index\n"
+    << "  %gy = arith.constant " << (p.Sq + p.Br - 1) / p.Br << " : index\n"
     << "  %gz = arith.constant " << p.splits << " : index\n"
     << "  %sg = arith.constant " << p.subgroup << " : index\n"
     << "  gpu.launch blocks(%bx, %by, %bz) in (%gsx = %gx, %gsy = %gy, "
@@ -168,7 +182,10 @@ std::string buildKernelText(const CoopMatParams &p) {
     << "    %P = memref.alloc() : " << wP << "\n"
     << "    %O = memref.alloc() : " << wO << "\n"
     << "    %M = memref.alloc() : " << wR << "\n"
-    << "    %L = memref.alloc() : " << wR << "\n";
+    << "    %L = memref.alloc() : " << wR << "\n"
+    << "    %Qs = memref.alloc() : " << wQ << "\n"
+    << "    %Ks = memref.alloc() : " << wK << "\n"
+    << "    %Vs = memref.alloc() : " << wV << "\n";
   auto idx = [&](const char *name, int64_t value) {
     o << "    %" << name << " = arith.constant " << value << " : index\n";
   };
@@ -183,24 +200,64 @@ std::string buildKernelText(const CoopMatParams &p) {
   idx("nsg", p.subgroup);
   idx("hq", p.Hq);
   idx("grp", p.Hq / p.Hkv);
-  idx("nkbAll", p.Skv / p.Bc);
+  idx("nkbAll", (p.Skv + p.Bc - 1) / p.Bc);
   idx("diag", p.Skv - p.Sq);
+  idx("sq", p.Sq);
+  idx("skv", p.Skv);
+  idx("qtile", p.Br * p.D);
+  idx("ktile", p.Bc * p.D);
+  idx("vtile", p.Bc * p.Dv);
   o << "    %zero = arith.constant 0.0 : f32\n"
     << "    %ninf = arith.constant 0xFF800000 : f32\n"
     << "    %sl2e = arith.constant " << fp(p.scale * log2e) << " : f32\n"
     << "    %l2e = arith.constant " << fp(log2e) << " : f32\n"
     << "    %ln2 = arith.constant " << fp(std::log(2.0)) << " : f32\n"
+    << (p.elt == "bf16" ? std::string()
+                        : "    %zeroh = arith.truncf %zero : f32 to " + p.elt +
+                              "\n")
     << "    %b = arith.divui %bx, %hq : index\n"
     << "    %h = arith.remui %bx, %hq : index\n"
     << "    %hk = arith.divui %h, %grp : index\n"
-    << "    %q0 = arith.muli %by, %br : index\n";
+    << "    %q0 = arith.muli %by, %br : index\n"
+    << "    %qleft = arith.subi %sq, %q0 : index\n"
+    << "    %qrows = arith.minui %qleft, %br : index\n";
   // Running state: m = -inf, l = 0, O = 0 (each invocation its rows).
   o << "    scf.for %r = %tx to %br step %nsg {\n"
     << "      memref.store %ninf, %M[%r] : " << wR << "\n"
     << "      memref.store %zero, %L[%r] : " << wR << "\n"
     << "      scf.for %c = %c0 to %dv step %c1 {\n"
     << "        memref.store %zero, %O[%r, %c] : " << wO << "\n"
-    << "      }\n    }\n    gpu.barrier\n";
+    << "      }\n    }\n";
+  // Q's tile once per workgroup, rows past Sq zero; K and V per key block
+  // alike with keys past Skv: every matrix load reads workgroup memory.
+  auto stage = [&](const std::string &src, const std::string &head,
+                   const std::string &row0, const std::string &count,
+                   const std::string &cols, const std::string &limit,
+                   const std::string &dst, const std::string &dstTy,
+                   const std::string &ind) {
+    // The row is clamped into the tensor (always in bounds) and the value
+    // replaced by 0 past it; a bf16 kernel selects in f32 (its 16-bit
+    // values only exist as loads and stores, SPIRVBf16Storage.cpp).
+    o << ind << "scf.for %e = %tx to " << count << " step %nsg {\n"
+      << ind << "  %i = arith.divui %e, " << cols << " : index\n"
+      << ind << "  %j = arith.remui %e, " << cols << " : index\n"
+      << ind << "  %gr = arith.addi " << row0 << ", %i : index\n"
+      << ind << "  %in = arith.cmpi ult, %gr, " << limit << " : index\n"
+      << ind << "  %lastr = arith.subi " << limit << ", %c1 : index\n"
+      << ind << "  %cr = arith.minui %gr, %lastr : index\n"
+      << ind << "  %ld = memref.load " << src << "[%b, " << head
+      << ", %cr, %j] : " << ty(src) << "\n";
+    if (p.elt == "bf16")
+      o << ind << "  %lf = arith.extf %ld : bf16 to f32\n"
+        << ind << "  %xf = arith.select %in, %lf, %zero : f32\n"
+        << ind << "  %x = arith.truncf %xf : f32 to bf16\n";
+    else
+      o << ind << "  %x = arith.select %in, %ld, %zeroh : " << p.elt << "\n";
+    o << ind << "  memref.store %x, " << dst << "[%i, %j] : " << dstTy << "\n"
+      << ind << "}\n";
+  };
+  stage(q, "%h", "%q0", "%qtile", "%d", "%sq", "%Qs", wQ, "    ");
+  o << "    gpu.barrier\n";
   // Key blocks: causal stops after the last block the tile's last row sees.
   if (p.causal) {
     o << "    %lastp1 = arith.addi %q0, %br : index\n"
@@ -231,6 +288,9 @@ std::string buildKernelText(const CoopMatParams &p) {
   }
   o << "    scf.for %kb = %kbBegin to %kbEnd step %c1 {\n"
     << "      %k0 = arith.muli %kb, %bc : index\n";
+  stage(k, "%hk", "%k0", "%ktile", "%d", "%skv", "%Ks", wK, "      ");
+  stage(v, "%hk", "%k0", "%vtile", "%dv", "%skv", "%Vs", wV, "      ");
+  o << "      gpu.barrier\n";
   // S = Q K^T.
   if (p.scalar) {
     o << "      scf.for %mt = %c0 to %br step %c16 {\n"
@@ -240,14 +300,10 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "            %j = arith.remui %e, %c16 : index\n"
       << "            %si = arith.addi %mt, %i : index\n"
       << "            %sj = arith.addi %nt, %j : index\n"
-      << "            %qr = arith.addi %q0, %si : index\n"
-      << "            %kr = arith.addi %k0, %sj : index\n"
       << "            %s = scf.for %dd = %c0 to %d step %c1 iter_args(%acc = "
          "%zero) -> (f32) {\n"
-      << "              %qv = memref.load " << q << "[%b, %h, %qr, %dd] : "
-      << ty(q) << "\n"
-      << "              %kv = memref.load " << k << "[%b, %hk, %kr, %dd] : "
-      << ty(k) << "\n"
+      << "              %qv = memref.load %Qs[%si, %dd] : " << wQ << "\n"
+      << "              %kv = memref.load %Ks[%sj, %dd] : " << wK << "\n"
       << "              %qf = arith.extf %qv : " << p.elt << " to f32\n"
       << "              %kf = arith.extf %kv : " << p.elt << " to f32\n"
       << "              %pr = arith.mulf %qf, %kf : f32\n"
@@ -260,16 +316,14 @@ std::string buildKernelText(const CoopMatParams &p) {
     o << "      scf.for %mt = %c0 to %br step %c16 {\n"
       << "        scf.for %nt = %c0 to %bc step %c16 {\n"
       << "          %s0 = gpu.subgroup_mma_constant_matrix %zero : " << C << "\n"
-      << "          %qr = arith.addi %q0, %mt : index\n"
-      << "          %kr = arith.addi %k0, %nt : index\n"
       << "          %s = scf.for %dt = %c0 to %d step %c16 iter_args(%acc = %s0) "
          "-> (" << C << ") {\n"
-      << "            %qa = gpu.subgroup_mma_load_matrix " << q
-      << "[%b, %h, %qr, %dt] {leadDimension = " << p.D << " : index} : "
-      << ty(q) << " -> " << A << "\n"
-      << "            %kt = gpu.subgroup_mma_load_matrix " << k
-      << "[%b, %hk, %kr, %dt] {leadDimension = " << p.D
-      << " : index, transpose} : " << ty(k) << " -> " << Bm << "\n"
+      << "            %qa = gpu.subgroup_mma_load_matrix %Qs[%mt, %dt] "
+         "{leadDimension = " << padQK << " : index} : " << wQ << " -> " << A
+      << "\n"
+      << "            %kt = gpu.subgroup_mma_load_matrix %Ks[%nt, %dt] "
+         "{leadDimension = " << padQK << " : index, transpose} : " << wK
+      << " -> " << Bm << "\n"
       << "            %n = gpu.subgroup_mma_compute %qa, %kt, %acc : " << A
       << ", " << Bm << " -> " << C << "\n"
       << "            scf.yield %n : " << C << "\n"
@@ -281,6 +335,7 @@ std::string buildKernelText(const CoopMatParams &p) {
   // The online softmax, one row per invocation.
   o << "      scf.for %r = %tx to %br step %nsg {\n"
     << "        %qrow = arith.addi %q0, %r : index\n"
+    << "        %qin = arith.cmpi ult, %qrow, %sq : index\n"
     << "        %lim = arith.addi %qrow, %diag : index\n"
     << "        %mold = memref.load %M[%r] : " << wR << "\n"
     << "        %mx = scf.for %c = %c0 to %bc step %c1 iter_args(%acc = %ninf) "
@@ -288,29 +343,40 @@ std::string buildKernelText(const CoopMatParams &p) {
     << "          %key = arith.addi %k0, %c : index\n"
     << "          %sv = memref.load %S[%r, %c] : " << wS << "\n"
     << "          %x0 = arith.mulf %sv, %sl2e : f32\n";
-  std::string x = "%x0";
-  if (p.mask == CoopMatParams::Additive) {
-    o << "          %mv = memref.load " << mask << "[%b, %h, %qrow, %key] : "
+  // Rows past Sq and keys past Skv (the zero padding of the tiles) are
+  // -inf; the mask is read only inside both.
+  o << "          %kin = arith.cmpi ult, %key, %skv : index\n"
+    << "          %ok = arith.andi %qin, %kin : i1\n";
+  std::string x = "%x1";
+  if (p.mask == CoopMatParams::None) {
+    o << "          %x1 = arith.select %ok, %x0, %ninf : f32\n";
+  } else {
+    o << "          %x1 = scf.if %ok -> (f32) {\n"
+      << "            %mv = memref.load " << mask << "[%b, %h, %qrow, %key] : "
       << ty(mask) << "\n";
-    std::string mv = "%mv";
-    if (p.maskElt != "f32") {
-      o << "          %mvf = arith.extf %mv : " << p.maskElt << " to f32\n";
-      mv = "%mvf";
+    if (p.mask == CoopMatParams::Additive) {
+      std::string mv = "%mv";
+      if (p.maskElt != "f32") {
+        o << "            %mvf = arith.extf %mv : " << p.maskElt
+          << " to f32\n";
+        mv = "%mvf";
+      }
+      o << "            %mvl = arith.mulf " << mv << ", %l2e : f32\n"
+        << "            %xm = arith.addf %x0, %mvl : f32\n";
+    } else {
+      std::string keep = "%mv";
+      if (p.maskElt != "i1") {
+        o << "            %mz = arith.constant 0 : " << p.maskElt << "\n"
+          << "            %keep = arith.cmpi ne, %mv, %mz : " << p.maskElt
+          << "\n";
+        keep = "%keep";
+      }
+      o << "            %xm = arith.select " << keep << ", %x0, %ninf : f32\n";
     }
-    o << "          %mvl = arith.mulf " << mv << ", %l2e : f32\n"
-      << "          %x1 = arith.addf %x0, %mvl : f32\n";
-    x = "%x1";
-  } else if (p.mask == CoopMatParams::Keep) {
-    o << "          %mv = memref.load " << mask << "[%b, %h, %qrow, %key] : "
-      << ty(mask) << "\n";
-    std::string keep = "%mv";
-    if (p.maskElt != "i1") {
-      o << "          %mz = arith.constant 0 : " << p.maskElt << "\n"
-        << "          %keep = arith.cmpi ne, %mv, %mz : " << p.maskElt << "\n";
-      keep = "%keep";
-    }
-    o << "          %x1 = arith.select " << keep << ", %x0, %ninf : f32\n";
-    x = "%x1";
+    o << "            scf.yield %xm : f32\n"
+      << "          } else {\n"
+      << "            scf.yield %ninf : f32\n"
+      << "          }\n";
   }
   if (p.causal) {
     o << "          %hid = arith.cmpi sgt, %key, %lim : index\n"
@@ -373,9 +439,7 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "            %on = scf.for %kt = %c0 to %bc step %c1 iter_args(%acc = "
          "%o0) -> (f32) {\n"
       << "              %pv = memref.load %P[%oi, %kt] : " << wP << "\n"
-      << "              %vr = arith.addi %k0, %kt : index\n"
-      << "              %vv = memref.load " << v << "[%b, %hk, %vr, %oj] : "
-      << ty(v) << "\n"
+      << "              %vv = memref.load %Vs[%kt, %oj] : " << wV << "\n"
       << "              %pf = arith.extf %pv : " << p.elt << " to f32\n"
       << "              %vf = arith.extf %vv : " << p.elt << " to f32\n"
       << "              %pr = arith.mulf %pf, %vf : f32\n"
@@ -395,10 +459,9 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "            %pa = gpu.subgroup_mma_load_matrix %P[%mt, %kt] "
          "{leadDimension = " << padP << " : index} : " << wP << " -> " << A
       << "\n"
-      << "            %vr = arith.addi %k0, %kt : index\n"
-      << "            %vb = gpu.subgroup_mma_load_matrix " << v
-      << "[%b, %hk, %vr, %nt] {leadDimension = " << p.Dv << " : index} : "
-      << ty(v) << " -> " << Bm << "\n"
+      << "            %vb = gpu.subgroup_mma_load_matrix %Vs[%kt, %nt] "
+         "{leadDimension = " << padV << " : index} : " << wV << " -> " << Bm
+      << "\n"
       << "            %n = gpu.subgroup_mma_compute %pa, %vb, %acc : " << A
       << ", " << Bm << " -> " << C << "\n"
       << "            scf.yield %n : " << C << "\n"
@@ -411,8 +474,9 @@ std::string buildKernelText(const CoopMatParams &p) {
   o << "    }\n";
   if (split) {
     // The chunk's partial: O / l (0 when it saw no key) and m + log2 l in
-    // log2 units (-inf then), for the merge kernel.
-    o << "    scf.for %r = %tx to %br step %nsg {\n"
+    // log2 units (-inf then), for the merge kernel; rows past Sq are not
+    // written.
+    o << "    scf.for %r = %tx to %qrows step %nsg {\n"
       << "      %l = memref.load %L[%r] : " << wR << "\n"
       << "      %iz = arith.cmpf oeq, %l, %zero : f32\n"
       << "      %qrow = arith.addi %q0, %r : index\n"
@@ -433,7 +497,8 @@ std::string buildKernelText(const CoopMatParams &p) {
     return o.str();
   }
   // out = O / l, lse = m ln2 + ln l; a row that saw no key: 0 and -inf.
-  o << "    scf.for %r = %tx to %br step %nsg {\n"
+  // Rows past Sq (the last query tile's padding) are not written.
+  o << "    scf.for %r = %tx to %qrows step %nsg {\n"
     << "      %l = memref.load %L[%r] : " << wR << "\n"
     << "      %iz = arith.cmpf oeq, %l, %zero : f32\n"
     << "      %qrow = arith.addi %q0, %r : index\n"
@@ -475,11 +540,13 @@ struct SPIRVCoopMatKernelPass
 
   Option<int64_t> blockQ{*this, "block-q",
                          llvm::cl::desc("Query rows per workgroup (a "
-                                        "multiple of 16 dividing Sq)"),
+                                        "multiple of 16; a last partial "
+                                        "tile is zero-padded)"),
                          llvm::cl::init(16)};
   Option<int64_t> blockKv{*this, "block-kv",
-                          llvm::cl::desc("Keys per block (a multiple of 16 "
-                                         "dividing Skv)"),
+                          llvm::cl::desc("Keys per block (a multiple of 16; "
+                                         "a last partial block is "
+                                         "zero-padded and masked)"),
                           llvm::cl::init(32)};
   Option<int64_t> subgroupSize{
       *this, "subgroup-size",
@@ -619,11 +686,10 @@ struct SPIRVCoopMatKernelPass
     if (p.D % 16 || p.Dv % 16)
       return fail("the coopmat kernel needs D and Dv multiples of 16 (got " +
                   Twine(p.D) + " and " + Twine(p.Dv) + ")");
-    if (p.Br <= 0 || p.Br % 16 || p.Sq % p.Br || p.Bc <= 0 || p.Bc % 16 ||
-        p.Skv % p.Bc)
-      return fail("block-q and block-kv must be multiples of 16 dividing Sq "
-                  "and Skv (block-q " + Twine(p.Br) + ", Sq " + Twine(p.Sq) +
-                  ", block-kv " + Twine(p.Bc) + ", Skv " + Twine(p.Skv) + ")");
+    if (p.Br <= 0 || p.Br % 16 || p.Bc <= 0 || p.Bc % 16)
+      return fail("block-q and block-kv must be positive multiples of 16 "
+                  "(block-q " + Twine(p.Br) + ", block-kv " + Twine(p.Bc) +
+                  ")");
     if (p.subgroup <= 0)
       return fail("subgroup-size must be positive");
     if (Value m = op.getMask()) {

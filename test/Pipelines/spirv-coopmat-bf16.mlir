@@ -53,13 +53,27 @@ module {
 
 // -----
 
-// An f16 constant would keep its half-precision bits under a bf16 type.
+// f16 constants keep their value in bf16 (0.5 is exact); one bf16 cannot
+// hold (1 + 2^-10, exact in f16) is an error.
+// CHECK-LABEL: {{^}}module {
+// CHECK: spirv.Constant 5.000000e-01 : bf16
 module attributes {attn.coopmat_bf16} {
   spirv.module Logical GLSL450 requires #spirv.vce<v1.3, [Shader, Float16], []> {
-    spirv.func @k() "None" {
-      // expected-error@+1 {{an f16 constant in a bf16 kernel}}
-      %h = spirv.Constant 1.0 : f16
-      spirv.Return
+    spirv.func @k() -> f16 "None" {
+      %h = spirv.Constant 0.5 : f16
+      spirv.ReturnValue %h : f16
+    }
+  }
+}
+
+// -----
+
+module attributes {attn.coopmat_bf16} {
+  spirv.module Logical GLSL450 requires #spirv.vce<v1.3, [Shader, Float16], []> {
+    spirv.func @k() -> f16 "None" {
+      // expected-error@+1 {{the f16 constant 1.000977e+00 has no exact bf16 value}}
+      %h = spirv.Constant 1.0009765625 : f16
+      spirv.ReturnValue %h : f16
     }
   }
 }

@@ -2,6 +2,8 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 subgroup-size=32 scalar-matrices" | FileCheck %s --check-prefix=SCALAR
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 subgroup-size=32 kv-splits=2" | FileCheck %s --check-prefix=SPLIT
 // RUN: not attn-opt %s --split-input-file --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 kv-splits=0" 2>&1 | FileCheck %s --check-prefix=SPLIT0
+// RUN: not attn-opt %s --split-input-file --attn-spirv-coopmat-kernel="block-q=24 block-kv=32" 2>&1 | FileCheck %s --check-prefix=BLOCKS
+// BLOCKS: error: attn-spirv-coopmat-kernel: block-q and block-kv must be positive multiples of 16 (block-q 24, block-kv 32)
 // SPLIT0: error: attn-spirv-coopmat-kernel: kv-splits must be >= 1 (got 0)
 
 // kv-splits=2: the workspaces (B x Hq x 2 x Sq [x Dv], f32) before the
@@ -14,8 +16,8 @@
 // SPLIT: %[[WO:.*]] = memref.alloc() : memref<2x3x2x64x32xf32>
 // SPLIT: %[[WL:.*]] = memref.alloc() : memref<2x3x2x64xf32>
 // SPLIT: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[Z:.*]]) in ({{.*}}) threads({{.*}}) in ({{.*}}) module(@attn_kernel_split_kv) function(@attn_kernel_split_kv)
-// SPLIT: %[[NKB:.*]] = arith.minui
-// SPLIT: %[[C:.*]] = arith.divui %{{.*}}, %{{.*}} : index
+// SPLIT: %[[NKB:.*]] = arith.minui %{{.*}}, %c3{{(_[0-9]+)?}} : index
+// SPLIT: %[[C:.*]] = arith.divui %{{.*}}, %c2{{.*}} : index
 // SPLIT: %[[B0:.*]] = arith.muli %[[Z]], %[[C]] : index
 // SPLIT: %[[BEGIN:.*]] = arith.minui %[[B0]], %[[NKB]] : index
 // SPLIT: %[[E0:.*]] = arith.addi %[[BEGIN]], %[[C]] : index
@@ -34,25 +36,32 @@
 // SPLIT-LABEL: func.func @bool_mask
 
 // scalar-matrices: the same kernel, the products as scalar loops over each
-// 16x16 tile's 256 elements split among the invocations, f16 widened.
+// 16x16 tile's 256 elements split among the invocations, reading the same
+// staged tiles, f16 widened.
 // SCALAR-LABEL: func.func @attn_kernel
 // SCALAR-NOT: gpu.subgroup_mma
-// SCALAR: scf.for %{{.*}} = %{{.*}} to %c256 step %c32
 // SCALAR: memref.load %arg0
 // SCALAR: memref.load %arg1
+// SCALAR: memref.load %arg2
+// SCALAR: scf.for %{{.*}} = %{{.*}} to %c256 step %c32
+// SCALAR: memref.load {{.*}} : memref<32x72xf16, #spirv.storage_class<Workgroup>>
+// SCALAR: memref.load {{.*}} : memref<32x72xf16, #spirv.storage_class<Workgroup>>
 // SCALAR: arith.extf
 // SCALAR: memref.store {{.*}} : memref<32x36xf32, #spirv.storage_class<Workgroup>>
 // SCALAR: math.exp2
 // SCALAR: scf.for %{{.*}} = %{{.*}} to %c256 step %c32
 // SCALAR: memref.load {{.*}} : memref<32x40xf16, #spirv.storage_class<Workgroup>>
-// SCALAR: memref.load %arg2
+// SCALAR: memref.load {{.*}} : memref<32x40xf16, #spirv.storage_class<Workgroup>>
 // SCALAR-NOT: gpu.subgroup_mma
 // SCALAR-LABEL: func.func @bool_mask
 
 // The kernel source's attn.sdpa becomes one gpu.launch: grid (B*Hq,
-// Sq/Br), one subgroup per workgroup; workgroup memory for S (f32), P (f16)
-// and O (f32) with padded rows, m and l; Q.K^T with K loaded transposed
-// (column-major) from the storage buffer, 16x16x16 f16 tiles into f32;
+// ceil(Sq/Br)), one subgroup per workgroup; workgroup memory for S (f32),
+// P (f16) and O (f32) with padded rows, m and l, and the Q, K and V tiles
+// (f16, rows +8), staged from the storage buffers with rows past Sq / Skv
+// zero (the row clamped into the tensor, the value selected); Q.K^T from
+// the tiles with K loaded transposed (column-major), 16x16x16 f16 tiles
+// into f32;
 // the softmax row by row (causal: -inf above the diagonal, the key loop
 // stopping after the last visible block); P.V accumulated into O in
 // workgroup memory; out = O / l (0 for an empty row), lse = m ln2 + ln l.
@@ -65,12 +74,27 @@
 // CHECK-DAG: memref.alloc() : memref<32x40xf16, #spirv.storage_class<Workgroup>>
 // CHECK-DAG: memref.alloc() : memref<32x36xf32, #spirv.storage_class<Workgroup>>
 // CHECK-DAG: memref.alloc() : memref<32xf32, #spirv.storage_class<Workgroup>>
+// CHECK-DAG: %[[QS:.*]] = memref.alloc() : memref<32x72xf16, #spirv.storage_class<Workgroup>>
+// CHECK-DAG: %[[KS:.*]] = memref.alloc() : memref<32x72xf16, #spirv.storage_class<Workgroup>>
+// CHECK-DAG: %[[VS:.*]] = memref.alloc() : memref<32x40xf16, #spirv.storage_class<Workgroup>>
+// CHECK: %[[QIN:.*]] = arith.cmpi ult, %{{.*}}, %c64{{.*}} : index
+// CHECK: %[[QROW:.*]] = arith.minui
+// CHECK: %[[QV:.*]] = memref.load %arg0[%{{.*}}, %{{.*}}, %[[QROW]], %{{.*}}] : memref<2x3x64x64xf16>
+// CHECK: %[[QX:.*]] = arith.select %[[QIN]], %[[QV]], %{{.*}} : f16
+// CHECK: memref.store %[[QX]], %[[QS]]
 // CHECK: gpu.barrier
 // CHECK: arith.minui
 // CHECK: scf.for
+// CHECK: %[[KIN:.*]] = arith.cmpi ult, %{{.*}}, %c96 : index
+// CHECK: memref.load %arg1
+// CHECK: arith.select %[[KIN]]
+// CHECK: memref.store {{.*}}, %[[KS]]
+// CHECK: memref.load %arg2
+// CHECK: memref.store {{.*}}, %[[VS]]
+// CHECK: gpu.barrier
 // CHECK: gpu.subgroup_mma_constant_matrix {{.*}} : !gpu.mma_matrix<16x16xf32, "COp">
-// CHECK: gpu.subgroup_mma_load_matrix %arg0{{.*}} {leadDimension = 64 : index} : memref<2x3x64x64xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
-// CHECK: gpu.subgroup_mma_load_matrix %arg1{{.*}} {leadDimension = 64 : index, transpose} : memref<2x1x96x64xf16> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK: gpu.subgroup_mma_load_matrix %[[QS]]{{.*}} {leadDimension = 72 : index} : memref<32x72xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK: gpu.subgroup_mma_load_matrix %[[KS]]{{.*}} {leadDimension = 72 : index, transpose} : memref<32x72xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
 // CHECK: gpu.subgroup_mma_compute
 // CHECK: gpu.subgroup_mma_store_matrix {{.*}} {leadDimension = 36 : index}
 // CHECK: gpu.barrier
@@ -80,7 +104,7 @@
 // CHECK: gpu.barrier
 // CHECK: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 36 : index} : memref<32x36xf32, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf32, "COp">
 // CHECK: gpu.subgroup_mma_load_matrix {{.*}} {leadDimension = 40 : index} : memref<32x40xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "AOp">
-// CHECK: gpu.subgroup_mma_load_matrix %arg2{{.*}} {leadDimension = 32 : index} : memref<2x1x96x32xf16> -> !gpu.mma_matrix<16x16xf16, "BOp">
+// CHECK: gpu.subgroup_mma_load_matrix %[[VS]]{{.*}} {leadDimension = 40 : index} : memref<32x40xf16, #spirv.storage_class<Workgroup>> -> !gpu.mma_matrix<16x16xf16, "BOp">
 // CHECK: gpu.subgroup_mma_compute
 // CHECK: gpu.subgroup_mma_store_matrix
 // CHECK: arith.divf
@@ -168,7 +192,8 @@ func.func @additive_mask(%q: memref<1x1x32x16xf16>, %k: memref<1x1x32x16xf16>, %
 // attn-spirv-coopmat-bf16; with scalar products it is written in bf16.
 // CHECK-LABEL: module attributes {attn.coopmat_bf16}
 // CHECK: func.func @bf16(%arg0: memref<1x1x32x16xf16>, %arg1: memref<1x1x32x16xf16>, %arg2: memref<1x1x32x16xf16>, %arg3: memref<1x1x32x32xf16>, %arg4: memref<1x1x32x16xf16>)
-// CHECK: gpu.subgroup_mma_load_matrix %arg0{{.*}} : memref<1x1x32x16xf16> -> !gpu.mma_matrix<16x16xf16, "AOp">
+// CHECK: memref.load %arg0{{.*}} : memref<1x1x32x16xf16>
+// CHECK: gpu.subgroup_mma_load_matrix {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
 // CHECK: memref.load %arg3{{.*}} : memref<1x1x32x32xf16>
 // CHECK: arith.truncf {{.*}} : f32 to f16
 // SCALAR-LABEL: func.func @bf16(%arg0: memref<1x1x32x16xbf16>
@@ -212,12 +237,27 @@ func.func @head_dim(%q: memref<1x1x32x8xf16>, %k: memref<1x1x32x8xf16>, %v: memr
 
 // -----
 
-func.func @blocks(%q: memref<1x1x48x16xf16>, %k: memref<1x1x32x16xf16>, %v: memref<1x1x32x16xf16>, %out: memref<1x1x48x16xf16>) {
+// Lengths the blocks do not divide: grid y = ceil(48 / 32) = 2, key blocks
+// ceil(40 / 32) = 2, rows written min(32, 48 - q0), tile rows past the
+// lengths zero, keys past Skv -inf.
+// CHECK-LABEL: func.func @tails
+// CHECK-DAG: %[[GY:.*]] = arith.constant 2 : index
+// CHECK: gpu.launch blocks({{.*}}) in ({{.*}}, {{.*}} = %[[GY]], {{.*}})
+// CHECK: %[[LEFT:.*]] = arith.subi %c48{{.*}}, %{{.*}} : index
+// CHECK: %[[ROWS:.*]] = arith.minui %[[LEFT]], %c32{{.*}} : index
+// CHECK: arith.cmpi ult, %{{.*}}, %c48 : index
+// CHECK: arith.cmpi ult, %{{.*}}, %c40 : index
+// CHECK: arith.cmpi ult, %{{.*}}, %c40 : index
+// CHECK: %[[KIN:.*]] = arith.cmpi ult, %{{.*}}, %c40 : index
+// CHECK: %[[OK:.*]] = arith.andi %{{.*}}, %[[KIN]] : i1
+// CHECK: arith.select %[[OK]], %{{.*}}, %{{.*}} : f32
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[ROWS]] step
+// CHECK: memref.store {{.*}}, %arg3
+func.func @tails(%q: memref<1x1x48x16xf16>, %k: memref<1x1x40x16xf16>, %v: memref<1x1x40x16xf16>, %out: memref<1x1x48x16xf16>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x1x48x16xf16> to tensor<1x1x48x16xf16>
-  %k_t = bufferization.to_tensor %k restrict : memref<1x1x32x16xf16> to tensor<1x1x32x16xf16>
-  %v_t = bufferization.to_tensor %v restrict : memref<1x1x32x16xf16> to tensor<1x1x32x16xf16>
-  // expected-error@+1 {{block-q and block-kv must be multiples of 16 dividing Sq and Skv (block-q 32, Sq 48, block-kv 32, Skv 32)}}
-  %o = attn.sdpa %q_t, %k_t, %v_t : tensor<1x1x48x16xf16>, tensor<1x1x32x16xf16>, tensor<1x1x32x16xf16> -> tensor<1x1x48x16xf16>
+  %k_t = bufferization.to_tensor %k restrict : memref<1x1x40x16xf16> to tensor<1x1x40x16xf16>
+  %v_t = bufferization.to_tensor %v restrict : memref<1x1x40x16xf16> to tensor<1x1x40x16xf16>
+  %o = attn.sdpa %q_t, %k_t, %v_t : tensor<1x1x48x16xf16>, tensor<1x1x40x16xf16>, tensor<1x1x40x16xf16> -> tensor<1x1x48x16xf16>
   bufferization.materialize_in_destination %o in restrict writable %out : (tensor<1x1x48x16xf16>, memref<1x1x48x16xf16>) -> ()
   return
 }

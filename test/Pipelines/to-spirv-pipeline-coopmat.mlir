@@ -14,23 +14,28 @@
 // workgroup on spirv.KHR.CooperativeMatrix* ops, in a SPIR-V 1.6 module with
 // the Vulkan memory model, cooperative matrices, f16 and 16-bit storage.
 // CHECK-LABEL: func.func @attn_kernel
-// Grid (B*Hq, Sq/Br) = (2, 2), 32 invocations; operands in first-use order.
+// Grid (B*Hq, ceil(Sq/Br)) = (2, 2), 32 invocations; operands in first-use
+// order (Q, K, V staged into workgroup memory first, then the mask).
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK: gpu.launch_func @attn_kernel_kernel::@attn_kernel_kernel blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C32]], %{{.*}}, %{{.*}}) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg3 : memref<1x2x32x64xi1, {{.*}}>, %arg2 : {{.*}}, %arg4 : {{.*}}, %arg5 : memref<1x2x32xf32, {{.*}}>)
+// CHECK: gpu.launch_func @attn_kernel_kernel::@attn_kernel_kernel blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C32]], %{{.*}}, %{{.*}}) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : memref<1x2x32x64xi1, {{.*}}>, %arg4 : {{.*}}, %arg5 : memref<1x2x32xf32, {{.*}}>)
 // CHECK: spirv.module @__spv__attn_kernel_kernel Logical Vulkan requires #spirv.vce<v1.6,
 // CHECK-SAME: CooperativeMatrixKHR
 // CHECK-SAME: VulkanMemoryModel
 // CHECK-SAME: SPV_KHR_cooperative_matrix
 // CHECK-SAME: SPV_KHR_vulkan_memory_model
-// The workgroup buffers: S 16x(32+4) f32, P 16x(32+8) f16, O 16x(16+4) f32.
+// The workgroup buffers: S 16x(32+4) f32, P 16x(32+8) f16, O 16x(16+4) f32,
+// the Q tile 16x(16+8), the K and V tiles 32x(16+8) (f16).
 // CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<576 x f32>)>, Workgroup>
 // CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<640 x f16>)>, Workgroup>
 // CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<320 x f32>)>, Workgroup>
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<384 x f16>)>, Workgroup>
+// CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<768 x f16>)>, Workgroup>
 // CHECK: spirv.func @attn_kernel_kernel
-// S = Q K^T: Q row-major, K^T as a column-major load of K, into f32.
-// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst16_i32, <RowMajor> : !spirv.ptr<f16, StorageBuffer>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
-// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst16_i32, <ColumnMajor> : !spirv.ptr<f16, StorageBuffer>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
+// S = Q K^T from the staged tiles: Q row-major, K^T as a column-major load
+// of K's tile, into f32.
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst24_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f16, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst24_i32, <ColumnMajor>, <NonPrivatePointer> : !spirv.ptr<f16, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
 // CHECK: spirv.KHR.CooperativeMatrixMulAdd {{.*}} -> !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
 // CHECK: spirv.KHR.CooperativeMatrixStore {{.*}}, %cst36_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f32, Workgroup>
 // CHECK: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory|MakeAvailable|MakeVisible>
@@ -40,7 +45,7 @@
 // O += P V through workgroup memory.
 // CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst20_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f32, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
 // CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst40_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f16, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
-// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst16_i32, <RowMajor> : !spirv.ptr<f16, StorageBuffer>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
+// CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst24_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f16, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
 // CHECK: spirv.KHR.CooperativeMatrixMulAdd
 // CHECK: spirv.KHR.CooperativeMatrixStore {{.*}}, %cst20_i32, <RowMajor>, <NonPrivatePointer>
 // CHECK: spirv.GL.Log

@@ -62,7 +62,7 @@
 // RUN: mlir-opt %t/cd.mlir --verify-each | FileCheck %s --check-prefix=COOPDROPRT
 // COOPDROP: "host_args": 6,
 // COOPDROP: {"entry": "attn_kernel_split_kv", "workgroups": [2, 2, 2], "workgroup_size": [32, 1, 1],
-// COOPDROP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 5}, {"set": 0, "binding": 3, "arg": 2}, {"set": 0, "binding": 4, "workspace": 0}, {"set": 0, "binding": 5, "workspace": 1}]},
+// COOPDROP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 5}, {"set": 0, "binding": 4, "workspace": 0}, {"set": 0, "binding": 5, "workspace": 1}]},
 // COOPDROP: "needs_cooperative_matrix": true
 // COOPDROPRT: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}Int64{{.*}}CooperativeMatrixKHR{{.*}}]
 // COOPDROPRT: spirv.UMulExtended

@@ -808,10 +808,10 @@ TEST_F(Vulkan, SplitKVEmptyRowsAndLse) {
 
 // The coopmat kernel's structure (ATTN_VULKAN_VARIANT=coopmat-scalar: the
 // same kernel with scalar products, as lavapipe has no cooperative
-// matrices) over a random matrix: f16 and bf16, D and Dv multiples of 16, lengths
-// multiples of 16 (its blocks divide them), GQA, causal, bool and additive
-// masks, lse, custom scales, dropout, BSHD, split-KV off, auto or 2-4
-// chunks.
+// matrices) over a random matrix: f16 and bf16, D and Dv multiples of 16,
+// any lengths (Sq = 1 too) and default or explicit blocks, GQA, causal,
+// bool and additive masks, lse, custom scales, dropout, BSHD, split-KV off,
+// auto or 2-4 chunks.
 TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
   struct VariantGuard {
     VariantGuard() { setenv("ATTN_VULKAN_VARIANT", "coopmat-scalar", 1); }
@@ -821,6 +821,8 @@ TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
   const int64_t dims[] = {16, 32, 48, 64};
   const int64_t ratios[][2] = {{1, 1}, {2, 1}, {4, 2}};
   const int64_t kvSplits[] = {0, 1, 2, 3, 4};
+  const int64_t blockQs[] = {0, 16, 32};
+  const int64_t blockKvs[] = {0, 0, 16, 32};
   for (int n = 0; n < 16; ++n) {
     Case c;
     c.target = ATTN_TARGET_VULKAN;
@@ -832,8 +834,11 @@ TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
     c.Hq = r[0];
     c.Hkv = r[1];
     c.B = uniform(rng, 1, 2);
-    c.Sq = 16 * uniform(rng, 1, 4);
-    c.Skv = 16 * uniform(rng, 1, 8);
+    // Any lengths (the last tiles are zero-padded), Sq = 1 included.
+    c.Sq = uniform(rng, 0, 4) == 0 ? 1 : uniform(rng, 1, 70);
+    c.Skv = uniform(rng, 1, 150);
+    c.blockQ = blockQs[uniform(rng, 0, 2)];
+    c.blockKv = blockKvs[uniform(rng, 0, 3)];
     c.causal = uniform(rng, 0, 2) == 0;
     int m = static_cast<int>(uniform(rng, 0, 2));
     c.mask = m == 1 ? ATTN_MASK_BOOL : m == 2 ? ATTN_MASK_ADDITIVE : ATTN_MASK_NONE;
