@@ -472,32 +472,10 @@ std::string buildKernelText(const CoopMatParams &p) {
       << "        }\n      }\n      gpu.barrier\n";
   }
   o << "    }\n";
-  if (split) {
-    // The chunk's partial: O / l (0 when it saw no key) and m + log2 l in
-    // log2 units (-inf then), for the merge kernel; rows past Sq are not
-    // written.
-    o << "    scf.for %r = %tx to %qrows step %nsg {\n"
-      << "      %l = memref.load %L[%r] : " << wR << "\n"
-      << "      %iz = arith.cmpf oeq, %l, %zero : f32\n"
-      << "      %qrow = arith.addi %q0, %r : index\n"
-      << "      scf.for %c = %c0 to %dv step %c1 {\n"
-      << "        %ov = memref.load %O[%r, %c] : " << wO << "\n"
-      << "        %dq = arith.divf %ov, %l : f32\n"
-      << "        %y = arith.select %iz, %zero, %dq : f32\n"
-      << "        memref.store %y, " << wsOut << "[%b, %h, %bz, %qrow, %c] : "
-      << ty(wsOut) << "\n"
-      << "      }\n"
-      << "      %m = memref.load %M[%r] : " << wR << "\n"
-      << "      %lg = math.log2 %l : f32\n"
-      << "      %lsum = arith.addf %m, %lg : f32\n"
-      << "      %lv = arith.select %iz, %ninf, %lsum : f32\n"
-      << "      memref.store %lv, " << wsLse << "[%b, %h, %bz, %qrow] : "
-      << ty(wsLse) << "\n"
-      << "    }\n    gpu.terminator\n  }\n  return\n}\n";
-    return o.str();
-  }
-  // out = O / l, lse = m ln2 + ln l; a row that saw no key: 0 and -inf.
-  // Rows past Sq (the last query tile's padding) are not written.
+  // Each row below Sq (the last query tile's padding is not written): out
+  // = O / l and lse = m ln2 + ln l, 0 and -inf for a row that saw no key;
+  // with split-KV the chunk's partials instead, O / l in f32 and m + log2 l
+  // in log2 units, for the merge kernel.
   o << "    scf.for %r = %tx to %qrows step %nsg {\n"
     << "      %l = memref.load %L[%r] : " << wR << "\n"
     << "      %iz = arith.cmpf oeq, %l, %zero : f32\n"
@@ -505,19 +483,32 @@ std::string buildKernelText(const CoopMatParams &p) {
     << "      scf.for %c = %c0 to %dv step %c1 {\n"
     << "        %ov = memref.load %O[%r, %c] : " << wO << "\n"
     << "        %dq = arith.divf %ov, %l : f32\n"
-    << "        %y = arith.select %iz, %zero, %dq : f32\n"
-    << "        %yh = arith.truncf %y : f32 to " << p.elt << "\n"
-    << "        memref.store %yh, " << out << "[%b, %h, %qrow, %c] : "
-    << ty(out) << "\n"
-    << "      }\n";
-  if (p.lse)
-    o << "      %m = memref.load %M[%r] : " << wR << "\n"
-      << "      %mm = arith.mulf %m, %ln2 : f32\n"
-      << "      %lg = math.log %l : f32\n"
-      << "      %lsum = arith.addf %mm, %lg : f32\n"
-      << "      %lv = arith.select %iz, %ninf, %lsum : f32\n"
-      << "      memref.store %lv, " << lse << "[%b, %h, %qrow] : " << ty(lse)
-      << "\n";
+    << "        %y = arith.select %iz, %zero, %dq : f32\n";
+  if (split)
+    o << "        memref.store %y, " << wsOut << "[%b, %h, %bz, %qrow, %c] : "
+      << ty(wsOut) << "\n";
+  else
+    o << "        %yh = arith.truncf %y : f32 to " << p.elt << "\n"
+      << "        memref.store %yh, " << out << "[%b, %h, %qrow, %c] : "
+      << ty(out) << "\n";
+  o << "      }\n";
+  if (split || p.lse) {
+    o << "      %m = memref.load %M[%r] : " << wR << "\n";
+    if (split)
+      o << "      %lg = math.log2 %l : f32\n"
+        << "      %lsum = arith.addf %m, %lg : f32\n";
+    else
+      o << "      %mm = arith.mulf %m, %ln2 : f32\n"
+        << "      %lg = math.log %l : f32\n"
+        << "      %lsum = arith.addf %mm, %lg : f32\n";
+    o << "      %lv = arith.select %iz, %ninf, %lsum : f32\n";
+    if (split)
+      o << "      memref.store %lv, " << wsLse << "[%b, %h, %bz, %qrow] : "
+        << ty(wsLse) << "\n";
+    else
+      o << "      memref.store %lv, " << lse << "[%b, %h, %qrow] : "
+        << ty(lse) << "\n";
+  }
   o << "    }\n    gpu.terminator\n  }\n  return\n}\n";
   return o.str();
 }
