@@ -4,6 +4,13 @@
 // RUN: not attn-opt %s --split-input-file --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 kv-splits=0" 2>&1 | FileCheck %s --check-prefix=SPLIT0
 // RUN: not attn-opt %s --split-input-file --attn-spirv-coopmat-kernel="block-q=24 block-kv=32" 2>&1 | FileCheck %s --check-prefix=BLOCKS
 // BLOCKS: error: attn-spirv-coopmat-kernel: block-q and block-kv must be positive multiples of 16 (block-q 24, block-kv 32)
+// An f16 additive mask on bf16 data is refused on cooperative matrices (the
+// scalar form reads each buffer in its own type and takes it).
+// RUN: not attn-opt %S/Inputs/coopmat-mixed-mask.mlir --attn-spirv-coopmat-kernel="block-q=32 block-kv=32" 2>&1 | FileCheck %s --check-prefix=MIXED
+// RUN: attn-opt %S/Inputs/coopmat-mixed-mask.mlir --attn-spirv-coopmat-kernel="block-q=32 block-kv=32 scalar-matrices" | FileCheck %s --check-prefix=MIXEDSCALAR
+// MIXED: error: attn-spirv-coopmat-kernel: a 16-bit additive mask must have the data's type on cooperative matrices (got f16 with bf16)
+// MIXEDSCALAR: memref.load %arg3{{.*}} : memref<1x1x32x32xf16>
+// MIXEDSCALAR: arith.extf {{.*}} : f16 to f32
 // SPLIT0: error: attn-spirv-coopmat-kernel: kv-splits must be >= 1 (got 0)
 
 // kv-splits=2: the workspaces (B x Hq x 2 x Sq [x Dv], f32) before the
