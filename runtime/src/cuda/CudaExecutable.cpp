@@ -5,7 +5,6 @@
 #include "attn/runtime/attn_cuda.h"
 
 #include <atomic>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -44,20 +43,6 @@ struct WorkspaceAddress {
   size_t workspace; // index in KernelMetadata::workspaces
   ParamType type;
 };
-
-/// Overwrites packed parameter `param` with `value`, stored as packParams
-/// stores it (the low 32 bits for I32, else 8 bytes).
-void storeParam(PackedParams &packed, size_t param, ParamType type,
-                uint64_t value) {
-  char *at = reinterpret_cast<char *>(packed.storage.data()) +
-             packed.offsets[param];
-  if (type == ParamType::I32) {
-    uint32_t v32 = static_cast<uint32_t>(value);
-    std::memcpy(at, &v32, 4);
-  } else {
-    std::memcpy(at, &value, 8);
-  }
-}
 
 /// "a, b" for the memory-pool entry points `d` lacks.
 std::string missingPoolEntryPoints(const Driver &d) {
@@ -189,8 +174,8 @@ public:
       }
       for (size_t i = 0; i < count; ++i)
         for (const WorkspaceAddress &w : workspaceAddresses[launches[i].kernel])
-          storeParam(launches[i].packed, w.param, w.type,
-                     base + layouts[w.workspace].offset);
+          launches[i].packed.set(w.param, w.type,
+                                 base + layouts[w.workspace].offset);
     }
 
     attn_status status = ATTN_OK;

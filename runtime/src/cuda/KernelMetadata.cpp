@@ -398,19 +398,12 @@ int64_t extentOf(Extent e, const KernelArgs &a) {
 }
 
 const TensorView *tensorOf(const std::string &name, const KernelArgs &a) {
-  // By length first, with no strlen: packParams asks for every parameter
-  // of every launch.
-  const char *s = name.data();
-  switch (name.size()) {
-  case 1:
-    return *s == 'q' ? &a.q : *s == 'k' ? &a.k : *s == 'v' ? &a.v : nullptr;
-  case 3:
-    return !std::memcmp(s, "out", 3)   ? &a.out
-           : !std::memcmp(s, "lse", 3) ? &a.lse
-                                       : nullptr;
-  case 4:
-    return !std::memcmp(s, "mask", 4) ? &a.mask : nullptr;
-  }
+  if (name == "q") return &a.q;
+  if (name == "k") return &a.k;
+  if (name == "v") return &a.v;
+  if (name == "mask") return &a.mask;
+  if (name == "out") return &a.out;
+  if (name == "lse") return &a.lse;
   return nullptr;
 }
 
@@ -1080,6 +1073,16 @@ bool cuda::layoutWorkspaces(const KernelMetadata &m, const KernelArgs &a,
   return true;
 }
 
+void PackedParams::set(size_t param, ParamType type, uint64_t value) {
+  char *at = reinterpret_cast<char *>(storage.data()) + offsets[param];
+  if (type == ParamType::I32) {
+    uint32_t v32 = static_cast<uint32_t>(value);
+    std::memcpy(at, &v32, 4);
+  } else {
+    std::memcpy(at, &value, 8);
+  }
+}
+
 std::vector<void *> PackedParams::pointers() {
   std::vector<void *> p;
   p.reserve(offsets.size());
@@ -1201,14 +1204,8 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
     size_t size = p.type == ParamType::I32 ? 4 : 8;
     size_t off = (used + size - 1) / size * size;
     used = off + size;
-    char *at = reinterpret_cast<char *>(packed.storage.data()) + off;
-    if (size == 4) {
-      uint32_t v32 = static_cast<uint32_t>(value);
-      std::memcpy(at, &v32, 4);
-    } else {
-      std::memcpy(at, &value, 8);
-    }
     packed.offsets.push_back(off);
+    packed.set(i, p.type, value);
   }
   packed.storage.resize((used + 7) / 8);
   return true;

@@ -173,6 +173,9 @@ struct PackedParams {
   /// The void *kernelParams[] array, valid while this object lives
   /// unmodified.
   std::vector<void *> pointers();
+  /// Stores `value` as parameter `param` (already laid out) of `type`: its
+  /// low 32 bits for I32, 8 bytes otherwise.
+  void set(size_t param, ParamType type, uint64_t value);
 };
 
 /// Packs the parameters of `kernel`, one of `metadata`'s kernels, for a
