@@ -62,6 +62,7 @@
 using namespace mlir;
 using mlir::attn::buildDropoutKeep;
 using mlir::attn::emitWithSplitKV;
+using mlir::attn::splitKeyBlocks;
 using mlir::attn::SplitKVKernelNames;
 using mlir::attn::SplitKVWorkspace;
 
@@ -108,10 +109,12 @@ struct CoopMatParams {
   SmallVector<std::string> argTypes; // q, k, v, [mask], out, [lse], [seed]
 };
 
-/// The dropout decision's stand-in in the kernel text: a call that
+/// Stand-ins in the kernel text for what other paths build too: calls that
 /// SPIRVCoopMatKernelPass replaces with buildDropoutKeep (the Philox
-/// decision every path shares), so that the text need not spell it out.
+/// decision every path shares) and splitKeyBlocks (SplitKV.h's chunk of
+/// the key blocks), so that the text does not spell them out again.
 constexpr const char *kDropoutKeepFn = "__attn_coopmat_dropout_keep";
+constexpr const char *kSplitKeyBlocksFn = "__attn_coopmat_split_key_blocks";
 
 /// The replacement body: `func.func @f(<args>) { gpu.launch ... return }`.
 std::string buildKernelText(const CoopMatParams &p) {
@@ -166,6 +169,9 @@ std::string buildKernelText(const CoopMatParams &p) {
   if (p.dropout > 0.0)
     o << "func.func private @" << kDropoutKeepFn
       << "(i64, index, index, index, index) -> i1\n";
+  if (split)
+    o << "func.func private @" << kSplitKeyBlocksFn
+      << "(index, index, index) -> (index, index)\n";
   o << "func.func @kernel(";
   for (unsigned i = 0; i < T.size(); ++i)
     o << (i ? ", " : "") << "%arg" << i << ": " << T[i];
@@ -271,17 +277,12 @@ std::string buildKernelText(const CoopMatParams &p) {
       o << "    %nkb = arith.addi %nkbAll, %c0 : index\n";
   }
   // Split-KV: chunk bz of N takes key blocks [begin, end), contiguous
-  // chunks of ceil(nkb / N) (SplitKV.h's splitKeyBlocks), the last ones
-  // possibly empty.
+  // chunks of ceil(nkb / N), the last ones possibly empty (SplitKV.h's
+  // splitKeyBlocks, spliced in for the stand-in).
   if (split) {
     o << "    %nsp = arith.constant " << p.splits << " : index\n"
-      << "    %nspm1 = arith.constant " << p.splits - 1 << " : index\n"
-      << "    %nkbr = arith.addi %nkb, %nspm1 : index\n"
-      << "    %chunk = arith.divui %nkbr, %nsp : index\n"
-      << "    %kbb0 = arith.muli %bz, %chunk : index\n"
-      << "    %kbBegin = arith.minui %kbb0, %nkb : index\n"
-      << "    %kbe0 = arith.addi %kbBegin, %chunk : index\n"
-      << "    %kbEnd = arith.minui %kbe0, %nkb : index\n";
+      << "    %kbBegin, %kbEnd = func.call @" << kSplitKeyBlocksFn
+      << "(%nkb, %bz, %nsp) : (index, index, index) -> (index, index)\n";
   } else {
     o << "    %kbBegin = arith.addi %c0, %c0 : index\n"
       << "    %kbEnd = arith.addi %nkb, %c0 : index\n";
@@ -727,18 +728,23 @@ struct SPIRVCoopMatKernelPass
     if (!parsed)
       return fail("internal error: the generated kernel does not parse");
     func::FuncOp kernel = parsed->lookupSymbol<func::FuncOp>("kernel");
-    // The dropout stand-ins become the shared Philox decision.
-    SmallVector<func::CallOp> keeps;
-    kernel.walk([&](func::CallOp call) {
-      if (call.getCallee() == kDropoutKeepFn)
-        keeps.push_back(call);
-    });
-    for (func::CallOp call : keeps) {
+    // The stand-ins become the shared builders' IR.
+    SmallVector<func::CallOp> standIns;
+    kernel.walk([&](func::CallOp call) { standIns.push_back(call); });
+    for (func::CallOp call : standIns) {
       OpBuilder b(call);
       auto args = call.getOperands();
-      Value keep = buildDropoutKeep(b, call.getLoc(), args[0], args[1],
-                                    args[2], args[3], args[4], p.dropout);
-      call.getResult(0).replaceAllUsesWith(keep);
+      SmallVector<Value> results;
+      if (call.getCallee() == kDropoutKeepFn) {
+        results.push_back(buildDropoutKeep(b, call.getLoc(), args[0], args[1],
+                                           args[2], args[3], args[4],
+                                           p.dropout));
+      } else {
+        auto [begin, end] =
+            splitKeyBlocks(b, call.getLoc(), args[0], args[1], args[2]);
+        results = {begin, end};
+      }
+      call.replaceAllUsesWith(results);
       call.erase();
     }
 
