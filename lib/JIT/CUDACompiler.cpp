@@ -156,6 +156,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
     tc.warps = options.warps;
     tc.stages = options.stages;
     tc.rowTiles = options.rowTiles;
+    tc.blockKv = tensorCoreBlockKv(options.blockKv);
     NVGPUGeometry geo = resolveNVGPUGeometry(
         tc, spec.head_dim, dv, 2,
         spec.causal != 0, spec.seq_q,
@@ -164,7 +165,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
     packHeads = geo.packHeads;
     threads = 32 * geo.warps; // rows = 16 rowTiles warps
     shared = geo.sharedBytes;
-    blockKv = kNVGPUBlockKv;
+    blockKv = geo.blockKv;
   } else {
     ConvertAttnToGPUOptions generic;
     generic.blockKv = options.blockKv;

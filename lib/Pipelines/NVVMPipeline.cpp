@@ -28,6 +28,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
     tc.warps = opts.warps;
     tc.stages = opts.stages;
     tc.rowTiles = opts.rowTiles;
+    tc.blockKv = tensorCoreBlockKv(opts.blockKv);
     tc.kvSplits = opts.kvSplits;
     pm.addPass(createConvertAttnToNVGPUPass(tc));
   }

@@ -40,9 +40,12 @@ llvm::cl::opt<bool> clMath("math",
 llvm::cl::opt<int64_t> clBlockQ("block-q",
                                 llvm::cl::desc("--attn-to-llvmir: query tile"),
                                 llvm::cl::init(64));
-llvm::cl::opt<int64_t> clBlockKv("block-kv",
-                                 llvm::cl::desc("--attn-to-llvmir: key block"),
-                                 llvm::cl::init(64));
+llvm::cl::opt<int64_t> clBlockKv(
+    "block-kv",
+    llvm::cl::desc("--attn-to-llvmir: key block; --attn-to-ptx: keys per "
+                   "shared-memory tile (the tensor-core kernel takes 16, 32 "
+                   "or 64, else its default)"),
+    llvm::cl::init(64));
 llvm::cl::opt<std::string>
     clVariant("variant",
               llvm::cl::desc("--attn-to-spirv: portable, tiled, coopmat or "

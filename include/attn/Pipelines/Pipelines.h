@@ -58,7 +58,9 @@ struct AttnToNVVMPipelineOptions
                          llvm::cl::init(64)};
   Option<int64_t> blockKv{
       *this, "block-kv",
-      llvm::cl::desc("Keys per shared-memory tile (0 = fit 48 KB)"),
+      llvm::cl::desc("Keys per shared-memory tile (0 = fit 48 KB); the "
+                     "tensor-core kernel takes 16, 32 or 64 and otherwise "
+                     "its own default"),
       llvm::cl::init(0)};
   Option<bool> tensorCores{
       *this, "tensor-cores",

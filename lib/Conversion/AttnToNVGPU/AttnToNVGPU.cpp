@@ -71,6 +71,9 @@ using namespace mlir::attn;
 namespace {
 
 constexpr int64_t kWarp = 32;
+/// How far (log2 units) a row's running max may lag its block max before
+/// the kernel rescales: P stays below 2^8 (foldBlock).
+constexpr double kLazyRescaleLog2 = 8.0;
 
 /// The XOR swizzle of a tile with rows of `width` elements (16-bit), in
 /// 16-byte chunks: chunk c of row r is stored at c ^ ((r / rowDiv) % p).
@@ -105,7 +108,7 @@ public:
     // One query row sees every key: causal changes nothing (and packed
     // rows are heads, not positions).
     causal = op.getCausal() && !geo.packHeads;
-    stageBytes = kNVGPUBlockKv * (d + dv) * eltBytes;
+    stageBytes = geo.blockKv * (d + dv) * eltBytes;
     int64_t qBytes = geo.blockQ * d * eltBytes;
     // Q aliases the last stage when it fits and its fragments stay in
     // registers; re-read per block (two row tiles), it needs its own space.
@@ -379,11 +382,11 @@ private:
 
   Value stageShift(Value stage) { return mul(stage, idx(stageBytes)); }
   Value kTile(Value stage) {
-    return view(kNVGPUBlockKv, d, stageShift(stage));
+    return view(geo.blockKv, d, stageShift(stage));
   }
   Value vTile(Value stage) {
-    return view(kNVGPUBlockKv, dv,
-                add(stageShift(stage), idx(kNVGPUBlockKv * d * eltBytes)));
+    return view(geo.blockKv, dv,
+                add(stageShift(stage), idx(geo.blockKv * d * eltBytes)));
   }
 
   /// Issues the workgroup's key block `blk` (counted from blockBase) into
@@ -396,9 +399,9 @@ private:
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value stage = remui(blk, geo.stages);
-      Value j0 = mul(add(blockBase, blk), idx(kNVGPUBlockKv));
-      issueTile(k, kTile(stage), kNVGPUBlockKv, d, bi, hk, j0, skv, tid);
-      issueTile(v, vTile(stage), kNVGPUBlockKv, dv, bi, hk, j0, skv, tid);
+      Value j0 = mul(add(blockBase, blk), idx(geo.blockKv));
+      issueTile(k, kTile(stage), geo.blockKv, d, bi, hk, j0, skv, tid);
+      issueTile(v, vTile(stage), geo.blockKv, dv, bi, hk, j0, skv, tid);
     }
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
@@ -521,7 +524,7 @@ private:
           b, loc, arith::MaxSIOp::create(b, loc, add(rowsEnd, diag), idx(0)),
           skv);
     }
-    Value nBlocks = divui(add(kvEnd, idx(kNVGPUBlockKv - 1)), kNVGPUBlockKv);
+    Value nBlocks = divui(add(kvEnd, idx(geo.blockKv - 1)), geo.blockKv);
     // Split-KV: this workgroup's chunk of those blocks.
     blockBase = idx(0);
     if (ws) {
@@ -573,7 +576,7 @@ private:
           b, loc, skv,
           arith::MaxSIOp::create(b, loc, add(add(row0, diag), idx(1)),
                                  idx(0)));
-    Value wholeAbs = divui(limit, kNVGPUBlockKv);
+    Value wholeAbs = divui(limit, geo.blockKv);
     Value nWhole = arith::MinUIOp::create(
         b, loc,
         sub(arith::MaxUIOp::create(b, loc, wholeAbs, blockBase), blockBase),
@@ -681,7 +684,7 @@ private:
                                Value h, const Lane &ln, Value skv, Value diag,
                                int64_t nOut, bool edge) {
     const int64_t mts = geo.rowTiles, nRows = 2 * mts;
-    Value j0 = mul(add(blockBase, jb), idx(kNVGPUBlockKv));
+    Value j0 = mul(add(blockBase, jb), idx(geo.blockKv));
     // The key of this thread's S element (tile n, column j of its pair).
     auto keyAt = [&](int64_t n, int64_t j) {
       return add(j0, add(ln.t2, idx(n * 8 + j)));
@@ -695,7 +698,7 @@ private:
     auto fragC = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0)));
-    int64_t nTiles = kNVGPUBlockKv / 8;
+    int64_t nTiles = geo.blockKv / 8;
     Value scale = f32(op.getEffectiveScale() * kLog2e);
     Value negInf = f32(-INFINITY);
 
@@ -789,20 +792,84 @@ private:
             rowMax[r] = maxf(rowMax[r], x);
           }
 
-    // Per row: m' = max(m, quad max), m_safe = m' == -inf ? 0 : m',
-    // alpha = exp2(m - m_safe), P = exp2(S - m_safe), partial l.
-    SmallVector<Value> mNew(nRows), alpha(nRows), lNew(nRows);
+    // The running max moves only when a row's block max exceeds it by more
+    // than kLazyRescaleLog2 (log2 units), or when it is -inf (the first
+    // block a row sees): otherwise P = exp2(S - m) uses the stale max, at
+    // most 2^kLazyRescaleLog2, and acc and l are not rescaled. The result
+    // is the same up to rounding (out = acc / l and lse = m + log2 l hold
+    // for any shift m; f32 acc and l, and P in f16 or bf16, keep their
+    // relative precision at 2^8). The decision is warp-uniform (vote.any
+    // over the rows of every lane), so one branch skips the 4 rowTiles
+    // nOut multiplies of the rescale in most blocks.
+    SmallVector<Value> blockMax(nRows), mOld(nRows);
+    Value anyRow;
+    for (int64_t r = 0; r < nRows; ++r) {
+      mOld[r] = st[nOut * mts + r];
+      blockMax[r] = quadReduce(rowMax[r], true);
+      if (rawScores)
+        blockMax[r] = mulf(blockMax[r], scale);
+      Value grows = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OGT, blockMax[r],
+          addf(mOld[r], f32(kLazyRescaleLog2)));
+      anyRow = anyRow ? arith::OrIOp::create(b, loc, anyRow, grows) : grows;
+    }
+    Value warpAny = NVVM::VoteSyncOp::create(
+        b, loc, b.getI1Type(), arith::ConstantOp::create(
+                                   b, loc, b.getI32IntegerAttr(-1)),
+        anyRow, NVVM::VoteSyncKind::any);
+    // (m, acc, l) after the rescale: m' = max(m, block max), alpha =
+    // exp2(m - m'_safe) with m'_safe = m' == -inf ? 0 : m' (no NaN from
+    // -inf - -inf), acc' = alpha acc, l' = alpha l; or unchanged.
+    SmallVector<Value> carried;
+    for (int64_t r = 0; r < nRows; ++r)
+      carried.push_back(mOld[r]);
+    for (int64_t i = 0; i < nOut * mts; ++i)
+      carried.push_back(st[i]);
+    for (int64_t r = 0; r < nRows; ++r)
+      carried.push_back(st[nOut * mts + nRows + r]);
+    SmallVector<Type> carriedTypes;
+    for (Value x : carried)
+      carriedTypes.push_back(x.getType());
+    auto rescale = scf::IfOp::create(b, loc, carriedTypes, warpAny,
+                                     /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&rescale.getThenRegion().front());
+      SmallVector<Value> next, alpha(nRows);
+      for (int64_t r = 0; r < nRows; ++r) {
+        Value mNew = maxf(mOld[r], blockMax[r]);
+        Value isInf = arith::CmpFOp::create(
+            b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+        alpha[r] = math::Exp2Op::create(
+            b, loc, subf(mOld[r], select(isInf, f32(0.0), mNew)));
+        next.push_back(mNew);
+      }
+      for (int64_t mt = 0; mt < mts; ++mt)
+        for (int64_t n = 0; n < nOut; ++n) {
+          SmallVector<Value> scaled;
+          for (int64_t half = 0; half < 2; ++half)
+            for (int64_t j = 0; j < 2; ++j)
+              scaled.push_back(mulf(extract(st[mt * nOut + n], half, j),
+                                    alpha[2 * mt + half]));
+          next.push_back(
+              vector::FromElementsOp::create(b, loc, fragC, scaled));
+        }
+      for (int64_t r = 0; r < nRows; ++r)
+        next.push_back(mulf(alpha[r], st[nOut * mts + nRows + r]));
+      scf::YieldOp::create(b, loc, next);
+      b.setInsertionPointToStart(&rescale.getElseRegion().front());
+      scf::YieldOp::create(b, loc, carried);
+    }
+    ValueRange rescaled = rescale.getResults();
+
+    // Per row: m_safe = m == -inf ? 0 : m, P = exp2(S - m_safe), partial l.
+    SmallVector<Value> mNew(nRows), lNew(nRows);
     for (int64_t r = 0; r < nRows; ++r) {
       int64_t mt = r / 2, half = r % 2;
-      Value m = st[nOut * mts + r];
-      Value blockMax = quadReduce(rowMax[r], true);
-      if (rawScores)
-        blockMax = mulf(blockMax, scale);
-      mNew[r] = maxf(m, blockMax);
+      mNew[r] = rescaled[r];
       Value isInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           mNew[r], negInf);
       Value mSafe = select(isInf, f32(0.0), mNew[r]);
-      alpha[r] = math::Exp2Op::create(b, loc, subf(m, mSafe));
       Value negM = arith::NegFOp::create(b, loc, mSafe);
       Value sum = f32(0.0);
       for (int64_t n = 0; n < nTiles; ++n)
@@ -824,7 +891,7 @@ private:
           s[mt][n][half][j] = used;
           sum = addf(sum, p);
         }
-      lNew[r] = addf(mulf(alpha[r], st[nOut * mts + nRows + r]), sum);
+      lNew[r] = addf(rescaled[nRows + nOut * mts + r], sum);
     }
 
     // P as A fragments (16 keys each) in the element type, straight from
@@ -846,16 +913,8 @@ private:
     // 0-15 address keys 16 kk + l at chunk 2 np (registers 0-1: output
     // tile 2 np), lanes 16-31 the same keys at chunk 2 np + 1 (tile
     // 2 np + 1).
-    SmallVector<Value> acc;
-    for (int64_t mt = 0; mt < mts; ++mt)
-      for (int64_t n = 0; n < nOut; ++n) {
-        SmallVector<Value> scaled;
-        for (int64_t half = 0; half < 2; ++half)
-          for (int64_t j = 0; j < 2; ++j)
-            scaled.push_back(mulf(extract(st[mt * nOut + n], half, j),
-                                  alpha[2 * mt + half]));
-        acc.push_back(vector::FromElementsOp::create(b, loc, fragC, scaled));
-      }
+    SmallVector<Value> acc(rescaled.begin() + nRows,
+                           rescaled.begin() + nRows + nOut * mts);
     Swizzle vSw = Swizzle::forWidth(dv);
     Value vSwz = swizzle(vSw, l16);
     for (int64_t np = 0; np < nOut / 2; ++np)
@@ -890,6 +949,7 @@ struct ConvertAttnToNVGPUPass
     stages = o.stages;
     kvSplits = o.kvSplits;
     rowTiles = o.rowTiles;
+    blockKv = o.blockKv;
   }
 
   StringRef getArgument() const final { return "convert-attn-to-nvgpu"; }
@@ -934,14 +994,21 @@ struct ConvertAttnToNVGPUPass
                      "fragment feeds the MMAs of both; 0 = 1; decode keeps "
                      "1)"),
       llvm::cl::init(0)};
+  Option<int64_t> blockKv{
+      *this, "block-kv",
+      llvm::cl::desc("Keys per K/V tile (one ring stage): 16, 32 or 64; 0 "
+                     "= 64"),
+      llvm::cl::init(0)};
 
   void runOnOperation() override {
     if ((warps != 0 && warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
         stages < 2 || stages > 4 || kvSplits < 1 || rowTiles < 0 ||
-        rowTiles > 2) {
+        rowTiles > 2 ||
+        (blockKv != 0 && blockKv != 16 && blockKv != 32 && blockKv != 64)) {
       getOperation().emitError("convert-attn-to-nvgpu: warps must be 0, 1, "
                                "2, 4 or 8, stages in [2, 4], kv-splits "
-                               ">= 1 and row-tiles 0, 1 or 2");
+                               ">= 1, row-tiles 0, 1 or 2 and block-kv 0, "
+                               "16, 32 or 64");
       return signalPassFailure();
     }
     SmallVector<SdpaOp> ops;
@@ -979,6 +1046,7 @@ struct ConvertAttnToNVGPUPass
     o.warps = warps;
     o.stages = stages;
     o.rowTiles = rowTiles;
+    o.blockKv = blockKv;
     NVGPUGeometry geo = resolveNVGPUGeometry(
         o, d, dv, 2, op.getCausal(), op.getQueryType().getDimSize(2),
         mask != nullptr, op.getEffectiveDropout() > 0.0);
@@ -1053,7 +1121,8 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   if (g.warps == 4 && g.rowTiles == 1 && small && !heavy)
     g.maxRegisters = 168;
   g.stages = options.stages;
-  int64_t stage = kNVGPUBlockKv * (headDim + valueDim) * elementBytes;
+  g.blockKv = options.blockKv ? options.blockKv : kNVGPUBlockKv;
+  int64_t stage = g.blockKv * (headDim + valueDim) * elementBytes;
   int64_t qBytes = g.blockQ * headDim * elementBytes;
   // Q aliases the last stage when it fits there (see the prologue).
   g.qFromSmem = g.rowTiles > 1;

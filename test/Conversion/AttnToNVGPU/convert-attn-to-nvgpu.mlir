@@ -3,9 +3,24 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu=row-tiles=1 | FileCheck %s
 // RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu="kv-splits=3 row-tiles=1" | FileCheck %s --check-prefix=SPLIT
 // RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu | FileCheck %s --check-prefix=RT2
+// RUN: attn-opt %s -split-input-file -convert-attn-to-nvgpu="block-kv=32 row-tiles=1" | FileCheck %s --check-prefix=BC32
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-nvgpu=row-tiles=3 2>&1 | FileCheck %s --check-prefix=BADRT
+// RUN: not attn-opt %s -split-input-file -convert-attn-to-nvgpu=block-kv=48 2>&1 | FileCheck %s --check-prefix=BADRT
 
-// BADRT: convert-attn-to-nvgpu: warps must be 0, 1, 2, 4 or 8, stages in [2, 4], kv-splits >= 1 and row-tiles 0, 1 or 2
+// BADRT: convert-attn-to-nvgpu: warps must be 0, 1, 2, 4 or 8, stages in [2, 4], kv-splits >= 1, row-tiles 0, 1 or 2 and block-kv 0, 16, 32 or 64
+
+// block-kv=32: stages of 32 keys (2 x 32 x (32 + 32) x 2 = 8192 bytes; Q,
+// 64 x 32, aliases stage 1 at 4096), blocks of 32: four 8-key S tiles
+// times two 16-column steps of D = 32, eight MMAs before the softmax
+// BC32-LABEL: func.func @causal
+// BC32: gpu.launch {{.*}} dynamic_shared_memory_size %c8192_i32
+// BC32: memref.view %{{.+}}[%c4096{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
+// BC32: arith.divui %{{.+}}, %c32
+// BC32: scf.for
+// BC32: memref.view {{.*}} to memref<32x32xf16, #gpu.address_space<workgroup>>
+// BC32-COUNT-8: nvgpu.mma.sync
+// BC32-NOT: nvgpu.mma.sync
+// BC32: gpu.shuffle  xor
 
 // By default (RT2) the causal D = 32 kernel below gives each warp two m16
 // row tiles: 4 warps, 128 query rows; Q (128 x 32) in its own space after
@@ -103,13 +118,24 @@
 // CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S0]])
 // CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S1]])
 // whole blocks: no key comparison; the scores stay unscaled (the row max
-// over the quad by xor shuffles 1 and 2, then times scale log2 e), alpha =
-// exp2(m - m_safe), P = exp2(fma(S, scale log2 e, -m_safe))
+// over the quad by xor shuffles 1 and 2, then times scale log2 e). The
+// running max moves (and acc and l are rescaled by alpha = exp2(m -
+// m_safe)) only when some row of the warp sees a block max above m + 8:
+// vote.any, one branch for the warp. Then P = exp2(fma(S, scale log2 e,
+// -m_safe)).
 // CHECK-NOT: arith.cmpi
 // CHECK: gpu.shuffle  xor %{{.+}}, %{{.+}}, %{{.+}} : f32
 // CHECK: gpu.shuffle  xor
 // CHECK-NOT: arith.cmpi {{u|s}}
+// CHECK: %[[M8:.+]] = arith.addf %{{.+}}, %cst{{(_[0-9]+)?}} : f32
+// CHECK: arith.cmpf ogt, %{{.+}}, %[[M8]] : f32
+// CHECK: %[[ANY:.+]] = nvvm.vote.sync  any %{{.+}}, %{{.+}} -> i1
+// CHECK: scf.if %[[ANY]] -> (f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, f32, f32)
+// CHECK: arith.maximumf
 // CHECK: math.exp2
+// CHECK: arith.mulf
+// CHECK: } else {
+// CHECK-NEXT: scf.yield
 // CHECK: %[[NEGM:.+]] = arith.negf
 // CHECK: %[[E:.+]] = math.fma %{{.+}}, %{{.+}}, %[[NEGM]] : f32
 // CHECK: math.exp2 %[[E]]

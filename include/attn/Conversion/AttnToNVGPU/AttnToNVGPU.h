@@ -9,7 +9,8 @@
 
 namespace mlir::attn {
 
-/// Keys per K/V tile (one stage of the shared-memory ring).
+/// Keys per K/V tile (one stage of the shared-memory ring) unless the
+/// geometry picks another (NVGPUGeometry::blockKv).
 constexpr int64_t kNVGPUBlockKv = 64;
 
 struct ConvertAttnToNVGPUOptions {
@@ -25,6 +26,8 @@ struct ConvertAttnToNVGPUOptions {
   /// m16 tiles of query rows per warp: 1 or 2 (32 rows: each K and V
   /// fragment a warp loads feeds twice the MMAs); 0 = 1.
   int64_t rowTiles = 0;
+  /// Keys per K/V tile: 16, 32 or 64; 0 = see resolveNVGPUGeometry.
+  int64_t blockKv = 0;
 };
 
 /// The tensor-core kernel's geometry for one op.
@@ -33,6 +36,7 @@ struct NVGPUGeometry {
   int64_t rowTiles;    // m16 row tiles per warp
   int64_t blockQ;      // 16 * rowTiles * warps
   int64_t stages;      // K/V ring depth
+  int64_t blockKv;     // keys per K/V tile (one ring stage)
   /// Q stays in shared memory (its own space after the ring) and its
   /// fragments are read per key block instead of held in registers: with
   /// two row tiles, 32 registers per thread fewer across the key loop.
@@ -76,6 +80,14 @@ NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t elementBytes, bool causal,
                                    int64_t seqQ = -1, bool masked = false,
                                    bool dropout = false);
+
+/// The tensor-core kernel's key block for a requested `blockKv` (a
+/// pipeline's or spec's block_kv, which the generic kernel takes as it
+/// is): 16, 32 and 64 stand, anything else (0 included) leaves the choice
+/// to resolveNVGPUGeometry.
+inline int64_t tensorCoreBlockKv(int64_t blockKv) {
+  return blockKv == 16 || blockKv == 32 || blockKv == 64 ? blockKv : 0;
+}
 
 /// Global-memory alignment (bytes) the tensor-core kernel needs for the
 /// rows of q, k and v: its cp.async copies move 16-byte chunks.
