@@ -157,10 +157,11 @@ attn_status mlir::attn::jit::compileCudaKernel(
     tc.stages = options.stages;
     tc.rowTiles = options.rowTiles;
     tc.blockKv = tensorCoreBlockKv(options.blockKv);
+    tc.chip = options.chip;
     NVGPUGeometry geo = resolveNVGPUGeometry(
         tc, spec.head_dim, dv, 2,
         spec.causal != 0, spec.seq_q,
-        spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0);
+        spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0, spec.seq_kv);
     rows = geo.blockQ;
     packHeads = geo.packHeads;
     threads = 32 * geo.warps; // rows = 16 rowTiles warps

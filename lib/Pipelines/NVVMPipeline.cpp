@@ -29,6 +29,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
     tc.stages = opts.stages;
     tc.rowTiles = opts.rowTiles;
     tc.blockKv = tensorCoreBlockKv(opts.blockKv);
+    tc.chip = opts.chip;
     tc.kvSplits = opts.kvSplits;
     pm.addPass(createConvertAttnToNVGPUPass(tc));
   }

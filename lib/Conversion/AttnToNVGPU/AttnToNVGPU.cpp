@@ -64,6 +64,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -347,9 +348,12 @@ private:
   /// ([rows x width], swizzled), 16 bytes per copy, consecutive threads on
   /// consecutive chunks (coalesced). Rows at or past `limit` (>= 1) are
   /// zero-filled: source size 0, source address clamped to row limit - 1,
-  /// so a stale or NaN value never reaches the tile.
+  /// so a stale or NaN value never reaches the tile. `inRange`: the caller
+  /// knows row0 + rows <= limit, so the copies need neither (fewer live
+  /// values across the key loop).
   void issueTile(Value src, Value tile, int64_t rows, int64_t width,
-                 Value bi, Value head, Value row0, Value limit, Value tid) {
+                 Value bi, Value head, Value row0, Value limit, Value tid,
+                 bool inRange = false) {
     int64_t perRow = width / 8, total = rows * perRow,
             threads = kWarp * geo.warps;
     Swizzle s = Swizzle::forWidth(width);
@@ -359,6 +363,13 @@ private:
         Value e = add(tid, idx(base));
         Value r = divui(e, perRow), c = remui(e, perRow);
         Value row = add(row0, r);
+        if (inRange) {
+          nvgpu::DeviceAsyncCopyOp::create(
+              b, loc, tile, ValueRange{r, physColumn(c, swizzle(s, r))}, src,
+              ValueRange{bi, head, row, mul(c, idx(8))}, b.getIndexAttr(8),
+              Value(), b.getUnitAttr());
+          return;
+        }
         Value valid = ult(row, limit);
         Value safeRow = arith::MinUIOp::create(b, loc, row, last);
         Value srcElements = select(valid, idx(8), idx(0));
@@ -400,6 +411,24 @@ private:
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
       Value stage = remui(blk, geo.stages);
       Value j0 = mul(add(blockBase, blk), idx(geo.blockKv));
+      // Two row tiles (the kernels at the register limit): every block but
+      // the last is whole, and its copies skip the row checks, which keeps
+      // fewer values live across the key loop (at D = 128: no spill with
+      // 32-key blocks, 8 bytes without this). With one row tile the second
+      // copy of the issue code made ptxas spill instead (sm_80, causal).
+      if (geo.rowTiles > 1) {
+        auto whole = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                  add(j0, idx(geo.blockKv)), skv),
+            /*withElseRegion=*/true);
+        b.setInsertionPointToStart(&whole.getThenRegion().front());
+        issueTile(k, kTile(stage), geo.blockKv, d, bi, hk, j0, skv, tid,
+                  /*inRange=*/true);
+        issueTile(v, vTile(stage), geo.blockKv, dv, bi, hk, j0, skv, tid,
+                  /*inRange=*/true);
+        b.setInsertionPointToStart(&whole.getElseRegion().front());
+      }
       issueTile(k, kTile(stage), geo.blockKv, d, bi, hk, j0, skv, tid);
       issueTile(v, vTile(stage), geo.blockKv, dv, bi, hk, j0, skv, tid);
     }
@@ -950,6 +979,7 @@ struct ConvertAttnToNVGPUPass
     kvSplits = o.kvSplits;
     rowTiles = o.rowTiles;
     blockKv = o.blockKv;
+    chip = o.chip;
   }
 
   StringRef getArgument() const final { return "convert-attn-to-nvgpu"; }
@@ -997,8 +1027,14 @@ struct ConvertAttnToNVGPUPass
   Option<int64_t> blockKv{
       *this, "block-kv",
       llvm::cl::desc("Keys per K/V tile (one ring stage): 16, 32 or 64; 0 "
-                     "= 64"),
+                     "= 32 for the two-row-tile kernels at D or Dv > 64, "
+                     "else 64"),
       llvm::cl::init(0)};
+  Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("Target GPU (sm_80, sm_90, sm_90a): the default "
+                     "geometry of D, Dv > 64 depends on it"),
+      llvm::cl::init("sm_90a")};
 
   void runOnOperation() override {
     if ((warps != 0 && warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
@@ -1047,9 +1083,11 @@ struct ConvertAttnToNVGPUPass
     o.stages = stages;
     o.rowTiles = rowTiles;
     o.blockKv = blockKv;
+    o.chip = chip;
     NVGPUGeometry geo = resolveNVGPUGeometry(
         o, d, dv, 2, op.getCausal(), op.getQueryType().getDimSize(2),
-        mask != nullptr, op.getEffectiveDropout() > 0.0);
+        mask != nullptr, op.getEffectiveDropout() > 0.0,
+        op.getKeyType().getDimSize(2));
     OpBuilder b(op);
     Location loc = op.getLoc();
     Value out = outMat.getDest(), lse = lseMat ? lseMat.getDest() : Value();
@@ -1078,7 +1116,8 @@ NVGPUGeometry
 mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                  int64_t headDim, int64_t valueDim,
                                  int64_t elementBytes, bool causal,
-                                 int64_t seqQ, bool masked, bool dropout) {
+                                 int64_t seqQ, bool masked, bool dropout,
+                                 int64_t seqKv) {
   NVGPUGeometry g;
   const bool small = std::max(headDim, valueDim) <= 64;
   // A mask's loads and dropout's Philox decision need registers that the
@@ -1087,11 +1126,26 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // A static query length of at most 32 rows (decode), warps not given.
   const bool decode = !options.warps && !ShapedType::isDynamic(seqQ) &&
                       seqQ > 0 && seqQ <= 32;
+  // Two m16 row tiles per warp at D or Dv in (64, 128] (the accumulators
+  // of 32 rows, 128 + 32 registers with 32-key blocks) fit 255 registers
+  // without spilling on sm_90 only (ptxas for sm_80 spills 4 bytes), and
+  // only without causal, a mask or dropout; measured on the H100
+  // (bench/results/cuda-h100-2026-11-22i): +4-7% over one tile with 8
+  // warps at S = 4k-16k non-causal, slower causal. Not for a static key
+  // length with a partial last block either: ptxas then spilled 36-96
+  // bytes (Skv = 300, 3000), none for a dynamic Skv or multiples of 32.
+  const bool hopper = options.chip.size() > 3 &&
+                      std::atoi(options.chip.c_str() + 3) >= 90;
+  const bool wholeKeyBlocks = seqKv <= 0 || seqKv % 32 == 0;
+  const bool wideTwoTiles = hopper && !small && !causal && !heavy &&
+                            !decode && !options.warps && !options.rowTiles &&
+                            !options.blockKv && wholeKeyBlocks;
   // Measured on the H100 (bench/results/cuda-h100-2026-11-21b): 4 warps
   // for causal kernels and for D <= 64 (with the register cap of
   // attn-nvvm-max-registers, 3 workgroups of 155 registers per SM beat one
-  // of 8 warps by 8-16%), 8 for larger non-causal heads.
-  g.warps = options.warps ? options.warps : (causal || small ? 4 : 8);
+  // of 8 warps by 8-16%), 8 for larger non-causal heads with one row tile.
+  g.warps = options.warps ? options.warps
+                          : (causal || small || wideTwoTiles ? 4 : 8);
   // Decode needs no more than 2 warps: the others would only multiply
   // masked rows. 1 warp for at most 16 rows where D, Dv <= 64 (at D = 128,
   // ptxas spills a one-warp kernel: each thread issues 32 cp.async per K/V
@@ -1102,14 +1156,15 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // feeds twice the MMAs; Q re-read from shared memory per block to stay
   // within 255 registers without spilling) for the 4-warp kernels at
   // D, Dv <= 64 without a mask or dropout: +6-16% on the H100 at S =
-  // 4k-16k (bench/results/cuda-h100-2026-11-22d). D = 128 would spill.
+  // 4k-16k (bench/results/cuda-h100-2026-11-22d); and wideTwoTiles above.
   // Decode keeps one: the rows would be padding.
   if (decode)
     g.rowTiles = 1;
   else if (options.rowTiles)
     g.rowTiles = options.rowTiles;
   else
-    g.rowTiles = g.warps == 4 && small && !heavy ? 2 : 1;
+    g.rowTiles =
+        (g.warps == 4 && small && !heavy) || wideTwoTiles ? 2 : 1;
   g.blockQ = 16 * g.rowTiles * g.warps;
   // Dropout's counter needs the real (head, row) of each row.
   g.packHeads = seqQ == 1 && !masked && !dropout;
@@ -1121,7 +1176,9 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   if (g.warps == 4 && g.rowTiles == 1 && small && !heavy)
     g.maxRegisters = 168;
   g.stages = options.stages;
-  g.blockKv = options.blockKv ? options.blockKv : kNVGPUBlockKv;
+  g.blockKv = options.blockKv          ? options.blockKv
+              : g.rowTiles > 1 && !small ? 32
+                                         : kNVGPUBlockKv;
   int64_t stage = g.blockKv * (headDim + valueDim) * elementBytes;
   int64_t qBytes = g.blockQ * headDim * elementBytes;
   // Q aliases the last stage when it fits there (see the prologue).

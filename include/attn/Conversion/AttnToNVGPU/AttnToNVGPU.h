@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace mlir::attn {
 
@@ -28,6 +29,9 @@ struct ConvertAttnToNVGPUOptions {
   int64_t rowTiles = 0;
   /// Keys per K/V tile: 16, 32 or 64; 0 = see resolveNVGPUGeometry.
   int64_t blockKv = 0;
+  /// The target (sm_80, sm_90, sm_90a, ...): some default geometries
+  /// depend on it.
+  std::string chip = "sm_90a";
 };
 
 /// The tensor-core kernel's geometry for one op.
@@ -79,7 +83,7 @@ NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t headDim, int64_t valueDim,
                                    int64_t elementBytes, bool causal,
                                    int64_t seqQ = -1, bool masked = false,
-                                   bool dropout = false);
+                                   bool dropout = false, int64_t seqKv = -1);
 
 /// The tensor-core kernel's key block for a requested `blockKv` (a
 /// pipeline's or spec's block_kv, which the generic kernel takes as it

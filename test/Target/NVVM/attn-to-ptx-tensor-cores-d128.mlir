@@ -1,0 +1,58 @@
+// The mma.sync kernel at D = 128 without causal, a mask or dropout (f16
+// and bf16, with lse, GQA). For sm_90a, when the key length is dynamic or
+// a multiple of 32, it gives each of 4 warps two m16 row tiles (128 query
+// rows per workgroup) over 32-key blocks: 2 stages x 32 x (128 + 128) x 2
+// bytes = 32 KB, plus Q (128 x 128 x 2 = 32 KB) in its own space, read
+// from shared memory per block; every block but the last is copied
+// without row checks. Otherwise (sm_80, where that geometry spills; a
+// static key length with a partial last block, e.g. 300, where ptxas
+// spilled too) it keeps 8 warps of one row tile over 64-key blocks.
+// Neither spills, split-KV or not.
+// REQUIRES: ptxas
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: sed -e s/ELT/f16/g -e 's/x200x/x?x/g' -e 's/x300x/x?x/g' -e 's/2x8x200xf32/2x8x?xf32/g' %s > %t/f16.mlir
+// RUN: sed -e s/ELT/bf16/g -e 's/x300x/x320x/g' %s > %t/bf16.mlir
+// RUN: sed -e s/ELT/f16/g %s > %t/f16s.mlir
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16.mlir -o %t/f16_90.ptx
+// RUN: FileCheck %s --check-prefix=W4 < %t/f16_90.ptx
+// RUN: FileCheck %s --check-prefix=META90 < %t/f16_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/f16_90.ptx -o %t/f16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16.mlir -o %t/f16_90one.ptx
+// RUN: %ptxas -v -arch=sm_90a %t/f16_90one.ptx -o %t/f16_90one.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/bf16.mlir -o %t/bf16_90.ptx
+// RUN: FileCheck %s --check-prefix=W4 < %t/bf16_90.ptx
+// RUN: %ptxas -v -arch=sm_90a %t/bf16_90.ptx -o %t/bf16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16s.mlir -o %t/f16s_90.ptx
+// RUN: FileCheck %s --check-prefix=W8 < %t/f16s_90.ptx
+// RUN: %ptxas -v -arch=sm_90a %t/f16s_90.ptx -o %t/f16s_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16.mlir -o %t/f16_80.ptx
+// RUN: FileCheck %s --check-prefix=W8 < %t/f16_80.ptx
+// RUN: FileCheck %s --check-prefix=META80 < %t/f16_80.json
+// RUN: %ptxas -v -arch=sm_80 %t/f16_80.ptx -o %t/f16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 --kv-splits=1 %t/bf16.mlir -o %t/bf16_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/bf16_80.ptx -o %t/bf16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+
+// W4: .maxntid 128, 1, 1
+// W4-NEXT: .maxnreg 255
+// W4: vote.sync.any.pred
+// W8: .maxntid 256, 1, 1
+// META90: "kv_splits": {"block_q": 128, "block_kv": 32, "max": 64}
+// META90: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
+// META90: "block": [128, 1, 1]
+// META90: "shared_bytes": 65536
+// META80: "kv_splits": {"block_q": 128, "block_kv": 64, "max": 64}
+// META80: "block": [256, 1, 1]
+// META80: "shared_bytes": 65536
+
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+// PTXAS: 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+
+func.func @attention(%q: tensor<2x8x200x128xELT>, %k: tensor<2x2x300x128xELT>,
+                     %v: tensor<2x2x300x128xELT>)
+    -> (tensor<2x8x200x128xELT>, tensor<2x8x200xf32>) {
+  %out, %lse = attn.sdpa %q, %k, %v
+      : tensor<2x8x200x128xELT>, tensor<2x2x300x128xELT>, tensor<2x2x300x128xELT>
+      -> tensor<2x8x200x128xELT>, tensor<2x8x200xf32>
+  return %out, %lse : tensor<2x8x200x128xELT>, tensor<2x8x200xf32>
+}
