@@ -641,10 +641,14 @@ private:
 
   /// tile[r, c] = src[bi, hk, j0 + r, c] for r < cols, the threads striding
   /// over the flattened tile so consecutive threads read consecutive
-  /// elements of a row.
+  /// elements of a row. For SPIR-V every invocation runs the same number of
+  /// iterations, the tile's end tested inside: lavapipe stored garbage into
+  /// workgroup memory when invocations left this loop at different
+  /// iterations and the stores were emulated sub-word atomics (bf16 in
+  /// 32-bit words, workgroup sizes that do not divide the tile).
   void loadTile(Value src, Value tile, int64_t width, Value bi, Value hk,
                 Value j0, Value cols, Value tid) {
-    loop(tid, idx(bc * width), idx(threads()), {}, [&](Value e, ValueRange) {
+    auto copy = [&](Value e) {
       Value r = arith::DivUIOp::create(b, loc, e, idx(width));
       Value c = arith::RemUIOp::create(b, loc, e, idx(width));
       Value inside =
@@ -654,6 +658,21 @@ private:
         Value x = memref::LoadOp::create(b, loc, src, ValueRange{bi, hk, j, c});
         memref::StoreOp::create(b, loc, x, tile, ValueRange{r, c});
       });
+    };
+    const int64_t total = bc * width, n = threads();
+    if (!spirv || total % n == 0) {
+      loop(tid, idx(total), idx(n), {}, [&](Value e, ValueRange) {
+        copy(e);
+        return SmallVector<Value>{};
+      });
+      return;
+    }
+    loop(idx(0), idx((total + n - 1) / n), idx(1), {}, [&](Value it, ValueRange) {
+      Value e = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, it, idx(n)), tid);
+      Value inTile =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e, idx(total));
+      when(inTile, [&] { copy(e); });
       return SmallVector<Value>{};
     });
   }
