@@ -1,5 +1,6 @@
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=4 spirv=true subgroup-size=8" -verify-diagnostics | FileCheck %s
 // RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=4 spirv=true subgroup-size=8 kv-splits=2" -verify-diagnostics | FileCheck %s --check-prefix=SPLIT
+// RUN: attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=5 spirv=true subgroup-size=8" | FileCheck %s --check-prefix=UNEVEN
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="spirv=true subgroup-size=12" 2>&1 | FileCheck %s --check-prefix=NOTPOW2
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="subgroup-size=8" 2>&1 | FileCheck %s --check-prefix=NOSPIRV
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-gpu="block-q=256 spirv=true subgroup-size=8" 2>&1 | FileCheck %s --check-prefix=TOOMANY
@@ -104,6 +105,22 @@
 // SPLIT: memref.store %{{.+}}, %[[PL]]
 // SPLIT: gpu.launch
 // SPLIT: memref.dealloc %[[PO]]
+
+// 40 invocations do not divide the 64 x 64 K tile: every invocation runs
+// ceil(4096 / 40) = 103 copy iterations and tests the tile's end inside
+// (lavapipe mis-stored sub-word tiles when invocations left the loop at
+// different iterations), the 64 x 20 V tile (1280 = 32 x 40) as before.
+// UNEVEN-LABEL: func.func @subgroup
+// UNEVEN: gpu.lane_id
+// UNEVEN: gpu.barrier
+// UNEVEN: %[[C103:.+]] = arith.constant 103 : index
+// UNEVEN: scf.for %[[IT:.+]] = %{{.+}} to %[[C103]] step %{{.+}} {
+// UNEVEN: %[[E0:.+]] = arith.muli %[[IT]], %{{.+}} : index
+// UNEVEN: %[[E:.+]] = arith.addi %[[E0]], %{{.+}} : index
+// UNEVEN: %[[C4096:.+]] = arith.constant 4096 : index
+// UNEVEN: arith.cmpi ult, %[[E]], %[[C4096]] : index
+// UNEVEN: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} {
+// UNEVEN: gpu.barrier
 
 // NOTPOW2: subgroup-size is 12; it must be 0 (a thread per row) or a power of two up to 128
 // NOSPIRV: subgroup-size=8 needs spirv=true
