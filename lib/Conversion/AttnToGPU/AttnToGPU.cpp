@@ -612,27 +612,28 @@ private:
         col = arith::MinUIOp::create(b, loc, col, idx(dv - 1));
       vCols.push_back(col);
     }
+    // Keys past the block (the last slot of the last block) have P = 0
+    // (their score is -inf), so instead of a branch per key their V row is
+    // the block's last one: 0 x a key's own value, which the per-row kernel
+    // multiplies too for masked keys.
+    Value lastKey = arith::SubIOp::create(b, loc, cols, c1);
     loop(c0, nSlots, c1, {}, [&](Value slot, ValueRange) {
       Value mine = memref::LoadOp::create(b, loc, sRow, slot);
       for (int64_t owner = 0; owner < sg; ++owner) {
-        // Every lane takes part in the shuffle; the key's bound is the
-        // same on every lane.
+        // Every lane takes part in the shuffle.
         Value p = gpu::ShuffleOp::create(b, loc, mine, owner, sg,
                                          gpu::ShuffleMode::IDX)
                       .getShuffleResult();
-        Value c = keyOf(slot, idx(owner));
-        Value inside =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, cols);
-        when(inside, [&] {
-          for (int64_t x = 0; x < lanesColumns(); ++x) {
-            Value y = toF32(
-                memref::LoadOp::create(b, loc, vs, ValueRange{c, vCols[x]}));
-            Value a = arith::AddFOp::create(
-                b, loc, memref::LoadOp::create(b, loc, acc, idx(x)),
-                arith::MulFOp::create(b, loc, p, y));
-            memref::StoreOp::create(b, loc, a, acc, idx(x));
-          }
-        });
+        Value c = arith::MinUIOp::create(b, loc, keyOf(slot, idx(owner)),
+                                         lastKey);
+        for (int64_t x = 0; x < lanesColumns(); ++x) {
+          Value y = toF32(
+              memref::LoadOp::create(b, loc, vs, ValueRange{c, vCols[x]}));
+          Value a = arith::AddFOp::create(
+              b, loc, memref::LoadOp::create(b, loc, acc, idx(x)),
+              arith::MulFOp::create(b, loc, p, y));
+          memref::StoreOp::create(b, loc, a, acc, idx(x));
+        }
       }
       return SmallVector<Value>{};
     });

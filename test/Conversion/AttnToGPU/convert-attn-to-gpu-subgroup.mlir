@@ -61,14 +61,19 @@
 // CHECK: %[[AL:.+]] = arith.mulf %[[ALPHA]], %[[L]] : f32
 // acc' = alpha acc, then for each key its P from the owning lane (shuffle
 // idx of slot s from lanes 0..7, width 8) times this lane's columns of V
-// (lane, lane + 8, min(lane + 16, 19))
+// (lane, lane + 8, min(lane + 16, 19)); a key past the block (P = 0) reads
+// the block's last V row instead of branching
 // CHECK: %[[COL2:.+]] = arith.minui %{{.+}}, %{{.+}} : index
+// CHECK: %[[LAST:.+]] = arith.subi %{{.+}}, %{{.+}} : index
 // CHECK: scf.for %[[PS:.+]] = %{{.+}} to %[[SLOTS]]
 // CHECK: %[[MINE:.+]] = memref.load %[[S]][%[[PS]]]
 // CHECK: %[[P0:.+]], %{{.+}} = gpu.shuffle idx %[[MINE]], %{{.+}}, %{{.+}} : f32
-// CHECK: scf.if
-// CHECK: memref.load %[[VS]]
+// CHECK: %[[KEY0:.+]] = arith.minui %{{.+}}, %[[LAST]] : index
+// CHECK-NOT: scf.if
+// CHECK: %[[V0:.+]] = memref.load %[[VS]][%[[KEY0]], %{{.+}}]
+// CHECK: %[[PV:.+]] = arith.mulf %[[P0]], %{{.+}} : f32
 // CHECK: memref.store %{{.+}}, %[[ACC]]
+// CHECK: memref.load %[[VS]][%[[KEY0]], %[[COL2]]]
 // CHECK-COUNT-7: gpu.shuffle idx %[[MINE]]
 // after the key loop: l = subgroup sum of the lanes' shares; out
 // CHECK: scf.if %[[VALID]] {
