@@ -271,8 +271,11 @@ uint64_t largestIterationCount(const std::string &diagnostics) {
 class VulkanCompiler final : public ::attn::Compiler {
 public:
   std::string configuration() const override {
-    const char *v = std::getenv("ATTN_VULKAN_VARIANT");
-    return v ? std::string("ATTN_VULKAN_VARIANT=") + v : std::string();
+    std::string config;
+    for (const char *name : {"ATTN_VULKAN_VARIANT", "ATTN_VULKAN_SUBGROUP_SIZE"})
+      if (const char *v = std::getenv(name))
+        config += (config.empty() ? "" : " ") + std::string(name) + "=" + v;
+    return config;
   }
   attn_status available(std::string &error) override {
     vk::DeviceInfo info;
