@@ -208,6 +208,42 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   return "";
 }
 
+/// Why the device cannot run the portable variant's subgroup kernel; empty
+/// when it can, with `size` the subgroup size to build it for: the
+/// device's default, or ATTN_VULKAN_SUBGROUP_SIZE where subgroup size
+/// control allows it.
+std::string subgroupKernelGap(const vk::DeviceInfo &info, int64_t &size) {
+  size = info.subgroupSize;
+  if (!info.subgroupArithmetic || !info.subgroupShuffle)
+    return "device '" + info.name + "' lacks subgroup " +
+           std::string(!info.subgroupArithmetic ? "arithmetic" : "shuffle") +
+           " operations in compute shaders";
+  if (const char *env = std::getenv("ATTN_VULKAN_SUBGROUP_SIZE");
+      env && *env) {
+    char *end = nullptr;
+    long long n = std::strtoll(env, &end, 10);
+    if (*end || n < 1)
+      return std::string("ATTN_VULKAN_SUBGROUP_SIZE='") + env +
+             "' is not a positive number";
+    size = n;
+    if (n != int64_t(info.subgroupSize) &&
+        !(info.subgroupSizeControl && n >= int64_t(info.minSubgroupSize) &&
+          n <= int64_t(info.maxSubgroupSize)))
+      return "ATTN_VULKAN_SUBGROUP_SIZE=" + std::to_string(n) +
+             ": device '" + info.name + "' has subgroups of " +
+             std::to_string(info.subgroupSize) +
+             (info.subgroupSizeControl
+                  ? " (sizes " + std::to_string(info.minSubgroupSize) + ".." +
+                        std::to_string(info.maxSubgroupSize) + ")"
+                  : " and no subgroup size control");
+  }
+  if (size < 1 || size > 128 || (size & (size - 1)))
+    return "device '" + info.name + "' has subgroups of " +
+           std::to_string(size) +
+           " invocations; the subgroup kernel takes powers of two up to 128";
+  return "";
+}
+
 /// Auto split-KV (kv_splits 0): fewer workgroups than this leave a device
 /// idle, so long key sequences are split (chooseKvSplits with
 /// kAutoSplitParallelism workers in mind).
@@ -235,8 +271,11 @@ uint64_t largestIterationCount(const std::string &diagnostics) {
 class VulkanCompiler final : public ::attn::Compiler {
 public:
   std::string configuration() const override {
-    const char *v = std::getenv("ATTN_VULKAN_VARIANT");
-    return v ? std::string("ATTN_VULKAN_VARIANT=") + v : std::string();
+    std::string config;
+    for (const char *name : {"ATTN_VULKAN_VARIANT", "ATTN_VULKAN_SUBGROUP_SIZE"})
+      if (const char *v = std::getenv(name))
+        config += (config.empty() ? "" : " ") + std::string(name) + "=" + v;
+    return config;
   }
   attn_status available(std::string &error) override {
     vk::DeviceInfo info;
@@ -283,16 +322,21 @@ public:
       forced = env;
     // coopmat-scalar (the coopmat kernel with scalar products, for any
     // device) is never chosen automatically.
+    // portable-subgroup / portable-rows force the portable variant's
+    // subgroup or invocation-per-row kernel; portable and auto choose
+    // between them by device features.
     if (forced != "auto" && forced != "portable" && forced != "tiled" &&
-        forced != "coopmat" && forced != "coopmat-scalar") {
+        forced != "coopmat" && forced != "coopmat-scalar" &&
+        forced != "portable-subgroup" && forced != "portable-rows") {
       error = "vulkan: ATTN_VULKAN_VARIANT='" + forced +
-              "' is not one of auto, portable, tiled, coopmat, "
-              "coopmat-scalar";
+              "' is not one of auto, portable, portable-subgroup, "
+              "portable-rows, tiled, coopmat, coopmat-scalar";
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     int64_t coopBlockQ = 0, coopBlockKv = 0;
     std::string coopGap;
-    bool simt = forced == "portable" || forced == "tiled";
+    bool simt = forced == "portable" || forced == "tiled" ||
+                forced == "portable-subgroup" || forced == "portable-rows";
     if (!simt) {
       if (forced != "coopmat-scalar")
         coopGap = coopMatDeviceGap(info, spec.dtype);
@@ -305,6 +349,32 @@ public:
     std::string variantName = forced == "coopmat-scalar" || forced == "tiled"
                                   ? forced
                                   : coopmat ? "coopmat" : "portable";
+    // The portable variant's kernel: a subgroup per row where the device
+    // has subgroup arithmetic and shuffles in compute, else an invocation
+    // per row.
+    int64_t subgroupSize = 0;
+    std::string portableKernel;
+    if (variantName == "portable") {
+      int64_t size = 0;
+      std::string gap = forced == "portable-rows"
+                            ? std::string("ATTN_VULKAN_VARIANT=portable-rows")
+                            : subgroupKernelGap(info, size);
+      // Asking for a subgroup size asks for the subgroup kernel too.
+      const char *sizeEnv = std::getenv("ATTN_VULKAN_SUBGROUP_SIZE");
+      const bool sizeAsked = sizeEnv && *sizeEnv && forced != "portable-rows";
+      if ((forced == "portable-subgroup" || sizeAsked) && !gap.empty())
+        return unsupported((forced == "portable-subgroup"
+                                ? "ATTN_VULKAN_VARIANT=portable-subgroup: "
+                                : "the subgroup kernel: ") +
+                           gap);
+      if (gap.empty()) {
+        subgroupSize = size;
+        portableKernel = "; kernel: a subgroup of " + std::to_string(size) +
+                         " lanes per row (subgroup arithmetic and shuffle)";
+      } else {
+        portableKernel = "; kernel: an invocation per row (" + gap + ")";
+      }
+    }
 
     // The pipeline names upstream steps textually, so the pass registry
     // must know them (the tools register at startup; libattn does here).
@@ -345,14 +415,35 @@ public:
       // An invocation per row: block_q rows per workgroup (64 by default,
       // within the device's workgroup size), K and V tiles sized to its
       // shared memory. Tails are masked in the kernel: any lengths work.
+      // The subgroup kernel: block_q rows of subgroupSize invocations each
+      // (by default defaultSubgroupRows, within the device's limits).
+      const int64_t perRow = std::max<int64_t>(subgroupSize, 1);
+      const int64_t maxInv = info.maxComputeWorkGroupInvocations;
       int64_t rows = spec.block_q > 0 ? spec.block_q : 64;
-      if (rows > int64_t(info.maxComputeWorkGroupInvocations))
+      if (subgroupSize > 0 && spec.block_q <= 0) {
+        rows = std::min(mlir::attn::defaultSubgroupRows(subgroupSize),
+                        std::max<int64_t>(1, maxInv / perRow));
+        if (info.maxComputeWorkgroupSubgroups)
+          rows = std::min<int64_t>(rows, info.maxComputeWorkgroupSubgroups);
+      }
+      if (rows * perRow > maxInv)
+        return unsupported(
+            "block_q " + std::to_string(rows) +
+            (subgroupSize > 0
+                 ? " rows of " + std::to_string(subgroupSize) + " lanes are"
+                 : std::string(" is")) +
+            " more invocations than the device's "
+            "maxComputeWorkGroupInvocations (" +
+            std::to_string(maxInv) + ")");
+      if (subgroupSize > 0 && info.maxComputeWorkgroupSubgroups &&
+          rows > int64_t(info.maxComputeWorkgroupSubgroups))
         return unsupported("block_q " + std::to_string(rows) +
-                           " is more invocations than the device's "
-                           "maxComputeWorkGroupInvocations (" +
-                           std::to_string(info.maxComputeWorkGroupInvocations) +
+                           " subgroups per workgroup are more than the "
+                           "device's maxComputeWorkgroupSubgroups (" +
+                           std::to_string(info.maxComputeWorkgroupSubgroups) +
                            ")");
       options.blockQ = rows;
+      options.subgroupSize = subgroupSize;
       options.blockKv = spec.block_kv; // 0: the pass fits shared memory
       options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
       int64_t eltBytes = static_cast<int64_t>(elemSize(spec.dtype));
@@ -546,6 +637,7 @@ public:
                     (forced != "auto" ? " (ATTN_VULKAN_VARIANT)"
                      : coopmat        ? " (auto)"
                                       : " (auto: " + coopGap + ")") +
+                    portableKernel +
                     "\n// vulkan kv splits: " + std::to_string(splits) + " (" +
                     splitWhy + ")\n" + kernelSource;
 
@@ -580,8 +672,15 @@ public:
     desc.needsInt16 = artifact.int16;
     desc.needsBFloat16 = artifact.bf16;
     desc.needsCooperativeMatrix = artifact.coopMat;
-    if (coopmat && variantName == "coopmat")
-      desc.requiredSubgroupSize = info.subgroupSize;
+    // The subgroup size the kernels were built for (coopmat, the portable
+    // subgroup kernel), from the module.
+    desc.requiredSubgroupSize = artifact.subgroupSize;
+    desc.requireFullSubgroups = artifact.subgroupSize > 0;
+    for (const mlir::attn::SPIRVDispatch &d : artifact.dispatches)
+      if (artifact.subgroupSize && d.block[0] % artifact.subgroupSize)
+        desc.requireFullSubgroups = false;
+    desc.needsSubgroupArithmetic = artifact.subgroupArithmetic;
+    desc.needsSubgroupShuffle = artifact.subgroupShuffle;
     std::unique_ptr<vk::Program> program;
     if (attn_status s = vk::createProgram(desc, program, error))
       return s;

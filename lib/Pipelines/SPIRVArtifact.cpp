@@ -168,6 +168,11 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   out.int16 = false;
   out.bf16 = false;
   out.coopMat = false;
+  out.subgroupSize = 0;
+  out.subgroupArithmetic = false;
+  out.subgroupShuffle = false;
+  if (auto n = module->getAttrOfType<IntegerAttr>(kSPIRVSubgroupSizeAttr))
+    out.subgroupSize = static_cast<uint32_t>(n.getInt());
   if (auto vce = spv.getVceTriple())
     for (spirv::Capability c : vce->getCapabilities()) {
       if (c == spirv::Capability::Float16)
@@ -178,6 +183,10 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
         out.bf16 = true;
       if (c == spirv::Capability::CooperativeMatrixKHR)
         out.coopMat = true;
+      if (c == spirv::Capability::GroupNonUniformArithmetic)
+        out.subgroupArithmetic = true;
+      if (c == spirv::Capability::GroupNonUniformShuffle)
+        out.subgroupShuffle = true;
     }
   SmallVector<uint32_t> words;
   spirv::SerializationOptions options;
@@ -246,6 +255,11 @@ std::string mlir::attn::spirvKernelMetadataJSON(const SPIRVKernelArtifact &a,
      << ",\n  \"needs_int16\": " << (a.int16 ? "true" : "false")
      << ",\n  \"needs_bfloat16\": " << (a.bf16 ? "true" : "false")
      << ",\n  \"needs_cooperative_matrix\": "
-     << (a.coopMat ? "true" : "false") << "\n}\n";
+     << (a.coopMat ? "true" : "false")
+     << ",\n  \"needs_subgroup_arithmetic\": "
+     << (a.subgroupArithmetic ? "true" : "false")
+     << ",\n  \"needs_subgroup_shuffle\": "
+     << (a.subgroupShuffle ? "true" : "false")
+     << ",\n  \"required_subgroup_size\": " << a.subgroupSize << "\n}\n";
   return os.str();
 }

@@ -10,7 +10,16 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace mlir;
+
+int64_t mlir::attn::defaultSubgroupRows(int64_t subgroupSize) {
+  // 16 rows share each staged K/V tile, within 256 invocations (lavapipe
+  // allows 32 subgroups of 8 per workgroup; GPUs of 32 or 64 lanes get 8
+  // or 4 rows).
+  return std::max<int64_t>(1, std::min<int64_t>(16, 256 / subgroupSize));
+}
 
 LogicalResult
 mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
@@ -27,20 +36,27 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   };
   // The SPIR-V steps shared by both variants, after outlining: subviews
   // folded into loads/stores, index math to arith, memory spaces to
-  // storage classes, then GPU/SCF/arith/math/memref to SPIR-V.
-  auto addToSPIRV = [&](const std::string &caps,
-                        const std::string &exts,
-                        const std::string &version) {
-    std::string steps = "spirv-attach-target{ver=" + version + " caps=" +
-                        caps + " exts=" + exts + " client_api=Vulkan},";
-    steps += "func.func(lower-affine),"
-             "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},"
-             "arith-expand{include-bf16=true},"
-             "convert-math-to-spirv,lower-affine,canonicalize),"
-             "map-memref-spirv-storage-class{client-api=vulkan},"
-             "convert-gpu-to-spirv,"
-             "spirv.module(spirv-lower-abi-attrs,spirv-update-vce,"
-             "canonicalize)";
+  // storage classes, then GPU/SCF/arith/math/memref to SPIR-V. With
+  // `subgroupSize` > 0 the kernels were written for subgroups of that size:
+  // the target says so (gpu.shuffle lowers only at the target's width) and
+  // the module records it for the launch metadata.
+  auto addToSPIRV = [&](const std::string &caps, const std::string &exts,
+                        const std::string &version,
+                        int64_t subgroupSize = 0) -> LogicalResult {
+    if (failed(addSteps("spirv-attach-target{ver=" + version + " caps=" +
+                        caps + " exts=" + exts + " client_api=Vulkan}")))
+      return failure();
+    if (subgroupSize > 0)
+      pm.addPass(createSPIRVSubgroupSizePass(subgroupSize));
+    std::string steps =
+        "func.func(lower-affine),"
+        "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},"
+        "arith-expand{include-bf16=true},"
+        "convert-math-to-spirv,lower-affine,canonicalize),"
+        "map-memref-spirv-storage-class{client-api=vulkan},"
+        "convert-gpu-to-spirv,"
+        "spirv.module(spirv-lower-abi-attrs,spirv-update-vce,"
+        "canonicalize)";
     return addSteps(steps);
   };
 
@@ -49,7 +65,8 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   // Int16 (with 16-bit storage) only where allowed: bf16 buffers are i16
   // buffers by then (SPIRVBf16Storage.cpp); without it they are emulated
   // with 32-bit words, which needs 16-bit storage off as well.
-  auto addVulkan11 = [&](std::string caps, bool int16) {
+  auto addVulkan11 = [&](std::string caps, bool int16,
+                         int64_t subgroupSize = 0) {
     std::string exts = "SPV_KHR_storage_buffer_storage_class";
     if (opts.f16)
       caps += ",Float16";
@@ -59,7 +76,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     }
     if (int16)
       caps += ",Int16";
-    return addToSPIRV(caps, exts, "v1.3");
+    return addToSPIRV(caps, exts, "v1.3", subgroupSize);
   };
   const int64_t tileQ = opts.blockQ > 0 ? int64_t(opts.blockQ) : 16;
   const int64_t tileKv = opts.blockKv > 0 ? int64_t(opts.blockKv) : 16;
@@ -81,6 +98,13 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
             std::to_string(int64_t(opts.kvSplits)) + "; it must be >= 1";
     return failure();
   }
+  if (opts.subgroupSize > 0 && opts.variant == "tiled") {
+    error = "attn-to-spirv-pipeline: subgroup-size=" +
+            std::to_string(int64_t(opts.subgroupSize)) +
+            " needs variant=portable, coopmat or coopmat-scalar: the tiled "
+            "variant uses no subgroups";
+    return failure();
+  }
   if (opts.kvSplits > 1 && opts.variant == "tiled") {
     error = "attn-to-spirv-pipeline: kv-splits=" +
             std::to_string(int64_t(opts.kvSplits)) +
@@ -88,6 +112,17 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
             "variant has no split-KV (use kv-splits=1)";
     return failure();
   }
+
+  if (opts.subgroupSize < 0 || opts.subgroupSize > 128 ||
+      (opts.subgroupSize & (opts.subgroupSize - 1))) {
+    error = "attn-to-spirv-pipeline: subgroup-size is " +
+            std::to_string(int64_t(opts.subgroupSize)) +
+            "; it must be 0 or a power of two up to 128";
+    return failure();
+  }
+  // coopmat's workgroup is one subgroup, 32 invocations unless given.
+  const int64_t coopSubgroup =
+      opts.subgroupSize > 0 ? int64_t(opts.subgroupSize) : 32;
 
   if (opts.variant == "portable") {
     // The SIMT kernel the cuda target's generic path uses, emitted for
@@ -100,12 +135,20 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // gpu.module merges them into out (and lse). Both kernels take the
     // workspaces as storage buffers like any other argument, and the loop
     // budget below is checked on each.
+    // With subgroup-size N: the subgroup kernel, a subgroup of N lanes per
+    // row (block-q rows, N x block-q invocations), subgroup reductions and
+    // shuffles (GroupNonUniform, -Arithmetic, -Shuffle; the target's
+    // subgroup size is N, and the module says so for the runtime).
+    const int64_t sg = opts.subgroupSize;
     ConvertAttnToGPUOptions gpu;
-    gpu.blockQ = opts.blockQ > 0 ? int64_t(opts.blockQ) : 64;
+    gpu.blockQ = opts.blockQ > 0 ? int64_t(opts.blockQ)
+                 : sg > 0        ? defaultSubgroupRows(sg)
+                                 : 64;
     gpu.blockKv = opts.blockKv;
     gpu.sharedMemoryBytes = opts.sharedMemoryBytes;
     gpu.spirv = true;
     gpu.kvSplits = opts.kvSplits;
+    gpu.subgroupSize = sg;
     pm.addPass(createConvertAttnToGPUPass(gpu));
     pm.addPass(createCanonicalizerPass());
     // bf16 buffers as 16-bit integers (no bf16 type in Vulkan 1.1); the
@@ -116,7 +159,11 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // Int64 is allowed (spirv-update-vce requires it only where used):
     // dropout's seed and its Philox decision need 64-bit integers, which
     // the conversion would otherwise narrow to 32 bits.
-    return addVulkan11("Shader,Int64", opts.int16);
+    return addVulkan11(sg > 0 ? "Shader,Int64,GroupNonUniform,"
+                                "GroupNonUniformArithmetic,"
+                                "GroupNonUniformShuffle"
+                              : "Shader,Int64",
+                       opts.int16, sg);
   }
   if (opts.variant == "coopmat") {
     // One gpu.launch on cooperative matrices straight from the kernel
@@ -125,7 +172,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // and the Vulkan memory model the extension requires. kv-splits = N > 1
     // adds the workspaces and the merge kernel (SplitKV.h) to the module;
     // Int64 only where dropout uses it.
-    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, opts.subgroupSize,
+    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, coopSubgroup,
                                             /*scalarMatrices=*/false,
                                             opts.kvSplits));
     // Split-KV's host-side extents (the merge grid) fold to constants.
@@ -137,7 +184,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
             "StorageBuffer16BitAccess",
             "SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
             "SPV_KHR_cooperative_matrix,SPV_KHR_vulkan_memory_model",
-            "v1.6")))
+            "v1.6", coopSubgroup)))
       return failure();
     // bf16: the f16 kernel retyped, with the capabilities it now needs.
     pm.addPass(createSPIRVCoopMatBf16Pass());
@@ -148,7 +195,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // The same kernel with scalar products: Vulkan 1.1, 16-bit storage; a
     // bf16 kernel is written in bf16 and its buffers become i16 ones, as
     // in the portable variant.
-    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, opts.subgroupSize,
+    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, coopSubgroup,
                                             /*scalarMatrices=*/true,
                                             opts.kvSplits));
     // Split-KV's host-side extents (the merge grid) fold to constants.
@@ -156,6 +203,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     pm.addPass(createSPIRVBf16StoragePass());
     if (failed(addKernelChecks()))
       return failure();
+    // No subgroup operations: its "subgroup" is only a workgroup size.
     return addVulkan11("Shader,Int64", opts.int16);
   }
   if (opts.variant != "tiled") {
@@ -204,12 +252,15 @@ void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVCoopMatBf16Pass();
   registerSPIRVVulkanMemoryModelPass();
   registerSPIRVLoopBudgetPass();
+  registerSPIRVSubgroupSizePass();
   registerPassPipeline(
       "attn-to-spirv-pipeline",
       "Lower attn.sdpa on tensors (static shapes) to a host function that "
       "launches a spirv.module. variant=portable: a workgroup per query "
-      "block, an invocation per row, K/V tiles in workgroup memory, GPU to "
-      "SPIR-V 1.3 (kv-splits=N: split-KV, a partial and a merge kernel); "
+      "block, an invocation per row (subgroup-size=N: a subgroup of N per "
+      "row, subgroup reductions and shuffles), K/V tiles in workgroup "
+      "memory, GPU to SPIR-V 1.3 (kv-splits=N: split-KV, a partial and a "
+      "merge kernel); "
       "variant=tiled: the FlashAttention rewrite, "
       "bufferization with private temporaries, one invocation per tile; "
       "variant=coopmat: one subgroup per "

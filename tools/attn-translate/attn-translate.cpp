@@ -53,9 +53,13 @@ llvm::cl::opt<std::string>
               llvm::cl::init("portable"));
 llvm::cl::opt<int64_t> clSubgroupSize(
     "subgroup-size",
-    llvm::cl::desc("--attn-to-spirv --variant=coopmat: invocations per "
-                   "workgroup, one subgroup of the target device"),
-    llvm::cl::init(32));
+    llvm::cl::desc("--attn-to-spirv: the target device's subgroup size. "
+                   "portable: 0 (default) = an invocation per query row, "
+                   "runnable on any Vulkan 1.1 device; N > 0 = the subgroup "
+                   "kernel, for devices whose subgroups have N invocations "
+                   "(metadata: required_subgroup_size). coopmat: one "
+                   "subgroup per workgroup (0 = 32)"),
+    llvm::cl::init(0));
 llvm::cl::opt<std::string>
     clSpirvMetadata("spirv-metadata",
                llvm::cl::desc("--attn-to-spirv: where to write the launch "

@@ -122,8 +122,10 @@ struct AttnToSPIRVPipelineOptions
       llvm::cl::init("portable")};
   Option<int64_t> blockQ{
       *this, "block-q",
-      llvm::cl::desc("Query rows per workgroup (portable: invocations; 0 = "
-                     "64) or per tile (tiled, coopmat: 0 = 16)"),
+      llvm::cl::desc("Query rows per workgroup (portable: 0 = 64 rows of "
+                     "an invocation each, or with subgroup-size N, 0 = "
+                     "max(1, min(16, 256 / N)) rows of N invocations each) "
+                     "or per tile (tiled, coopmat: 0 = 16)"),
       llvm::cl::init(0)};
   Option<int64_t> blockKv{
       *this, "block-kv",
@@ -144,9 +146,13 @@ struct AttnToSPIRVPipelineOptions
       llvm::cl::init(0)};
   Option<int64_t> subgroupSize{
       *this, "subgroup-size",
-      llvm::cl::desc("coopmat: invocations per workgroup, one subgroup of "
-                     "the device"),
-      llvm::cl::init(32)};
+      llvm::cl::desc("portable: 0 = an invocation per query row (any "
+                     "Vulkan 1.1 device); N > 0 = the subgroup kernel, a "
+                     "subgroup of N lanes per row (subgroup arithmetic and "
+                     "shuffle; the device's subgroups must have N "
+                     "invocations). coopmat: invocations per workgroup, one "
+                     "subgroup of the device (0 = 32)"),
+      llvm::cl::init(0)};
   Option<bool> f16{
       *this, "f16",
       llvm::cl::desc("Target devices with 16-bit storage and Float16 (the "
@@ -178,6 +184,10 @@ struct AttnToSPIRVPipelineOptions
 LogicalResult buildAttnToSPIRVPipeline(OpPassManager &pm,
                                        const AttnToSPIRVPipelineOptions &options,
                                        std::string &error);
+
+/// Query rows per workgroup of the portable variant's subgroup kernel when
+/// block-q is 0: max(1, min(16, 256 / subgroupSize)).
+int64_t defaultSubgroupRows(int64_t subgroupSize);
 
 /// The bufferization step of attn-to-spirv-pipeline (attn-spirv-bufferize).
 std::unique_ptr<Pass> createSPIRVBufferizePass();
@@ -214,6 +224,14 @@ void registerSPIRVCoopMatBf16Pass();
 /// allows (attn-spirv-loop-budget; 0 = no limit).
 std::unique_ptr<Pass> createSPIRVLoopBudgetPass(uint64_t maxIterations);
 void registerSPIRVLoopBudgetPass();
+/// The module attribute (i32) by which attn-spirv-subgroup-size records
+/// the subgroup size the kernels need, for extractSPIRVKernel.
+constexpr const char kSPIRVSubgroupSizeAttr[] = "attn.spirv_subgroup_size";
+/// After spirv-attach-target: the SPIR-V targets' subgroup size set to
+/// `size` (gpu.shuffle lowers only at that width) and the module marked
+/// with kSPIRVSubgroupSizeAttr (attn-spirv-subgroup-size).
+std::unique_ptr<Pass> createSPIRVSubgroupSizePass(int64_t size);
+void registerSPIRVSubgroupSizePass();
 /// Its last step for variant=coopmat: the Vulkan memory model on modules
 /// with cooperative matrices (attn-spirv-vulkan-memory-model).
 std::unique_ptr<Pass> createSPIRVVulkanMemoryModelPass();
@@ -262,6 +280,13 @@ struct SPIRVKernelArtifact {
   bool int16 = false; // needs Int16 (and 16-bit storage): bf16 as i16
   bool bf16 = false;  // needs BFloat16TypeKHR (SPV_KHR_bfloat16)
   bool coopMat = false; // needs CooperativeMatrixKHR (+ Vulkan memory model)
+  /// The subgroup size the kernels were written for (0: any); the runtime
+  /// must create the pipelines with it (subgroup size control, full
+  /// subgroups) or refuse.
+  uint32_t subgroupSize = 0;
+  /// Uses GroupNonUniformArithmetic / GroupNonUniformShuffle.
+  bool subgroupArithmetic = false;
+  bool subgroupShuffle = false;
   /// Every dispatch in order (split-KV: the partial kernel, then the
   /// merge); each must see the previous one's writes (a barrier).
   std::vector<SPIRVDispatch> dispatches;

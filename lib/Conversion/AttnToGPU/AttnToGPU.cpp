@@ -10,6 +10,10 @@
 // every path shares (buildDropoutKeep). The same kernel is the Vulkan
 // portable variant (option spirv: Function
 // storage for the private arrays, head-dimension loops unrolled).
+// With subgroup-size N (SPIR-V only), the portable variant's subgroup
+// kernel: a subgroup of N lanes per row instead of a thread, lanes
+// splitting the keys of a block (scores, P) and the output columns (P . V),
+// the row max and sum by subgroup reductions, P broadcast by shuffles.
 // With split-KV (SplitKV.h), grid y is Hq x splits: each workgroup walks
 // one chunk of its key blocks and writes the chunk's partial output and lse
 // for the merge kernel (out and lse directly when the count is 1).
@@ -35,6 +39,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -49,11 +54,11 @@ class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, Location loc, SdpaOp op, Value q, Value k,
                 Value v, Value mask, Value out, Value lse, int64_t br,
-                int64_t bc, bool spirv,
+                int64_t bc, bool spirv, int64_t sg,
                 std::optional<SplitKVWorkspace> ws = std::nullopt,
                 SplitKVKernelNames names = {})
       : b(b), loc(loc), op(op), q(q), k(k), v(v), mask(mask), out(out),
-        lse(lse), br(br), bc(bc), spirv(spirv), ws(ws), names(names) {
+        lse(lse), br(br), bc(bc), sg(sg), spirv(spirv), ws(ws), names(names) {
     elt = cast<MemRefType>(q.getType()).getElementType();
     d = cast<MemRefType>(q.getType()).getDimSize(3);
     dv = cast<MemRefType>(v.getType()).getDimSize(3);
@@ -81,8 +86,10 @@ public:
     // Split-KV: grid y enumerates (head, chunk) pairs.
     Value gy = ws ? arith::MulIOp::create(b, loc, hq, splitCountOf(b, loc, *ws))
                   : hq;
+    // A thread per row, or (subgroup kernel) a subgroup of sg lanes per row.
     auto launch = gpu::LaunchOp::create(
-        b, loc, gx, gy, batch, idx(br), one, one, /*dynamicSharedMemorySize=*/
+        b, loc, gx, gy, batch, idx(threads()), one, one,
+        /*dynamicSharedMemorySize=*/
         nullptr, /*asyncTokenType=*/nullptr, /*asyncDependencies=*/{},
         attributions, /*privateAttributions=*/{}, nullptr, nullptr, nullptr,
         names.module, names.partial);
@@ -101,8 +108,12 @@ public:
       split = arith::RemUIOp::create(b, loc, h, splits);
       h = arith::DivUIOp::create(b, loc, h, splits);
     }
-    body(launch.getThreadIds().x, launch.getBlockIds().x, h,
-         launch.getBlockIds().z);
+    if (sg > 0)
+      bodySubgroup(launch.getThreadIds().x, launch.getBlockIds().x, h,
+                   launch.getBlockIds().z);
+    else
+      body(launch.getThreadIds().x, launch.getBlockIds().x, h,
+           launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -111,12 +122,15 @@ private:
   Location loc;
   SdpaOp op;
   Value q, k, v, mask, out, lse, ks, vs;
-  int64_t br, bc, d = 0, dv = 0;
+  int64_t br, bc, sg, d = 0, dv = 0;
   bool spirv;
   std::optional<SplitKVWorkspace> ws;
   SplitKVKernelNames names;
   Value splits, split; // split-KV: the launch's chunk count, this chunk
   Type elt;
+
+  /// Invocations per workgroup.
+  int64_t threads() const { return sg > 0 ? br * sg : br; }
 
   /// A private array of n f32 (the Function storage class for SPIR-V).
   Value privateArray(int64_t n) {
@@ -299,48 +313,343 @@ private:
 
   /// out = l == 0 ? 0 : acc / l and lse = l == 0 ? -inf : (m + log2 l) ln 2
   /// for row i; for a split-KV chunk (`partial`), the f32 acc / l and
-  /// m + log2 l (log2 units) into the workspace at this chunk.
+  /// m + log2 l (log2 units) into the workspace at this chunk. With `lane`
+  /// (subgroup kernel), acc holds this lane's columns lane, lane + sg, ...
+  /// and lane 0 writes the lse.
   void writeResult(Value m, Value l, Value acc, Value bi, Value h, Value i,
-                   bool partial) {
+                   bool partial, Value lane = {}) {
     Value zero = f32(0.0);
     Value empty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
     Value inv = arith::DivFOp::create(b, loc, f32(1.0), l);
-    overDim(dv, {}, [&](Value dd, Value) {
-      Value a = memref::LoadOp::create(b, loc, acc, dd);
+    // Column dd of the row from accumulator element `slot`.
+    auto storeColumn = [&](Value slot, Value dd) {
+      Value a = memref::LoadOp::create(b, loc, acc, slot);
       Value o = arith::MulFOp::create(b, loc, a, inv);
       o = arith::SelectOp::create(b, loc, empty, zero, o);
       if (partial) {
         memref::StoreOp::create(b, loc, o, ws->partialOut,
                                 ValueRange{bi, h, split, i, dd});
-        return Value();
+        return;
       }
       if (!elt.isF32())
         o = arith::TruncFOp::create(b, loc, elt, o);
       memref::StoreOp::create(b, loc, o, out, ValueRange{bi, h, i, dd});
-      return Value();
-    });
+    };
+    if (!lane) {
+      overDim(dv, {}, [&](Value dd, Value) {
+        storeColumn(dd, dd);
+        return Value();
+      });
+    } else {
+      for (int64_t x = 0; x < lanesColumns(); ++x) {
+        Value col = laneColumn(x, lane);
+        if ((x + 1) * sg <= dv) {
+          storeColumn(idx(x), col);
+          continue;
+        }
+        // The last group of columns when sg does not divide Dv.
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             col, idx(dv));
+        when(inside, [&] { storeColumn(idx(x), col); });
+      }
+    }
     if (!lse && !partial)
       return;
-    // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2.
-    Value x = arith::AddFOp::create(b, loc, m, math::Log2Op::create(b, loc, l));
-    if (partial) {
+    auto writeLse = [&] {
+      // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2.
+      Value x =
+          arith::AddFOp::create(b, loc, m, math::Log2Op::create(b, loc, l));
+      if (partial) {
+        x = arith::SelectOp::create(b, loc, empty, negInf(), x);
+        memref::StoreOp::create(b, loc, x, ws->partialLse,
+                                ValueRange{bi, h, split, i});
+        return;
+      }
+      x = arith::MulFOp::create(b, loc, x, f32(kLn2));
       x = arith::SelectOp::create(b, loc, empty, negInf(), x);
-      memref::StoreOp::create(b, loc, x, ws->partialLse,
-                              ValueRange{bi, h, split, i});
+      memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, i});
+    };
+    if (!lane) {
+      writeLse();
       return;
     }
-    x = arith::MulFOp::create(b, loc, x, f32(kLn2));
-    x = arith::SelectOp::create(b, loc, empty, negInf(), x);
-    memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, i});
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
+    when(first, writeLse);
+  }
+
+  /// Subgroup kernel: the accumulator elements of a lane, ceil(Dv / sg).
+  int64_t lanesColumns() const { return (dv + sg - 1) / sg; }
+  /// Subgroup kernel: the output column of accumulator element x of `lane`.
+  Value laneColumn(int64_t x, Value lane) {
+    return arith::AddIOp::create(b, loc, idx(x * sg), lane);
+  }
+
+  /// The subgroup kernel (sg > 0): subgroup r of the workgroup computes
+  /// query row row0 + r, its sg lanes splitting the work: lane t owns keys
+  /// t, t + sg, ... of each key block (their scores, probabilities and
+  /// dropout decisions) and output columns t, t + sg, ... (its part of the
+  /// accumulator). The block's row max is a subgroup max; each lane keeps
+  /// the sum of its own probabilities (rescaled like the accumulator: m is
+  /// the same on every lane), summed over the subgroup once at the end; in
+  /// P . V each probability reaches every lane by a shuffle from its owner.
+  /// Every subgroup operation is reached by the whole subgroup (row
+  /// validity is per subgroup; per-key conditions are inside the lanes'
+  /// own work), which these operations require.
+  void bodySubgroup(Value tid, Value qb, Value h, Value bi) {
+    Value c0 = idx(0), c1 = idx(1);
+    Value sq = dim(q, 2), skv = dim(k, 2);
+    Value group = arith::DivUIOp::create(b, loc, dim(q, 1), dim(k, 1));
+    Value hk = arith::DivUIOp::create(b, loc, h, group);
+    // The subgroup's own ids, not a function of the invocation's: Vulkan
+    // does not tie subgroups to ranges of LocalInvocationIndex.
+    Value lane = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(sg));
+    Value r = gpu::SubgroupIdOp::create(b, loc, b.getIndexAttr(br));
+    Value row0 = arith::MulIOp::create(b, loc, qb, idx(br));
+    Value i = arith::AddIOp::create(b, loc, row0, r);
+    Value rowValid =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, sq);
+    Value diag = arith::SubIOp::create(b, loc, skv, sq);
+
+    // Private state per lane: the scaled query row (whole: a lane computes
+    // whole dot products), its accumulator columns, and its scores /
+    // probabilities of the current block (one more element than used, as
+    // in body()).
+    int64_t slots = (bc + sg - 1) / sg;
+    Value qrow = privateArray(d);
+    Value acc = privateArray(lanesColumns());
+    Value sRow = privateArray(slots + 1);
+
+    Value qScale = f32(op.getEffectiveScale() * kLog2e);
+    when(rowValid, [&] {
+      overDim(d, {}, [&](Value dd, Value) {
+        Value x = memref::LoadOp::create(b, loc, q, ValueRange{bi, h, i, dd});
+        Value y = arith::MulFOp::create(b, loc, toF32(x), qScale);
+        memref::StoreOp::create(b, loc, y, qrow, dd);
+        return Value();
+      });
+    });
+    Value zero = f32(0.0);
+    for (int64_t x = 0; x < lanesColumns(); ++x)
+      memref::StoreOp::create(b, loc, zero, acc, idx(x));
+
+    Value kvEnd = skv;
+    if (op.getCausal()) {
+      Value rowsEnd = arith::MinUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, row0, idx(br)), sq);
+      Value last = arith::AddIOp::create(b, loc, rowsEnd, diag);
+      kvEnd = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, last, c0), skv);
+    }
+    Value nBlocks = ceilDiv(kvEnd, bc);
+    Value jBegin = c0, jEnd = nBlocks;
+    if (ws)
+      std::tie(jBegin, jEnd) = splitKeyBlocks(b, loc, nBlocks, split, splits);
+
+    // (m, this lane's share of l)
+    ValueRange state = loop(
+        jBegin, jEnd, c1, {negInf(), zero}, [&](Value jb, ValueRange st) {
+          Value m = st[0], l = st[1];
+          Value j0 = arith::MulIOp::create(b, loc, jb, idx(bc));
+          Value cols = arith::MinUIOp::create(
+              b, loc, idx(bc), arith::SubIOp::create(b, loc, skv, j0));
+          gpu::BarrierOp::create(b, loc);
+          loadTile(k, ks, d, bi, hk, j0, cols, tid);
+          loadTile(v, vs, dv, bi, hk, j0, cols, tid);
+          gpu::BarrierOp::create(b, loc);
+
+          auto ifOp = scf::IfOp::create(
+              b, loc, rowValid,
+              [&](OpBuilder &nb, Location) {
+                OpBuilder::InsertionGuard g(b);
+                b.setInsertionPoint(nb.getInsertionBlock(),
+                                    nb.getInsertionPoint());
+                SmallVector<Value> next = foldBlockSubgroup(
+                    m, l, qrow, acc, sRow, i, j0, cols, diag, bi, h, lane);
+                scf::YieldOp::create(b, loc, next);
+              },
+              [&](OpBuilder &nb, Location) {
+                scf::YieldOp::create(nb, loc, ValueRange{m, l});
+              });
+          return SmallVector<Value>(ifOp.getResults());
+        });
+    Value m = state[0];
+
+    when(rowValid, [&] {
+      Value l = gpu::SubgroupReduceOp::create(
+          b, loc, state[1], gpu::AllReduceOperation::ADD, /*uniform=*/false);
+      if (!ws) {
+        writeResult(m, l, acc, bi, h, i, /*partial=*/false, lane);
+        return;
+      }
+      Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           splits, c1);
+      auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      writeResult(m, l, acc, bi, h, i, /*partial=*/false, lane);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      writeResult(m, l, acc, bi, h, i, /*partial=*/true, lane);
+    });
+  }
+
+  /// The score of key j0 + c for row i (q already scaled by scale log2 e),
+  /// masked: what foldBlock computes per key.
+  Value score(Value qrow, Value i, Value j0, Value c, Value diag, Value bi,
+              Value h) {
+    Value s = overDim(d, f32(0.0), [&](Value dd, Value acc) -> Value {
+      Value x = memref::LoadOp::create(b, loc, qrow, dd);
+      Value y = toF32(memref::LoadOp::create(b, loc, ks, ValueRange{c, dd}));
+      Value p = arith::MulFOp::create(b, loc, x, y);
+      return arith::AddFOp::create(b, loc, acc, p);
+    });
+    Value j = arith::AddIOp::create(b, loc, j0, c);
+    if (mask) {
+      Value mv = memref::LoadOp::create(
+          b, loc, mask, ValueRange{maskIndex(0, bi), maskIndex(1, h), i, j});
+      if (mv.getType().isInteger(1))
+        s = arith::SelectOp::create(b, loc, mv, s, negInf());
+      else
+        s = arith::AddFOp::create(
+            b, loc, s, arith::MulFOp::create(b, loc, toF32(mv), f32(kLog2e)));
+    }
+    if (op.getCausal()) {
+      Value visibleTo = arith::AddIOp::create(b, loc, i, diag);
+      Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, j,
+                                           visibleTo);
+      s = arith::SelectOp::create(b, loc, hidden, negInf(), s);
+    }
+    return s;
+  }
+
+  /// One key block folded into a row's state by its subgroup; returns
+  /// (m', this lane's share of l').
+  SmallVector<Value> foldBlockSubgroup(Value m, Value lLane, Value qrow,
+                                       Value acc, Value sRow, Value i,
+                                       Value j0, Value cols, Value diag,
+                                       Value bi, Value h, Value lane) {
+    Value c0 = idx(0), c1 = idx(1);
+    // Slots (keys of this lane: slot s is key s sg + lane) the block fills.
+    Value nSlots = ceilDiv(cols, sg);
+    auto keyOf = [&](Value slot, Value owner) {
+      return arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, slot, idx(sg)), owner);
+    };
+    // S for this lane's keys (-inf past the block), the lane's max, then
+    // the row's.
+    Value mLane =
+        loop(c0, nSlots, c1, {negInf()}, [&](Value slot, ValueRange mx) {
+          Value c = keyOf(slot, lane);
+          Value inside =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, c, cols);
+          auto ifOp = scf::IfOp::create(
+              b, loc, inside,
+              [&](OpBuilder &nb, Location) {
+                OpBuilder::InsertionGuard g(b);
+                b.setInsertionPoint(nb.getInsertionBlock(),
+                                    nb.getInsertionPoint());
+                scf::YieldOp::create(
+                    b, loc, score(qrow, i, j0, c, diag, bi, h));
+              },
+              [&](OpBuilder &nb, Location) {
+                OpBuilder::InsertionGuard g(b);
+                b.setInsertionPoint(nb.getInsertionBlock(),
+                                    nb.getInsertionPoint());
+                scf::YieldOp::create(b, loc, negInf());
+              });
+          Value s = ifOp.getResult(0);
+          memref::StoreOp::create(b, loc, s, sRow, slot);
+          return SmallVector<Value>{arith::MaximumFOp::create(b, loc, mx[0], s)};
+        })[0];
+    Value mBlk = gpu::SubgroupReduceOp::create(
+        b, loc, mLane, gpu::AllReduceOperation::MAXIMUMF, /*uniform=*/false);
+
+    // As in foldBlock: m' = max(m, rowmax), shifted by 0 when -inf.
+    Value mNew = arith::MaximumFOp::create(b, loc, m, mBlk);
+    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           mNew, negInf());
+    Value mSafe = arith::SelectOp::create(b, loc, isNegInf, f32(0.0), mNew);
+    Value alpha = math::Exp2Op::create(
+        b, loc, arith::SubFOp::create(b, loc, m, mSafe));
+    // P = exp2(S - m_safe) in place of S (dropout applied as in foldBlock);
+    // the lane's l' = alpha l + its sum of P before dropout.
+    double dropP = op.getEffectiveDropout();
+    Value rowSum =
+        loop(c0, nSlots, c1, {f32(0.0)}, [&](Value slot, ValueRange s) {
+          Value x = memref::LoadOp::create(b, loc, sRow, slot);
+          Value p = math::Exp2Op::create(
+              b, loc, arith::SubFOp::create(b, loc, x, mSafe));
+          Value used = p;
+          if (dropP > 0.0) {
+            Value j = arith::AddIOp::create(b, loc, j0, keyOf(slot, lane));
+            Value keep =
+                buildDropoutKeep(b, loc, op.getSeed(), bi, h, i, j, dropP);
+            used = arith::SelectOp::create(
+                b, loc, keep,
+                arith::MulFOp::create(b, loc, p, f32(1.0 / (1.0 - dropP))),
+                f32(0.0));
+          }
+          memref::StoreOp::create(b, loc, used, sRow, slot);
+          return SmallVector<Value>{arith::AddFOp::create(b, loc, s[0], p)};
+        })[0];
+    Value lNew = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, alpha, lLane), rowSum);
+
+    // acc' = alpha acc + P . V: for each key of the block, its probability
+    // from the lane that owns it, times this lane's columns of V's row.
+    for (int64_t x = 0; x < lanesColumns(); ++x) {
+      Value a = arith::MulFOp::create(
+          b, loc, memref::LoadOp::create(b, loc, acc, idx(x)), alpha);
+      memref::StoreOp::create(b, loc, a, acc, idx(x));
+    }
+    // A lane past Dv (sg does not divide it) reads V's last column and
+    // never writes what it accumulates.
+    SmallVector<Value> vCols;
+    for (int64_t x = 0; x < lanesColumns(); ++x) {
+      Value col = laneColumn(x, lane);
+      if ((x + 1) * sg > dv)
+        col = arith::MinUIOp::create(b, loc, col, idx(dv - 1));
+      vCols.push_back(col);
+    }
+    // Keys past the block (the last slot of the last block) have P = 0
+    // (their score is -inf), so instead of a branch per key their V row is
+    // the block's last one: 0 x a key's own value, which the per-row kernel
+    // multiplies too for masked keys.
+    Value lastKey = arith::SubIOp::create(b, loc, cols, c1);
+    loop(c0, nSlots, c1, {}, [&](Value slot, ValueRange) {
+      Value mine = memref::LoadOp::create(b, loc, sRow, slot);
+      for (int64_t owner = 0; owner < sg; ++owner) {
+        // Every lane takes part in the shuffle.
+        Value p = gpu::ShuffleOp::create(b, loc, mine, owner, sg,
+                                         gpu::ShuffleMode::IDX)
+                      .getShuffleResult();
+        Value c = arith::MinUIOp::create(b, loc, keyOf(slot, idx(owner)),
+                                         lastKey);
+        for (int64_t x = 0; x < lanesColumns(); ++x) {
+          Value y = toF32(
+              memref::LoadOp::create(b, loc, vs, ValueRange{c, vCols[x]}));
+          Value a = arith::AddFOp::create(
+              b, loc, memref::LoadOp::create(b, loc, acc, idx(x)),
+              arith::MulFOp::create(b, loc, p, y));
+          memref::StoreOp::create(b, loc, a, acc, idx(x));
+        }
+      }
+      return SmallVector<Value>{};
+    });
+    return {mNew, lNew};
   }
 
   /// tile[r, c] = src[bi, hk, j0 + r, c] for r < cols, the threads striding
   /// over the flattened tile so consecutive threads read consecutive
-  /// elements of a row.
+  /// elements of a row. For SPIR-V every invocation runs the same number of
+  /// iterations, the tile's end tested inside: lavapipe stored garbage into
+  /// workgroup memory when invocations left this loop at different
+  /// iterations and the stores were emulated sub-word atomics (bf16 in
+  /// 32-bit words, workgroup sizes that do not divide the tile).
   void loadTile(Value src, Value tile, int64_t width, Value bi, Value hk,
                 Value j0, Value cols, Value tid) {
-    loop(tid, idx(bc * width), idx(br), {}, [&](Value e, ValueRange) {
+    auto copy = [&](Value e) {
       Value r = arith::DivUIOp::create(b, loc, e, idx(width));
       Value c = arith::RemUIOp::create(b, loc, e, idx(width));
       Value inside =
@@ -350,6 +659,21 @@ private:
         Value x = memref::LoadOp::create(b, loc, src, ValueRange{bi, hk, j, c});
         memref::StoreOp::create(b, loc, x, tile, ValueRange{r, c});
       });
+    };
+    const int64_t total = bc * width, n = threads();
+    if (!spirv || total % n == 0) {
+      loop(tid, idx(total), idx(n), {}, [&](Value e, ValueRange) {
+        copy(e);
+        return SmallVector<Value>{};
+      });
+      return;
+    }
+    loop(idx(0), idx((total + n - 1) / n), idx(1), {}, [&](Value it, ValueRange) {
+      Value e = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, it, idx(n)), tid);
+      Value inTile =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, e, idx(total));
+      when(inTile, [&] { copy(e); });
       return SmallVector<Value>{};
     });
   }
@@ -475,15 +799,18 @@ struct ConvertAttnToGPUPass
     sharedMemoryBytes = o.sharedMemoryBytes;
     spirv = o.spirv;
     kvSplits = o.kvSplits;
+    subgroupSize = o.subgroupSize;
   }
 
   StringRef getArgument() const final { return "convert-attn-to-gpu"; }
   StringRef getDescription() const final {
     return "Lower attn.sdpa in destination-passing form (memrefs in and "
            "out) to a gpu.launch: a workgroup per query block, a thread per "
-           "row, K/V tiles in workgroup memory; with kv-splits > 1, a "
-           "split-KV pair (partial kernel over head x chunk, merge kernel) "
-           "over host-allocated workspaces";
+           "row (or, subgroup-size=N with spirv, a subgroup of N lanes per "
+           "row: subgroup max/add reductions and index shuffles), K/V tiles "
+           "in workgroup memory; with kv-splits > 1, a split-KV pair "
+           "(partial kernel over head x chunk, merge kernel) over "
+           "host-allocated workspaces";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, gpu::GPUDialect, math::MathDialect,
@@ -514,6 +841,15 @@ struct ConvertAttnToGPUPass
       llvm::cl::desc("1: one kernel; N > 1: split-KV kernels (partials + "
                      "merge, SplitKV.h) launched here with N key chunks"),
       llvm::cl::init(1)};
+  Option<int64_t> subgroupSize{
+      *this, "subgroup-size",
+      llvm::cl::desc("0: an invocation per query row; N > 0 (spirv only, a "
+                     "power of two up to 128): a subgroup of N lanes per "
+                     "row, block-q x N invocations per workgroup, using "
+                     "subgroup reductions and shuffles; the kernel is "
+                     "correct only where the device's subgroups have "
+                     "exactly N invocations"),
+      llvm::cl::init(0)};
 
   void runOnOperation() override {
     SmallVector<SdpaOp> ops;
@@ -532,6 +868,22 @@ struct ConvertAttnToGPUPass
     if (kvSplits < 1)
       return op.emitOpError("convert-attn-to-gpu: kv-splits is ")
              << kvSplits << "; it must be >= 1";
+    const int64_t sg = subgroupSize;
+    if (sg < 0 || sg > 128 || (sg & (sg - 1)))
+      return op.emitOpError("convert-attn-to-gpu: subgroup-size is ")
+             << sg
+             << "; it must be 0 (a thread per row) or a power of two up to "
+                "128";
+    if (sg > 0 && !spirv)
+      return op.emitOpError("convert-attn-to-gpu: subgroup-size=")
+             << sg
+             << " needs spirv=true (the subgroup kernel is the Vulkan "
+                "portable variant's; the cuda generic path uses a thread per "
+                "row)";
+    if (blockQ * std::max<int64_t>(sg, 1) > 1024)
+      return op.emitOpError("convert-attn-to-gpu: block-q ")
+             << int64_t(blockQ) << " x subgroup-size " << sg
+             << " is more than 1024 invocations per workgroup";
     Value q = sourceMemRef(op.getQuery()), k = sourceMemRef(op.getKey()),
           v = sourceMemRef(op.getValue());
     Value mask = op.getMask() ? sourceMemRef(op.getMask()) : Value();
@@ -569,7 +921,8 @@ struct ConvertAttnToGPUPass
     emitWithSplitKV(b, loc, op, q, dv, out, lse, kvSplits,
                     /*staticSplits=*/spirv, [&](auto ws, auto names) {
                       KernelBuilder(b, loc, op, q, k, v, mask, out, lse,
-                                    blockQ, bc, spirv, ws, names)
+                                    blockQ, bc, spirv, sg, ws,
+                                    names)
                           .build();
                     });
     outMat.erase();

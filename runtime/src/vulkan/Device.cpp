@@ -244,9 +244,33 @@ attn_status Device::open(std::string &error) {
   info.storageBuffer16BitAccess = storage16.storageBuffer16BitAccess;
   info.shaderFloat16 = hasF16Ext && f16.shaderFloat16;
   info.subgroupSizeControl = hasSscExt && ssc.subgroupSizeControl;
+  info.computeFullSubgroups = hasSscExt && ssc.computeFullSubgroups;
   info.cooperativeMatrix = hasCoopMat && coop.cooperativeMatrix;
   info.shaderInt64 = features.features.shaderInt64;
   info.shaderInt16 = features.features.shaderInt16;
+  VkPhysicalDeviceSubgroupProperties subgroup{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties sscProps{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  props2.pNext = &subgroup;
+  if (hasSscExt)
+    subgroup.pNext = &sscProps;
+  vk.vkGetPhysicalDeviceProperties2(physical, &props2);
+  info.subgroupSize = subgroup.subgroupSize;
+  info.minSubgroupSize = hasSscExt ? sscProps.minSubgroupSize : subgroup.subgroupSize;
+  info.maxSubgroupSize = hasSscExt ? sscProps.maxSubgroupSize : subgroup.subgroupSize;
+  info.maxComputeWorkgroupSubgroups =
+      hasSscExt ? sscProps.maxComputeWorkgroupSubgroups : 0;
+  const bool computeStage =
+      (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  info.subgroupArithmetic =
+      computeStage &&
+      (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+  info.subgroupShuffle =
+      computeStage &&
+      (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
+
   // ATTN_VULKAN_HIDE_FEATURES (comma-separated feature names) makes the
   // device look as if it lacked them: they are neither reported nor
   // enabled, so the fallbacks and refusals of devices without them can be
@@ -262,6 +286,9 @@ attn_status Device::open(std::string &error) {
         {"shaderFloat16", &info.shaderFloat16},
         {"storageBuffer16BitAccess", &info.storageBuffer16BitAccess},
         {"subgroupSizeControl", &info.subgroupSizeControl},
+        {"computeFullSubgroups", &info.computeFullSubgroups},
+        {"subgroupArithmetic", &info.subgroupArithmetic},
+        {"subgroupShuffle", &info.subgroupShuffle},
         {"cooperativeMatrix", &info.cooperativeMatrix},
         {"vulkanMemoryModel", &info.vulkanMemoryModel}};
     std::string list(hide);
@@ -288,18 +315,6 @@ attn_status Device::open(std::string &error) {
     }
   }
 
-  VkPhysicalDeviceSubgroupProperties subgroup{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-  VkPhysicalDeviceSubgroupSizeControlProperties sscProps{
-      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
-  VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props2.pNext = &subgroup;
-  if (hasSscExt)
-    subgroup.pNext = &sscProps;
-  vk.vkGetPhysicalDeviceProperties2(physical, &props2);
-  info.subgroupSize = subgroup.subgroupSize;
-  info.minSubgroupSize = hasSscExt ? sscProps.minSubgroupSize : subgroup.subgroupSize;
-  info.maxSubgroupSize = hasSscExt ? sscProps.maxSubgroupSize : subgroup.subgroupSize;
 
   if (info.cooperativeMatrix) {
     auto get = reinterpret_cast<PFN_getCoopMatProperties>(
@@ -345,6 +360,7 @@ attn_status Device::open(std::string &error) {
   VkPhysicalDeviceSubgroupSizeControlFeatures enSsc{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES};
   enSsc.subgroupSizeControl = info.subgroupSizeControl;
+  enSsc.computeFullSubgroups = info.computeFullSubgroups;
   CoopMatFeaturesKHR enCoop{kCoopMatFeaturesSType, nullptr,
                             info.cooperativeMatrix, VK_FALSE};
   VkPhysicalDeviceVulkanMemoryModelFeatures enVmm{
@@ -1005,12 +1021,26 @@ private:
     cpci.stage.pName = ep.name.c_str();
     VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroupSize{
         VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
+    // A required size goes through subgroup size control where the device
+    // has it (createProgram checked the size is in range), even when it is
+    // the default: then full subgroups are asked of that size rather than
+    // of maxSubgroupSize.
+    bool sized = false;
     if (desc.requiredSubgroupSize &&
-        desc.requiredSubgroupSize != d.info.subgroupSize) {
-      // createProgram checked that subgroup size control allows it.
+        (desc.requiredSubgroupSize != d.info.subgroupSize ||
+         d.info.subgroupSizeControl)) {
       subgroupSize.requiredSubgroupSize = desc.requiredSubgroupSize;
       cpci.stage.pNext = &subgroupSize;
+      sized = true;
     }
+    // Full subgroups where the kernels ask and the device can promise
+    // them; otherwise the default-size subgroups are taken as they come
+    // (full in practice for workgroups of whole subgroups).
+    if (desc.requiredSubgroupSize && desc.requireFullSubgroups &&
+        d.info.computeFullSubgroups &&
+        (sized || d.info.maxSubgroupSize == desc.requiredSubgroupSize))
+      cpci.stage.flags |=
+          VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     cpci.layout = e.layout;
     r = vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cpci, nullptr,
                                     &e.pipeline);
@@ -1096,6 +1126,17 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
                  ? " (sizes " + std::to_string(d->info.minSubgroupSize) + ".." +
                        std::to_string(d->info.maxSubgroupSize) + ")"
                  : " and no subgroup size control");
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  if ((desc.needsSubgroupArithmetic && !d->info.subgroupArithmetic) ||
+      (desc.needsSubgroupShuffle && !d->info.subgroupShuffle)) {
+    error = "vulkan: device '" + d->info.name +
+            "' lacks subgroup " +
+            (desc.needsSubgroupArithmetic && !d->info.subgroupArithmetic
+                 ? "arithmetic"
+                 : "shuffle") +
+            " operations in compute shaders "
+            "(VkPhysicalDeviceSubgroupProperties), which the program uses";
     return ATTN_ERROR_UNSUPPORTED;
   }
   if (desc.pushConstantBytes > d->info.maxPushConstantsSize) {

@@ -687,28 +687,31 @@ protected:
   }
 };
 
-// The portable SPIR-V kernel on the Vulkan device found here (lavapipe in
-// CI) over a random matrix: f16, bf16 and f32, head dims 8..128, Dv != D,
-// odd lengths (Sq = 1 included), GQA, causal, bool and additive masks
-// broadcast or not, lse, dropout with random 64-bit seeds, both layouts,
-// default and explicit block sizes, split-KV off, automatic (0) or forced
-// to 2, 3 or 5 chunks (clamped to the key blocks). Skipped where there is
-// no Vulkan device. What the vulkan target refuses (dynamic shapes) is not
-// drawn.
-TEST_F(Vulkan, PortableRandomMatrix) {
-  auto rng = testRng();
+/// Sets ATTN_VULKAN_VARIANT for a test's lifetime (the JIT reads it per
+/// compile and keys its cache on it).
+struct VulkanVariantGuard {
+  explicit VulkanVariantGuard(const char *variant) {
+    setenv("ATTN_VULKAN_VARIANT", variant, 1);
+  }
+  ~VulkanVariantGuard() { unsetenv("ATTN_VULKAN_VARIANT"); }
+};
+
+/// `cases` random draws of the portable variant on the Vulkan device: f16,
+/// bf16 and f32, head dims 8..128 (Dv too, so Dv that the subgroup size
+/// does not divide), odd lengths (Sq = 1 included), GQA, causal, bool and
+/// additive masks broadcast or not, lse, dropout with random 64-bit seeds,
+/// both layouts, default and explicit block sizes (`blockQs`: rows per
+/// workgroup), split-KV off, automatic (0) or forced to 2, 3 or 5 chunks
+/// (clamped to the key blocks). What the vulkan target refuses (dynamic
+/// shapes) is not drawn.
+static void portableRandomMatrix(std::mt19937_64 &rng, int cases,
+                                 const std::vector<int64_t> &blockQs) {
   const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_BF16,
                                ATTN_DTYPE_F32};
   const int64_t dims[] = {8, 16, 24, 32, 48, 64, 80, 96, 128};
   const int64_t ratios[][2] = {{1, 1}, {2, 1}, {8, 1}, {4, 2}, {6, 3}};
-  // Rows per workgroup from 2: with block_q = 1 one invocation loads whole
-  // K/V tiles, D + Dv loop iterations per key, and lavapipe's loop budget
-  // (65535 per invocation) refuses D = Dv = 128 from ~250 keys on, a correct
-  // refusal (loop-budget.test) that a random draw must not hit.
-  const int64_t blockQs[] = {0, 0, 2, 16, 33, 64, 128};
   const int64_t blockKvs[] = {0, 0, 8, 16, 32};
   const int64_t kvSplits[] = {0, 1, 2, 3, 5};
-  const int cases = 40;
   for (int n = 0; n < cases; ++n) {
     Case c;
     c.target = ATTN_TARGET_VULKAN;
@@ -735,12 +738,106 @@ TEST_F(Vulkan, PortableRandomMatrix) {
       c.dropout = 0.05 * uniform(rng, 1, 12);
       c.seed = static_cast<uint64_t>(rng());
     }
-    c.blockQ = blockQs[uniform(rng, 0, 6)];
+    c.blockQ = blockQs[uniform(rng, 0, int64_t(blockQs.size()) - 1)];
     c.blockKv = blockKvs[uniform(rng, 0, 4)];
     c.kvSplits = kvSplits[uniform(rng, 0, 4)];
     c.bshd = uniform(rng, 0, 1);
     check(c, rng);
   }
+}
+
+/// The first line of the kernel IR the vulkan JIT builds for a small spec
+/// (it names the variant and the portable kernel).
+static std::string vulkanVariantLine(attn_dtype dtype) {
+  Case c;
+  c.target = ATTN_TARGET_VULKAN;
+  c.staticShapes = true;
+  c.dtype = dtype;
+  c.Sq = 8;
+  c.Skv = 8;
+  c.D = 16;
+  attn_spec spec = c.spec();
+  attn_kernel *kernel = nullptr;
+  if (attn_compile(context(), &spec, c.target, &kernel) != ATTN_OK)
+    return std::string("compile failed: ") + attn_last_error();
+  const char *source = attn_kernel_source(kernel);
+  std::string text = source ? source : "";
+  return text.substr(0, text.find('\n'));
+}
+
+// The portable variant as the JIT picks it on the Vulkan device found here
+// (lavapipe in CI: subgroup arithmetic and shuffle, so the subgroup
+// kernel, a subgroup of 8 lanes per row) over the random matrix. Rows per
+// workgroup (block_q) up to 16, within the invocations and subgroups a
+// workgroup may have on devices with subgroups of up to 64; with block_q =
+// 1 a workgroup is one subgroup.
+TEST_F(Vulkan, PortableRandomMatrix) {
+  std::string line = vulkanVariantLine(ATTN_DTYPE_F32);
+  std::cout << "[ variant  ] " << line << "\n";
+  auto rng = testRng();
+  portableRandomMatrix(rng, 40, {0, 0, 1, 2, 5, 12, 16});
+}
+
+// The same matrix on the invocation-per-row kernel (forced: what a device
+// without subgroup arithmetic or shuffle gets). Rows per workgroup from 2:
+// with block_q = 1 one invocation loads whole K/V tiles, D + Dv loop
+// iterations per key, and lavapipe's loop budget (65535 per invocation)
+// refuses D = Dv = 128 from ~250 keys on, a correct refusal
+// (loop-budget.test) that a random draw must not hit.
+TEST_F(Vulkan, PortableRowsRandomMatrix) {
+  VulkanVariantGuard guard("portable-rows");
+  std::string line = vulkanVariantLine(ATTN_DTYPE_F32);
+  EXPECT_NE(line.find("kernel: an invocation per row"), std::string::npos)
+      << line;
+  auto rng = testRng();
+  portableRandomMatrix(rng, 20, {0, 0, 2, 16, 33, 64, 128});
+}
+
+// The subgroup kernel forced (refused where the device lacks subgroup
+// arithmetic or shuffle): the edges of its work split over the random
+// matrix's other axes. Head dims around the subgroup size (Dv = 20 and 12
+// are not multiples of 8: the last lanes' columns are masked), Sq = 1
+// (decode: one subgroup per workgroup row), lengths at and around
+// multiples of the key block (the last slots of a block empty).
+TEST_F(Vulkan, PortableSubgroupEdges) {
+  VulkanVariantGuard guard("portable-subgroup");
+  std::string line = vulkanVariantLine(ATTN_DTYPE_F16);
+  if (line.find("compile failed") != std::string::npos)
+    GTEST_SKIP() << line;
+  EXPECT_NE(line.find("kernel: a subgroup of"), std::string::npos) << line;
+  // ATTN_VULKAN_SUBGROUP_SIZE is part of the cache key: the same spec with
+  // a size no device has (3) compiles anew, and is refused.
+  setenv("ATTN_VULKAN_SUBGROUP_SIZE", "3", 1);
+  std::string bad = vulkanVariantLine(ATTN_DTYPE_F16);
+  unsetenv("ATTN_VULKAN_SUBGROUP_SIZE");
+  EXPECT_NE(bad.find("ATTN_VULKAN_SUBGROUP_SIZE=3"), std::string::npos) << bad;
+  auto rng = testRng();
+  const int64_t dvs[] = {4, 12, 20, 72};
+  const int64_t skvs[] = {1, 8, 9, 63, 64, 65, 129};
+  for (int64_t dv : dvs)
+    for (int64_t skv : skvs) {
+      Case c;
+      c.target = ATTN_TARGET_VULKAN;
+      c.staticShapes = true;
+      c.dtype = skv % 2 ? ATTN_DTYPE_F16 : ATTN_DTYPE_BF16;
+      c.D = dv == 4 ? 8 : 32;
+      c.Dv = dv;
+      c.Hq = 4;
+      c.Hkv = 2;
+      c.Sq = skv % 3 == 0 ? 1 : uniform(rng, 2, 40);
+      c.Skv = skv;
+      c.causal = skv % 2 == 1;
+      c.mask = skv == 64 ? ATTN_MASK_BOOL : ATTN_MASK_NONE;
+      c.maskB1 = true;
+      c.lse = true;
+      if (dv == 20) {
+        c.dropout = 0.25;
+        c.seed = static_cast<uint64_t>(rng());
+      }
+      c.blockKv = skv > 64 ? 16 : 0;
+      c.kvSplits = skv == 129 ? 3 : 1;
+      check(c, rng);
+    }
 }
 
 // Split-KV on the portable kernel where rows see no key at all: rows fully

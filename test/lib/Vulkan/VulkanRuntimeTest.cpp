@@ -70,13 +70,16 @@ TEST(VulkanRuntime, DeviceInfo) {
   if (!info.cooperativeMatrix)
     EXPECT_TRUE(info.coopMatShapes.empty());
   std::printf("device %u '%s': api %u.%u, fp16 %d, 16-bit storage %d, "
-              "subgroup %u [%u, %u] (size control %d), coopmat %d (%zu "
+              "subgroup %u [%u, %u] (size control %d, full %d, arithmetic "
+              "%d, shuffle %d, at most %u per workgroup), coopmat %d (%zu "
               "shapes), vulkan memory model %d, shared %u B, timestamps %d\n",
               info.index, info.name.c_str(), info.apiVersion >> 22,
               (info.apiVersion >> 12) & 0x3ff, info.shaderFloat16,
               info.storageBuffer16BitAccess, info.subgroupSize,
               info.minSubgroupSize, info.maxSubgroupSize,
-              info.subgroupSizeControl, info.cooperativeMatrix,
+              info.subgroupSizeControl, info.computeFullSubgroups,
+              info.subgroupArithmetic, info.subgroupShuffle,
+              info.maxComputeWorkgroupSubgroups, info.cooperativeMatrix,
               info.coopMatShapes.size(), info.vulkanMemoryModel,
               info.maxComputeSharedMemorySize,
               info.timestamps);
@@ -254,6 +257,15 @@ TEST(VulkanRuntime, RejectsBadPrograms) {
     EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);
     EXPECT_NE(error.find("VK_KHR_shader_bfloat16"), std::string::npos)
         << error;
+  }
+  // A program using subgroup arithmetic or shuffles where the device lacks
+  // them in compute shaders (hidden in vulkan-runtime.test).
+  if (!info.subgroupArithmetic || !info.subgroupShuffle) {
+    desc = axpyDesc();
+    desc.needsSubgroupArithmetic = true;
+    desc.needsSubgroupShuffle = true;
+    EXPECT_EQ(createProgram(desc, program, error), ATTN_ERROR_UNSUPPORTED);
+    EXPECT_NE(error.find("lacks subgroup"), std::string::npos) << error;
   }
   desc = axpyDesc();
   desc.requiredSubgroupSize = info.maxSubgroupSize * 2;

@@ -28,6 +28,12 @@ struct ConvertAttnToGPUOptions {
   /// over Hq x chunks, merge kernel), launched by the host code with N
   /// chunks; the kernels take any count from the workspace's extent.
   int64_t kvSplits = 1;
+  /// 0: a thread per query row. N > 0 (spirv only): a subgroup of N lanes
+  /// per row (blockQ x N invocations per workgroup); lane t computes the
+  /// scores of keys t, t + N, ... and owns output columns t, t + N, ...;
+  /// the row max and sum are subgroup reductions, P reaches every lane by
+  /// shuffles. Valid only where subgroups have exactly N invocations.
+  int64_t subgroupSize = 0;
 };
 
 /// convert-attn-to-gpu: rewrites each attn.sdpa in destination-passing form

@@ -49,8 +49,17 @@ struct DeviceInfo {
   bool shaderBFloat16Type = false;
   bool shaderBFloat16CooperativeMatrix = false;
   bool subgroupSizeControl = false;
+  /// VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT allowed.
+  bool computeFullSubgroups = false;
   uint32_t subgroupSize = 0;
   uint32_t minSubgroupSize = 0, maxSubgroupSize = 0;
+  /// Subgroups per workgroup with subgroup size control (0: not reported).
+  uint32_t maxComputeWorkgroupSubgroups = 0;
+  /// VkPhysicalDeviceSubgroupProperties (Vulkan 1.1): arithmetic
+  /// (reductions) and shuffle operations, each counted only when
+  /// supportedStages includes the compute stage.
+  bool subgroupArithmetic = false;
+  bool subgroupShuffle = false;
   bool cooperativeMatrix = false; // extension present and feature enabled
   bool vulkanMemoryModel = false;  // 1.2 core or VK_KHR_vulkan_memory_model
   std::vector<CoopMatShape> coopMatShapes;
@@ -122,6 +131,16 @@ struct ProgramDesc {
   /// The workgroup must be one subgroup of this size (0: any). Set through
   /// subgroup size control when the device's default differs.
   uint32_t requiredSubgroupSize = 0;
+  /// With requiredSubgroupSize: every entry point's workgroup x size is a
+  /// multiple of it and the kernels need whole subgroups
+  /// (VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT where the
+  /// device has computeFullSubgroups; elsewhere such workgroups get full
+  /// subgroups of the default size in practice).
+  bool requireFullSubgroups = false;
+  /// The module uses subgroup arithmetic / shuffles (GroupNonUniform-
+  /// Arithmetic / -Shuffle): refused on devices without them in compute.
+  bool needsSubgroupArithmetic = false;
+  bool needsSubgroupShuffle = false;
 };
 
 /// What one storage-buffer binding of a dispatch is: one of the run's host
