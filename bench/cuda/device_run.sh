@@ -24,7 +24,7 @@ python3 bench/cuda/run_h100.py --artifacts "$ART" --out "$OUT" \
   --artifacts "$ART" --out "$OUT/memcheck" --quick > "$OUT/memcheck.log" 2>&1 || status=1
 "$SAN" --tool racecheck --error-exitcode 3 python3 bench/cuda/run_h100.py \
   --artifacts "$ART" --out "$OUT/racecheck" --quick \
-  --only tc_f16_d64_boolmask_lse,tc_bf16_d128_addmask_causal_lse \
+  --only tc_f16_d64_boolmask_lse,tc_bf16_d128_addmask_causal_lse,tc_f16_d256_boolmask_causal_lse,tc_f16_d128 \
   > "$OUT/racecheck.log" 2>&1 || status=1
 grep -h "correctness:" "$OUT/run.log" "$OUT/memcheck.log" "$OUT/racecheck.log"
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log"

@@ -36,6 +36,14 @@ for dt in f16 bf16; do
     done
   done
 done
+# D = 256 on the tensor-core kernel (one row tile, 16-key blocks), checked
+# and timed, and with a bool mask, causal and lse (checked).
+gen tc_f16_d256 f16 256 ""
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_f16_d256.mlir" -o "$OUT/tc_f16_d256.ptx"
+gen tc_bf16_d256_causal bf16 256 causal
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_bf16_d256_causal.mlir" -o "$OUT/tc_bf16_d256_causal.ptx"
+gen tc_f16_d256_boolmask_causal_lse f16 256 causal "tensor<1x1x?x?xi1>" lse
+"$TR" --attn-to-ptx --tensor-cores --chip=sm_90a "$OUT/tc_f16_d256_boolmask_causal_lse.mlir" -o "$OUT/tc_f16_d256_boolmask_causal_lse.ptx"
 # Masks on the tensor-core kernel, with lse (checked, not timed): a bool mask
 # shared by every batch and head, an additive one per batch shared by heads.
 gen tc_f16_d64_boolmask_lse f16 64 "" "tensor<1x1x?x?xi1>" lse
@@ -80,5 +88,6 @@ MLIR
 gen_decode tc_decode_f16_d128 f16 128
 gen_decode tc_decode_bf16_d128 bf16 128
 gen_decode tc_decode_f16_d64 f16 64
+gen_decode tc_decode_bf16_d256 bf16 256
 cp "$BUILD/lib/libattn_runtime.so" "$OUT/"
 ls -la "$OUT"

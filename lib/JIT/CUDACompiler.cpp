@@ -40,8 +40,8 @@ std::string mlir::attn::jit::ptxFeaturesFor(const std::string &) {
 bool mlir::attn::jit::tensorCoreEligible(const attn_spec &spec) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   return (spec.dtype == ATTN_DTYPE_F16 || spec.dtype == ATTN_DTYPE_BF16) &&
-         spec.head_dim % 16 == 0 && dv % 16 == 0 && spec.head_dim <= 128 &&
-         dv <= 128 && spec.variant == ATTN_VARIANT_DEFAULT;
+         spec.head_dim % 16 == 0 && dv % 16 == 0 && spec.head_dim <= 256 &&
+         dv <= 256 && spec.variant == ATTN_VARIANT_DEFAULT;
 }
 
 namespace {

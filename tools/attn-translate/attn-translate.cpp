@@ -74,9 +74,9 @@ llvm::cl::opt<std::string>
            llvm::cl::init("sm_90a"));
 llvm::cl::opt<bool> clTensorCores(
     "tensor-cores",
-    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: experimental mma.sync "
-                   "kernel where it applies (f16, D, Dv multiples of 16 up "
-                   "to 128, no mask or dropout)"),
+    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: the mma.sync kernel "
+                   "where it applies (f16 or bf16, D, Dv multiples of 16 up "
+                   "to 256, unit-stride rows); others the generic kernel"),
     llvm::cl::init(false));
 llvm::cl::opt<int64_t> clWarps(
     "warps",

@@ -24,7 +24,7 @@ struct CudaCompileOptions {
 };
 
 /// Whether convert-attn-to-nvgpu handles `spec`: f16 or bf16, D and Dv
-/// multiples of 16 up to 128, any mask, any dropout, the default variant.
+/// multiples of 16 up to 256, any mask, any dropout, the default variant.
 bool tensorCoreEligible(const attn_spec &spec);
 
 /// The PTX version a chip needs (+ptx80 covers sm_80 through sm_90a).

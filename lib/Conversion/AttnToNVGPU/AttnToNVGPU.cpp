@@ -8,8 +8,12 @@
 // nvvm.mma.sync for bf16 (MLIR 22's nvgpu.mma.sync cannot deduce bf16 PTX
 // types).
 //
+// D and Dv up to 256 (over 128: one row tile, Q read from shared memory
+// per block, 16-key blocks).
+//
 // Shared memory (dynamic, one i8 buffer cut by memref.view) is a ring of
-// `stages` K/V tiles of 64 keys, filled by cp.async (nvgpu.device_async_copy,
+// `stages` K/V tiles of 64 keys (16 or 32 in some geometries), filled by
+// cp.async (nvgpu.device_async_copy,
 // 16-byte chunks, rows past the end zero-filled by a source size of 0):
 // block j + stages - 1 is in flight while block j is computed. Within a
 // tile row, 16-byte chunk c is stored at chunk c ^ swizzle(row), so that
@@ -985,7 +989,7 @@ struct ConvertAttnToNVGPUPass
   StringRef getArgument() const final { return "convert-attn-to-nvgpu"; }
   StringRef getDescription() const final {
     return "Lower the attn.sdpa ops the tensor-core kernel supports (f16 or "
-           "bf16, D and Dv multiples of 16 up to 128, an optional bool or "
+           "bf16, D and Dv multiples of 16 up to 256, an optional bool or "
            "additive mask, optional dropout; destination-passing form) to a "
            "gpu.launch of cp.async (a swizzled multi-stage K/V ring in "
            "dynamic shared memory), ldmatrix and mma.sync; requires q, k, v "
@@ -1057,8 +1061,8 @@ struct ConvertAttnToNVGPUPass
     Type elt = op.getQueryType().getElementType();
     int64_t d = op.getQueryType().getDimSize(3);
     int64_t dv = op.getValueType().getDimSize(3);
-    if (!(elt.isF16() || elt.isBF16()) || d % 16 || dv % 16 || d > 128 ||
-        dv > 128)
+    if (!(elt.isF16() || elt.isBF16()) || d % 16 || dv % 16 || d > 256 ||
+        dv > 256)
       return;
     Value q = sourceMemRef(op.getQuery()), k = sourceMemRef(op.getKey()),
           v = sourceMemRef(op.getValue());
@@ -1120,6 +1124,11 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                  int64_t seqKv) {
   NVGPUGeometry g;
   const bool small = std::max(headDim, valueDim) <= 64;
+  // D or Dv in (128, 256]: one row tile of 4 warps, Q read from shared
+  // memory per block (held, its fragments would take 64 registers), 16-key
+  // blocks (the accumulators alone take Dv / 2 registers; with 32 keys
+  // ptxas spilled 20 bytes causal for sm_90a, with 64 52-76).
+  const bool huge = std::max(headDim, valueDim) > 128;
   // A mask's loads and dropout's Philox decision need registers that the
   // two-tile and 168-register geometries do not leave.
   const bool heavy = masked || dropout;
@@ -1137,7 +1146,7 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   const bool hopper = options.chip.size() > 3 &&
                       std::atoi(options.chip.c_str() + 3) >= 90;
   const bool wholeKeyBlocks = seqKv <= 0 || seqKv % 32 == 0;
-  const bool wideTwoTiles = hopper && !small && !causal && !heavy &&
+  const bool wideTwoTiles = hopper && !small && !huge && !causal && !heavy &&
                             !decode && !options.warps && !options.rowTiles &&
                             !options.blockKv && wholeKeyBlocks;
   // Measured on the H100 (bench/results/cuda-h100-2026-11-21b): 4 warps
@@ -1145,7 +1154,7 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // attn-nvvm-max-registers, 3 workgroups of 155 registers per SM beat one
   // of 8 warps by 8-16%), 8 for larger non-causal heads with one row tile.
   g.warps = options.warps ? options.warps
-                          : (causal || small || wideTwoTiles ? 4 : 8);
+                          : (causal || small || huge || wideTwoTiles ? 4 : 8);
   // Decode needs no more than 2 warps: the others would only multiply
   // masked rows. 1 warp for at most 16 rows where D, Dv <= 64 (at D = 128,
   // ptxas spills a one-warp kernel: each thread issues 32 cp.async per K/V
@@ -1176,13 +1185,14 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   if (g.warps == 4 && g.rowTiles == 1 && small && !heavy)
     g.maxRegisters = 168;
   g.stages = options.stages;
-  g.blockKv = options.blockKv          ? options.blockKv
-              : g.rowTiles > 1 && !small ? 32
-                                         : kNVGPUBlockKv;
+  g.blockKv = options.blockKv                     ? options.blockKv
+              : huge                            ? 16
+              : g.rowTiles > 1 && !small        ? 32
+                                                : kNVGPUBlockKv;
   int64_t stage = g.blockKv * (headDim + valueDim) * elementBytes;
   int64_t qBytes = g.blockQ * headDim * elementBytes;
   // Q aliases the last stage when it fits there (see the prologue).
-  g.qFromSmem = g.rowTiles > 1;
+  g.qFromSmem = g.rowTiles > 1 || huge;
   g.sharedBytes =
       g.stages * stage + (qBytes <= stage && !g.qFromSmem ? 0 : qBytes);
   return g;

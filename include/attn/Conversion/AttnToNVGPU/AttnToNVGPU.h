@@ -99,7 +99,7 @@ constexpr int64_t kNVGPUGlobalAlignment = 16;
 
 /// convert-attn-to-nvgpu: rewrites each attn.sdpa in destination-passing
 /// form that the tensor-core kernel supports (f16 or bf16, D and Dv
-/// multiples of 16 up to 128, an optional mask, optional dropout) into a
+/// multiples of 16 up to 256, an optional mask, optional dropout) into a
 /// gpu.launch using nvgpu.device_async_copy, nvgpu.ldmatrix and mma.sync;
 /// other ops are left for convert-attn-to-gpu.
 std::unique_ptr<Pass>
