@@ -108,12 +108,8 @@ public:
       split = arith::RemUIOp::create(b, loc, h, splits);
       h = arith::DivUIOp::create(b, loc, h, splits);
     }
-    if (sg > 0)
-      bodySubgroup(launch.getThreadIds().x, launch.getBlockIds().x, h,
-                   launch.getBlockIds().z);
-    else
-      body(launch.getThreadIds().x, launch.getBlockIds().x, h,
-           launch.getBlockIds().z);
+    body(launch.getThreadIds().x, launch.getBlockIds().x, h,
+         launch.getBlockIds().z);
     gpu::TerminatorOp::create(b, loc);
   }
 
@@ -210,27 +206,53 @@ private:
     return broadcastIndex(b, loc, mask, i, at);
   }
 
+  /// One thread per row (sg == 0): thread r of the workgroup computes
+  /// query row row0 + r and holds its whole state.
+  ///
+  /// The subgroup kernel (sg > 0): subgroup r of the workgroup computes
+  /// query row row0 + r, its sg lanes splitting the work: lane t owns keys
+  /// t, t + sg, ... of each key block (their scores, probabilities and
+  /// dropout decisions) and output columns t, t + sg, ... (its part of the
+  /// accumulator). The block's row max is a subgroup max; each lane keeps
+  /// the sum of its own probabilities (rescaled like the accumulator: m is
+  /// the same on every lane), summed over the subgroup once at the end; in
+  /// P . V each probability reaches every lane by a shuffle from its owner.
+  /// Every subgroup operation is reached by the whole subgroup (row
+  /// validity is per subgroup; per-key conditions are inside the lanes'
+  /// own work), which these operations require.
   void body(Value tid, Value qb, Value h, Value bi) {
     Value c0 = idx(0), c1 = idx(1);
     Value sq = dim(q, 2), skv = dim(k, 2);
     Value group = arith::DivUIOp::create(b, loc, dim(q, 1), dim(k, 1));
     Value hk = arith::DivUIOp::create(b, loc, h, group);
+    // The subgroup kernel uses the subgroup's own ids, not a function of
+    // the invocation's: Vulkan does not tie subgroups to ranges of
+    // LocalInvocationIndex.
+    Value lane, r = tid;
+    if (sg) {
+      lane = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(sg));
+      r = gpu::SubgroupIdOp::create(b, loc, b.getIndexAttr(br));
+    }
     Value row0 = arith::MulIOp::create(b, loc, qb, idx(br));
-    Value i = arith::AddIOp::create(b, loc, row0, tid);
+    Value i = arith::AddIOp::create(b, loc, row0, r);
     Value rowValid =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, sq);
     Value diag = arith::SubIOp::create(b, loc, skv, sq);
 
-    // Private state: the scaled query row, the output accumulator and the
-    // current block's scores / probabilities.
+    // Private state: the scaled query row (whole in the subgroup kernel
+    // too: a lane computes whole dot products), the output accumulator (a
+    // lane's columns in the subgroup kernel) and the current block's scores
+    // / probabilities (a lane's keys). For SPIR-V one element more than
+    // used: Mesa's NIR fully unrolls a loop whose trip count equals the
+    // length of a private array it indexes (to keep the array in
+    // registers), and a single key block of exactly bc keys folds the
+    // per-key loops to constant trip count bc; at D = 128 the three
+    // unrolled loops took lavapipe minutes to compile.
+    const int64_t accLen = sg ? lanesColumns() : dv;
+    const int64_t slots = sg ? (bc + sg - 1) / sg : bc;
     Value qrow = privateArray(d);
-    Value acc = privateArray(dv);
-    // For SPIR-V one element more than a key block: Mesa's NIR fully
-    // unrolls a loop whose trip count equals the length of a private array
-    // it indexes (to keep the array in registers), and a single key block
-    // of exactly bc keys folds the per-key loops to constant trip count bc;
-    // at D = 128 the three unrolled loops took lavapipe minutes to compile.
-    Value sRow = privateArray(spirv ? bc + 1 : bc);
+    Value acc = privateArray(accLen);
+    Value sRow = privateArray(spirv ? slots + 1 : slots);
 
     // scale * log2(e) is folded into q once, so every exponential is exp2.
     Value qScale = f32(op.getEffectiveScale() * kLog2e);
@@ -243,8 +265,8 @@ private:
       });
     });
     Value zero = f32(0.0);
-    overDim(dv, {}, [&](Value dd, Value) {
-      memref::StoreOp::create(b, loc, zero, acc, dd);
+    overDim(accLen, {}, [&](Value x, Value) {
+      memref::StoreOp::create(b, loc, zero, acc, x);
       return Value();
     });
 
@@ -283,7 +305,10 @@ private:
                 b.setInsertionPoint(nb.getInsertionBlock(),
                                     nb.getInsertionPoint());
                 SmallVector<Value> next =
-                    foldBlock(m, l, qrow, acc, sRow, i, j0, cols, diag, bi, h);
+                    sg ? foldBlockSubgroup(m, l, qrow, acc, sRow, i, j0, cols,
+                                           diag, bi, h, lane)
+                       : foldBlock(m, l, qrow, acc, sRow, i, j0, cols, diag,
+                                   bi, h);
                 scf::YieldOp::create(b, loc, next);
               },
               [&](OpBuilder &nb, Location) {
@@ -291,13 +316,18 @@ private:
               });
           return SmallVector<Value>(ifOp.getResults());
         });
-    Value m = state[0], l = state[1];
+    Value m = state[0];
 
     // out and lse; for a split-KV chunk (unless the launch has one chunk)
-    // the partials for the merge kernel instead.
+    // the partials for the merge kernel instead. The subgroup kernel's l is
+    // each lane's share until summed here.
     when(rowValid, [&] {
+      Value l = state[1];
+      if (sg)
+        l = gpu::SubgroupReduceOp::create(
+            b, loc, l, gpu::AllReduceOperation::ADD, /*uniform=*/false);
       if (!ws) {
-        writeResult(m, l, acc, bi, h, i, /*partial=*/false);
+        writeResult(m, l, acc, bi, h, i, /*partial=*/false, lane);
         return;
       }
       Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
@@ -305,9 +335,9 @@ private:
       auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      writeResult(m, l, acc, bi, h, i, /*partial=*/false);
+      writeResult(m, l, acc, bi, h, i, /*partial=*/false, lane);
       b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      writeResult(m, l, acc, bi, h, i, /*partial=*/true);
+      writeResult(m, l, acc, bi, h, i, /*partial=*/true, lane);
     });
   }
 
@@ -386,112 +416,21 @@ private:
     return arith::AddIOp::create(b, loc, idx(x * sg), lane);
   }
 
-  /// The subgroup kernel (sg > 0): subgroup r of the workgroup computes
-  /// query row row0 + r, its sg lanes splitting the work: lane t owns keys
-  /// t, t + sg, ... of each key block (their scores, probabilities and
-  /// dropout decisions) and output columns t, t + sg, ... (its part of the
-  /// accumulator). The block's row max is a subgroup max; each lane keeps
-  /// the sum of its own probabilities (rescaled like the accumulator: m is
-  /// the same on every lane), summed over the subgroup once at the end; in
-  /// P . V each probability reaches every lane by a shuffle from its owner.
-  /// Every subgroup operation is reached by the whole subgroup (row
-  /// validity is per subgroup; per-key conditions are inside the lanes'
-  /// own work), which these operations require.
-  void bodySubgroup(Value tid, Value qb, Value h, Value bi) {
-    Value c0 = idx(0), c1 = idx(1);
-    Value sq = dim(q, 2), skv = dim(k, 2);
-    Value group = arith::DivUIOp::create(b, loc, dim(q, 1), dim(k, 1));
-    Value hk = arith::DivUIOp::create(b, loc, h, group);
-    // The subgroup's own ids, not a function of the invocation's: Vulkan
-    // does not tie subgroups to ranges of LocalInvocationIndex.
-    Value lane = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(sg));
-    Value r = gpu::SubgroupIdOp::create(b, loc, b.getIndexAttr(br));
-    Value row0 = arith::MulIOp::create(b, loc, qb, idx(br));
-    Value i = arith::AddIOp::create(b, loc, row0, r);
-    Value rowValid =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, i, sq);
-    Value diag = arith::SubIOp::create(b, loc, skv, sq);
-
-    // Private state per lane: the scaled query row (whole: a lane computes
-    // whole dot products), its accumulator columns, and its scores /
-    // probabilities of the current block (one more element than used, as
-    // in body()).
-    int64_t slots = (bc + sg - 1) / sg;
-    Value qrow = privateArray(d);
-    Value acc = privateArray(lanesColumns());
-    Value sRow = privateArray(slots + 1);
-
-    Value qScale = f32(op.getEffectiveScale() * kLog2e);
-    when(rowValid, [&] {
-      overDim(d, {}, [&](Value dd, Value) {
-        Value x = memref::LoadOp::create(b, loc, q, ValueRange{bi, h, i, dd});
-        Value y = arith::MulFOp::create(b, loc, toF32(x), qScale);
-        memref::StoreOp::create(b, loc, y, qrow, dd);
-        return Value();
-      });
-    });
-    Value zero = f32(0.0);
-    for (int64_t x = 0; x < lanesColumns(); ++x)
-      memref::StoreOp::create(b, loc, zero, acc, idx(x));
-
-    Value kvEnd = skv;
-    if (op.getCausal()) {
-      Value rowsEnd = arith::MinUIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, row0, idx(br)), sq);
-      Value last = arith::AddIOp::create(b, loc, rowsEnd, diag);
-      kvEnd = arith::MinSIOp::create(
-          b, loc, arith::MaxSIOp::create(b, loc, last, c0), skv);
-    }
-    Value nBlocks = ceilDiv(kvEnd, bc);
-    Value jBegin = c0, jEnd = nBlocks;
-    if (ws)
-      std::tie(jBegin, jEnd) = splitKeyBlocks(b, loc, nBlocks, split, splits);
-
-    // (m, this lane's share of l)
-    ValueRange state = loop(
-        jBegin, jEnd, c1, {negInf(), zero}, [&](Value jb, ValueRange st) {
-          Value m = st[0], l = st[1];
-          Value j0 = arith::MulIOp::create(b, loc, jb, idx(bc));
-          Value cols = arith::MinUIOp::create(
-              b, loc, idx(bc), arith::SubIOp::create(b, loc, skv, j0));
-          gpu::BarrierOp::create(b, loc);
-          loadTile(k, ks, d, bi, hk, j0, cols, tid);
-          loadTile(v, vs, dv, bi, hk, j0, cols, tid);
-          gpu::BarrierOp::create(b, loc);
-
-          auto ifOp = scf::IfOp::create(
-              b, loc, rowValid,
-              [&](OpBuilder &nb, Location) {
-                OpBuilder::InsertionGuard g(b);
-                b.setInsertionPoint(nb.getInsertionBlock(),
-                                    nb.getInsertionPoint());
-                SmallVector<Value> next = foldBlockSubgroup(
-                    m, l, qrow, acc, sRow, i, j0, cols, diag, bi, h, lane);
-                scf::YieldOp::create(b, loc, next);
-              },
-              [&](OpBuilder &nb, Location) {
-                scf::YieldOp::create(nb, loc, ValueRange{m, l});
-              });
-          return SmallVector<Value>(ifOp.getResults());
-        });
-    Value m = state[0];
-
-    when(rowValid, [&] {
-      Value l = gpu::SubgroupReduceOp::create(
-          b, loc, state[1], gpu::AllReduceOperation::ADD, /*uniform=*/false);
-      if (!ws) {
-        writeResult(m, l, acc, bi, h, i, /*partial=*/false, lane);
-        return;
-      }
-      Value single = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           splits, c1);
-      auto ifOp = scf::IfOp::create(b, loc, single, /*withElseRegion=*/true);
-      OpBuilder::InsertionGuard g(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      writeResult(m, l, acc, bi, h, i, /*partial=*/false, lane);
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      writeResult(m, l, acc, bi, h, i, /*partial=*/true, lane);
-    });
+  /// P = exp2(S - m_safe) for score `x` of row i, and what P . V uses:
+  /// with dropout keep(seed, b, h, i, j) ? P / (1 - p) : 0 (the shared
+  /// Philox decision, docs/Semantics.md; `key` gives j), else P itself.
+  std::pair<Value, Value> probability(Value x, Value mSafe, Value bi, Value h,
+                                      Value i, function_ref<Value()> key) {
+    Value p = math::Exp2Op::create(b, loc,
+                                   arith::SubFOp::create(b, loc, x, mSafe));
+    double dropP = op.getEffectiveDropout();
+    if (dropP <= 0.0)
+      return {p, p};
+    Value keep = buildDropoutKeep(b, loc, op.getSeed(), bi, h, i, key(), dropP);
+    return {p, arith::SelectOp::create(
+                   b, loc, keep,
+                   arith::MulFOp::create(b, loc, p, f32(1.0 / (1.0 - dropP))),
+                   f32(0.0))};
   }
 
   /// The score of key j0 + c for row i (q already scaled by scale log2 e),
@@ -574,22 +513,12 @@ private:
         b, loc, arith::SubFOp::create(b, loc, m, mSafe));
     // P = exp2(S - m_safe) in place of S (dropout applied as in foldBlock);
     // the lane's l' = alpha l + its sum of P before dropout.
-    double dropP = op.getEffectiveDropout();
     Value rowSum =
         loop(c0, nSlots, c1, {f32(0.0)}, [&](Value slot, ValueRange s) {
           Value x = memref::LoadOp::create(b, loc, sRow, slot);
-          Value p = math::Exp2Op::create(
-              b, loc, arith::SubFOp::create(b, loc, x, mSafe));
-          Value used = p;
-          if (dropP > 0.0) {
-            Value j = arith::AddIOp::create(b, loc, j0, keyOf(slot, lane));
-            Value keep =
-                buildDropoutKeep(b, loc, op.getSeed(), bi, h, i, j, dropP);
-            used = arith::SelectOp::create(
-                b, loc, keep,
-                arith::MulFOp::create(b, loc, p, f32(1.0 / (1.0 - dropP))),
-                f32(0.0));
-          }
+          auto [p, used] = probability(x, mSafe, bi, h, i, [&] {
+            return arith::AddIOp::create(b, loc, j0, keyOf(slot, lane));
+          });
           memref::StoreOp::create(b, loc, used, sRow, slot);
           return SmallVector<Value>{arith::AddFOp::create(b, loc, s[0], p)};
         })[0];
@@ -726,21 +655,11 @@ private:
     // With dropout, l sums P before dropout while P . V uses
     // keep(seed, b, h, i, j) ? P / (1 - p) : 0 (the shared Philox decision,
     // docs/Semantics.md), so the output is dropout(softmax) . V.
-    double dropP = op.getEffectiveDropout();
     Value rowSum = loop(c0, cols, c1, {f32(0.0)}, [&](Value c, ValueRange s) {
       Value x = memref::LoadOp::create(b, loc, sRow, c);
-      Value p = math::Exp2Op::create(b, loc,
-                                     arith::SubFOp::create(b, loc, x, mSafe));
-      Value used = p;
-      if (dropP > 0.0) {
-        Value j = arith::AddIOp::create(b, loc, j0, c);
-        Value keep =
-            buildDropoutKeep(b, loc, op.getSeed(), bi, h, i, j, dropP);
-        used = arith::SelectOp::create(
-            b, loc, keep,
-            arith::MulFOp::create(b, loc, p, f32(1.0 / (1.0 - dropP))),
-            f32(0.0));
-      }
+      auto [p, used] = probability(x, mSafe, bi, h, i, [&] {
+        return arith::AddIOp::create(b, loc, j0, c);
+      });
       memref::StoreOp::create(b, loc, used, sRow, c);
       return SmallVector<Value>{arith::AddFOp::create(b, loc, s[0], p)};
     })[0];
