@@ -2,6 +2,7 @@
 #include "attn/JIT/JIT.h"
 
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 using namespace mlir::attn;
@@ -113,4 +114,13 @@ std::string jit::buildKernelSource(const attn_spec &spec) {
        << lse.tensor() << ", " << lse.memref() << ") -> ()\n";
   os << "  return\n}\n";
   return os.str();
+}
+
+std::string jit::buildDenseKernelSource(const attn_spec &spec) {
+  std::string s = buildKernelSource(spec);
+  for (const char *layout :
+       {", strided<[?, ?, ?, 1], offset: ?>", ", strided<[?, ?, 1], offset: ?>"})
+    for (size_t pos; (pos = s.find(layout)) != std::string::npos;)
+      s.erase(pos, std::strlen(layout));
+  return s;
 }

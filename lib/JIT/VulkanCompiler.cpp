@@ -107,17 +107,6 @@ private:
   attn_spec spec;
 };
 
-/// The kernel source with dense (identity-layout) memrefs: the staging copy
-/// packs every tensor, so the kernel never needs strides.
-std::string denseKernelSource(const attn_spec &spec) {
-  std::string s = mlir::attn::jit::buildKernelSource(spec);
-  for (const char *layout :
-       {", strided<[?, ?, ?, 1], offset: ?>", ", strided<[?, ?, 1], offset: ?>"})
-    for (size_t pos; (pos = s.find(layout)) != std::string::npos;)
-      s.erase(pos, std::strlen(layout));
-  return s;
-}
-
 /// VK_MAKE_API_VERSION(0, 1, 3, 0) (libattn does not include vulkan.h).
 constexpr uint32_t kVulkan13 = (1u << 22) | (3u << 12);
 
@@ -381,7 +370,8 @@ public:
     static std::once_flag registerOnce;
     std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
 
-    const std::string kernelSource = denseKernelSource(spec);
+    const std::string kernelSource =
+        mlir::attn::jit::buildDenseKernelSource(spec);
     DialectRegistry registry;
     mlir::attn::registerAllDialects(registry);
     MLIRContext context(registry, MLIRContext::Threading::DISABLED);

@@ -10,15 +10,20 @@
 //===----------------------------------------------------------------------===//
 #include "attn/InitAll.h"
 #include "attn/JIT/CUDA.h"
+#include "attn/JIT/JIT.h"
 #include "attn/runtime/CudaKernel.h"
 #include "attn/runtime/attn_jit.h"
 #include "attn/Pipelines/Pipelines.h"
 
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllTranslations.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -231,6 +236,37 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
   if (!module)
     return op->emitError("attn-to-spirv expects a builtin.module");
   bool lowered = !module.getOps<spirv::ModuleOp>().empty();
+  // An attn.sdpa on a function's tensors (not yet in the destination-passing
+  // form the pipeline takes, e.g. examples/sdpa.mlir): the kernel the
+  // runtime would build for its spec, with static shapes and dense memrefs.
+  OwningOpRef<ModuleOp> fromSpec;
+  bool tensorLevel = false;
+  module.walk([&](mlir::attn::SdpaOp sdpa) {
+    if (!sdpa.getQuery().getDefiningOp<bufferization::ToTensorOp>())
+      tensorLevel = true;
+  });
+  if (!lowered && tensorLevel) {
+    std::string text;
+    llvm::raw_string_ostream textOS(text);
+    module->print(textOS);
+    attn_spec spec;
+    if (attn_spec_from_mlir(text.c_str(), &spec) != ATTN_OK)
+      return module.emitError() << attn_last_error();
+    for (int64_t d : {spec.batch, spec.heads_q, spec.heads_kv, spec.seq_q,
+                      spec.seq_kv})
+      if (d == ATTN_DYNAMIC)
+        return module.emitError(
+            "--attn-to-spirv: the SPIR-V kernels need static shapes (B, Hq, "
+            "Hkv, Sq and Skv)");
+    if (spec.value_dim == 0)
+      spec.value_dim = spec.head_dim;
+    fromSpec = parseSourceString<ModuleOp>(
+        mlir::attn::jit::buildDenseKernelSource(spec), module.getContext());
+    if (!fromSpec)
+      return module.emitError("--attn-to-spirv: the kernel built for the "
+                              "spec does not parse");
+    module = *fromSpec;
+  }
   if (!lowered) {
     PassManager pm(module.getContext());
     if (failed(applyPassManagerCLOptions(pm)))

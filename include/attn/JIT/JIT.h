@@ -25,6 +25,11 @@ inline constexpr const char *kEntryName = "attn_kernel";
 /// spec has dropout. Static spec dimensions are static in the types.
 std::string buildKernelSource(const attn_spec &spec);
 
+/// buildKernelSource with dense (identity-layout) memrefs: what the SPIR-V
+/// kernels take (the Vulkan runtime stages every tensor packed, so the
+/// kernel never needs strides).
+std::string buildDenseKernelSource(const attn_spec &spec);
+
 } // namespace mlir::attn::jit
 
 #endif

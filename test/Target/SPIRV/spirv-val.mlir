@@ -7,6 +7,12 @@
 // RUN: %spirv_val --target-env vulkan1.1 %t/f16.spv
 // RUN: attn-translate --attn-to-spirv %s -o %t/f32.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/f32.spv
+// The tensor-level form (attn-to-spirv-tensor-level.mlir), per-row and
+// subgroup kernels.
+// RUN: attn-translate --attn-to-spirv %S/attn-to-spirv-tensor-level.mlir -o %t/tl.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/tl.spv
+// RUN: attn-translate --attn-to-spirv --subgroup-size=8 %S/attn-to-spirv-tensor-level.mlir -o %t/tl8.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/tl8.spv
 // RUN: attn-translate --attn-to-spirv --block-q=4 --block-kv=8 %s -o %t/small.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/small.spv
 // Dropout: the seed as a one-element storage buffer, Philox on

@@ -1,0 +1,37 @@
+// attn-translate --attn-to-spirv on attn.sdpa over a function's tensors
+// (the README's examples/sdpa.mlir form, not the destination-passing form
+// the pipeline takes): the kernel the runtime builds for the op's spec
+// (static shapes, dense memrefs) is lowered instead. Causal GQA 8:2, f16,
+// with lse: 5 buffers, grid (512 / 64, 8, 2). With --subgroup-size=8 the
+// subgroup kernel, its required size in the metadata. Both are valid
+// Vulkan 1.1 SPIR-V where spirv-val exists (spirv-val.mlir); dynamic
+// shapes are refused.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: attn-translate --attn-to-spirv --variant=portable %s -o %t/k.spv
+// RUN: FileCheck %s --input-file=%t/k.json
+// RUN: od -A n -t x4 -N 4 %t/k.spv | FileCheck %s --check-prefix=MAGIC
+// RUN: attn-translate --attn-to-spirv --variant=portable --subgroup-size=8 %s -o %t/s.spv
+// RUN: FileCheck %s --input-file=%t/s.json --check-prefix=SUBGROUP
+// RUN: sed -e 's/2x8x512x64/?x8x512x64/g' -e 's/2x2x512x64/?x2x512x64/g' -e 's/2x8x512xf32/?x8x512xf32/g' %s > %t/dyn.mlir
+// RUN: not attn-translate --attn-to-spirv %t/dyn.mlir -o %t/dyn.spv 2>&1 | FileCheck %s --check-prefix=DYN
+
+// CHECK: "variant": "portable"
+// CHECK: "workgroups": [8, 8, 2]
+// CHECK: "workgroup_size": [64, 1, 1]
+// CHECK: "host_args": 5
+// CHECK: "needs_float16": true
+// CHECK: "required_subgroup_size": 0
+// MAGIC: 07230203
+// SUBGROUP: "needs_subgroup_arithmetic": true
+// SUBGROUP: "needs_subgroup_shuffle": true
+// SUBGROUP: "required_subgroup_size": 8
+// DYN: error: --attn-to-spirv: the SPIR-V kernels need static shapes
+
+func.func @attention(%q: tensor<2x8x512x64xf16>, %k: tensor<2x2x512x64xf16>,
+                     %v: tensor<2x2x512x64xf16>)
+    -> (tensor<2x8x512x64xf16>, tensor<2x8x512xf32>) {
+  %out, %lse = attn.sdpa %q, %k, %v causal
+      : tensor<2x8x512x64xf16>, tensor<2x2x512x64xf16>, tensor<2x2x512x64xf16>
+      -> tensor<2x8x512x64xf16>, tensor<2x8x512xf32>
+  return %out, %lse : tensor<2x8x512x64xf16>, tensor<2x8x512xf32>
+}
