@@ -158,6 +158,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
     tc.rowTiles = options.rowTiles;
     tc.blockKv = tensorCoreBlockKv(options.blockKv);
     tc.chip = options.chip;
+    tc.kvSplits = pipeline.kvSplits;
     NVGPUGeometry geo = resolveNVGPUGeometry(
         tc, spec.head_dim, dv, 2,
         spec.causal != 0, spec.seq_q,

@@ -1088,6 +1088,7 @@ struct ConvertAttnToNVGPUPass
     o.rowTiles = rowTiles;
     o.blockKv = blockKv;
     o.chip = chip;
+    o.kvSplits = kvSplits;
     NVGPUGeometry geo = resolveNVGPUGeometry(
         o, d, dv, 2, op.getCausal(), op.getQueryType().getDimSize(2),
         mask != nullptr, op.getEffectiveDropout() > 0.0,
@@ -1125,9 +1126,12 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   NVGPUGeometry g;
   const bool small = std::max(headDim, valueDim) <= 64;
   // D or Dv in (128, 256]: one row tile of 4 warps, Q read from shared
-  // memory per block (held, its fragments would take 64 registers), 16-key
-  // blocks (the accumulators alone take Dv / 2 registers; with 32 keys
-  // ptxas spilled 20 bytes causal for sm_90a, with 64 52-76).
+  // memory per block (held, its fragments would take 64 registers), 32-key
+  // blocks for the split-KV kernels without causal, a mask or dropout
+  // (+18-20% over 16 on the H100, cuda-h100-2026-11-22k), else 16: the
+  // accumulators alone take Dv / 2 registers, and with 32 keys ptxas
+  // spilled 20 bytes causal, 8 in the unsplit kernel (28-48 with a static
+  // key length), with 64 keys 52-76.
   const bool huge = std::max(headDim, valueDim) > 128;
   // A mask's loads and dropout's Philox decision need registers that the
   // two-tile and 168-register geometries do not leave.
@@ -1186,7 +1190,7 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
     g.maxRegisters = 168;
   g.stages = options.stages;
   g.blockKv = options.blockKv                     ? options.blockKv
-              : huge                            ? 16
+              : huge ? (causal || heavy || options.kvSplits < 2 ? 16 : 32)
               : g.rowTiles > 1 && !small        ? 32
                                                 : kNVGPUBlockKv;
   int64_t stage = g.blockKv * (headDim + valueDim) * elementBytes;

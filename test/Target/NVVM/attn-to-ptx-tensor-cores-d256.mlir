@@ -4,7 +4,8 @@
 // shared memory per key block, 16-key blocks (2 stages x 16 x (256 + 256)
 // x 2 = 32 KB): 64 KB of dynamic shared memory, which the runtime opts
 // into. No spills for sm_90a or sm_80, split-KV or not; without the mask
-// and with dropout neither.
+// and with dropout neither. Without causal, a mask or dropout the split-KV
+// kernel takes 32-key blocks (96 KB), the unsplit one keeps 16.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: sed s/ELT/f16/g %s > %t/f16.mlir
@@ -23,6 +24,16 @@
 // RUN: FileCheck %s < %t/f16drop_90.ptx
 // RUN: %ptxas -v -arch=sm_90a %t/f16drop_90.ptx -o %t/f16drop_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
+// RUN: sed -e 's/, %m: tensor<1x1x200x300xi1>//' -e 's/ mask(%m : tensor<1x1x200x300xi1>) causal//' %t/f16.mlir > %t/f16nc.mlir
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16nc.mlir -o %t/f16nc_90.ptx
+// RUN: FileCheck %s --check-prefix=META32 < %t/f16nc_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/f16nc_90.ptx -o %t/f16nc_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16nc.mlir -o %t/f16nc_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/f16nc_80.ptx -o %t/f16nc_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16nc.mlir -o %t/f16nc1_90.ptx
+// RUN: FileCheck %s --check-prefix=META16 < %t/f16nc1_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/f16nc1_90.ptx -o %t/f16nc1_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+
 // CHECK: .maxntid 128, 1, 1
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
@@ -31,6 +42,10 @@
 // META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}
 // META: "block": [128, 1, 1]
 // META: "shared_bytes": 65536
+// META32: "kv_splits": {"block_q": 64, "block_kv": 32, "max": 64}
+// META32: "shared_bytes": 98304
+// META16-NOT: "kv_splits"
+// META16: "shared_bytes": 65536
 
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
