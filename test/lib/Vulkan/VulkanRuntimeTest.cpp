@@ -67,8 +67,9 @@ TEST(VulkanRuntime, DeviceInfo) {
   EXPECT_GT(info.subgroupSize, 0u);
   EXPECT_GE(info.maxSubgroupSize, info.minSubgroupSize);
   // Cooperative-matrix shapes are only listed when the feature is on.
-  if (!info.cooperativeMatrix)
+  if (!info.cooperativeMatrix) {
     EXPECT_TRUE(info.coopMatShapes.empty());
+  }
   std::printf("device %u '%s': api %u.%u, fp16 %d, 16-bit storage %d, "
               "subgroup %u [%u, %u] (size control %d, full %d, arithmetic "
               "%d, shuffle %d, at most %u per workgroup), coopmat %d (%zu "
