@@ -41,6 +41,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -416,6 +417,19 @@ private:
     return arith::AddIOp::create(b, loc, idx(x * sg), lane);
   }
 
+  /// The running max after a block whose row max is `mBlk`: m' = max(m,
+  /// mBlk), m_safe = m' == -inf ? 0 : m' (every exponential stays exp2(-inf)
+  /// = 0 instead of NaN) and alpha = exp2(m - m_safe).
+  std::tuple<Value, Value, Value> newMax(Value m, Value mBlk) {
+    Value mNew = arith::MaximumFOp::create(b, loc, m, mBlk);
+    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           mNew, negInf());
+    Value mSafe = arith::SelectOp::create(b, loc, isNegInf, f32(0.0), mNew);
+    Value alpha = math::Exp2Op::create(
+        b, loc, arith::SubFOp::create(b, loc, m, mSafe));
+    return {mNew, mSafe, alpha};
+  }
+
   /// P = exp2(S - m_safe) for score `x` of row i, and what P . V uses:
   /// with dropout keep(seed, b, h, i, j) ? P / (1 - p) : 0 (the shared
   /// Philox decision, docs/Semantics.md; `key` gives j), else P itself.
@@ -434,7 +448,8 @@ private:
   }
 
   /// The score of key j0 + c for row i (q already scaled by scale log2 e),
-  /// masked: what foldBlock computes per key.
+  /// masked (bool: -inf; additive: + mask log2 e), -inf above the causal
+  /// diagonal.
   Value score(Value qrow, Value i, Value j0, Value c, Value diag, Value bi,
               Value h) {
     Value s = overDim(d, f32(0.0), [&](Value dd, Value acc) -> Value {
@@ -504,13 +519,7 @@ private:
     Value mBlk = gpu::SubgroupReduceOp::create(
         b, loc, mLane, gpu::AllReduceOperation::MAXIMUMF, /*uniform=*/false);
 
-    // As in foldBlock: m' = max(m, rowmax), shifted by 0 when -inf.
-    Value mNew = arith::MaximumFOp::create(b, loc, m, mBlk);
-    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           mNew, negInf());
-    Value mSafe = arith::SelectOp::create(b, loc, isNegInf, f32(0.0), mNew);
-    Value alpha = math::Exp2Op::create(
-        b, loc, arith::SubFOp::create(b, loc, m, mSafe));
+    auto [mNew, mSafe, alpha] = newMax(m, mBlk);
     // P = exp2(S - m_safe) in place of S (dropout applied as in foldBlock);
     // the lane's l' = alpha l + its sum of P before dropout.
     Value rowSum =
@@ -614,43 +623,12 @@ private:
     Value c0 = idx(0), c1 = idx(1);
     // S = q . K^T (q already scaled by scale log2 e), masked; rowmax.
     Value mBlk = loop(c0, cols, c1, {negInf()}, [&](Value c, ValueRange mx) {
-      Value dot = overDim(d, f32(0.0), [&](Value dd, Value s) -> Value {
-        Value x = memref::LoadOp::create(b, loc, qrow, dd);
-        Value y = toF32(memref::LoadOp::create(b, loc, ks, ValueRange{c, dd}));
-        Value p = arith::MulFOp::create(b, loc, x, y);
-        return arith::AddFOp::create(b, loc, s, p);
-      });
-      Value s = dot;
-      Value j = arith::AddIOp::create(b, loc, j0, c);
-      if (mask) {
-        Value mv = memref::LoadOp::create(
-            b, loc, mask,
-            ValueRange{maskIndex(0, bi), maskIndex(1, h), i, j});
-        if (mv.getType().isInteger(1))
-          s = arith::SelectOp::create(b, loc, mv, s, negInf());
-        else
-          s = arith::AddFOp::create(
-              b, loc, s,
-              arith::MulFOp::create(b, loc, toF32(mv), f32(kLog2e)));
-      }
-      if (op.getCausal()) {
-        Value visibleTo = arith::AddIOp::create(b, loc, i, diag);
-        Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                             j, visibleTo);
-        s = arith::SelectOp::create(b, loc, hidden, negInf(), s);
-      }
+      Value s = score(qrow, i, j0, c, diag, bi, h);
       memref::StoreOp::create(b, loc, s, sRow, c);
       return SmallVector<Value>{arith::MaximumFOp::create(b, loc, mx[0], s)};
     })[0];
 
-    // m' = max(m, rowmax); shifting by 0 when m' = -inf keeps every
-    // exponential at exp2(-inf) = 0 instead of NaN.
-    Value mNew = arith::MaximumFOp::create(b, loc, m, mBlk);
-    Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           mNew, negInf());
-    Value mSafe = arith::SelectOp::create(b, loc, isNegInf, f32(0.0), mNew);
-    Value alpha = math::Exp2Op::create(
-        b, loc, arith::SubFOp::create(b, loc, m, mSafe));
+    auto [mNew, mSafe, alpha] = newMax(m, mBlk);
     // P = exp2(S - m_safe), kept in place of S; l' = alpha l + rowsum(P).
     // With dropout, l sums P before dropout while P . V uses
     // keep(seed, b, h, i, j) ? P / (1 - p) : 0 (the shared Philox decision,
