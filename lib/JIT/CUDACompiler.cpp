@@ -152,15 +152,8 @@ attn_status mlir::attn::jit::compileCudaKernel(
   int64_t blockKv = 0;
   bool packHeads = false;
   if (tensorCores) {
-    ConvertAttnToNVGPUOptions tc;
-    tc.warps = options.warps;
-    tc.stages = options.stages;
-    tc.rowTiles = options.rowTiles;
-    tc.blockKv = tensorCoreBlockKv(options.blockKv);
-    tc.chip = options.chip;
-    tc.kvSplits = pipeline.kvSplits;
     NVGPUGeometry geo = resolveNVGPUGeometry(
-        tc, spec.head_dim, dv, 2,
+        tensorCoreOptions(pipeline), spec.head_dim, dv, 2,
         spec.causal != 0, spec.seq_q,
         spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0, spec.seq_kv);
     rows = geo.blockQ;

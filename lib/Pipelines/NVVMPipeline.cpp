@@ -17,22 +17,26 @@
 
 using namespace mlir;
 
+attn::ConvertAttnToNVGPUOptions
+mlir::attn::tensorCoreOptions(const AttnToNVVMPipelineOptions &opts) {
+  ConvertAttnToNVGPUOptions tc;
+  tc.warps = opts.warps;
+  tc.stages = opts.stages;
+  tc.rowTiles = opts.rowTiles;
+  tc.blockKv = tensorCoreBlockKv(opts.blockKv);
+  tc.chip = opts.chip;
+  tc.kvSplits = opts.kvSplits;
+  return tc;
+}
+
 void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToNVVMPipelineOptions &opts) {
   // attn.sdpa in destination-passing form -> one gpu.launch per op over the
   // caller's memrefs: grid (ceildiv(Sq, block-q), Hq, B), block-q threads.
   // With tensor-cores, the ops the mma.sync kernel supports go there first;
   // the rest fall through to the generic kernel.
-  if (opts.tensorCores) {
-    ConvertAttnToNVGPUOptions tc;
-    tc.warps = opts.warps;
-    tc.stages = opts.stages;
-    tc.rowTiles = opts.rowTiles;
-    tc.blockKv = tensorCoreBlockKv(opts.blockKv);
-    tc.chip = opts.chip;
-    tc.kvSplits = opts.kvSplits;
-    pm.addPass(createConvertAttnToNVGPUPass(tc));
-  }
+  if (opts.tensorCores)
+    pm.addPass(createConvertAttnToNVGPUPass(tensorCoreOptions(opts)));
   ConvertAttnToGPUOptions gpuOptions;
   gpuOptions.blockQ = opts.blockQ;
   gpuOptions.blockKv = opts.blockKv;

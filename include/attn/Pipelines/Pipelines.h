@@ -10,6 +10,8 @@
 
 namespace mlir::attn {
 
+struct ConvertAttnToNVGPUOptions; // attn/Conversion/AttnToNVGPU/AttnToNVGPU.h
+
 /// Options of attn-to-cpu-pipeline.
 struct AttnToCPUPipelineOptions
     : public PassPipelineOptions<AttnToCPUPipelineOptions> {
@@ -94,6 +96,11 @@ struct AttnToNVVMPipelineOptions
 /// attn.sdpa in destination-passing form -> gpu.binary with PTX (NVVM).
 void buildAttnToNVVMPipeline(OpPassManager &pm,
                              const AttnToNVVMPipelineOptions &options);
+
+/// The options its convert-attn-to-nvgpu step runs with: what the JIT must
+/// resolve the same geometry from for the launch metadata.
+ConvertAttnToNVGPUOptions
+tensorCoreOptions(const AttnToNVVMPipelineOptions &options);
 
 /// Its step that sets nvvm.maxnreg on the mma.sync kernels after outlining
 /// (attn-nvvm-max-registers).
