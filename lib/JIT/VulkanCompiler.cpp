@@ -1,6 +1,6 @@
 //===- VulkanCompiler.cpp - the runtime's vulkan target: SPIR-V + Vulkan --===//
 //
-// spec -> kernel source (static shapes, dense layouts) -> attn-to-spirv-
+// spec -> kernel source (dense layouts; dynamic sizes portable only) -> attn-to-spirv-
 // pipeline (coopmat variant where the device has f16 16x16x16 cooperative
 // matrices and the spec fits, else portable; ATTN_VULKAN_VARIANT forces
 // one; split-KV (portable and coopmat) where asked for, where few workgroups
@@ -95,10 +95,103 @@ public:
               " tensors but the spec implies " + std::to_string(args.size());
       return ATTN_ERROR_BACKEND;
     }
-    // Each tensor is staged once, whichever dispatches bind it; split-KV's
-    // workspaces live in the program.
-    return program->runDispatches(args, {}, dispatches, nullptr, error);
+    if (!artifact.dynamic()) {
+      // Each tensor is staged once, whichever dispatches bind it; split-KV's
+      // workspaces live in the program.
+      return program->runDispatches(args, {}, dispatches, nullptr, error);
+    }
+    return runDynamic(args, error);
   }
+
+private:
+  /// Dynamic sizes: the grids, the workspaces' sizes and the size buffers'
+  /// contents are the host function's expressions of this launch's shapes;
+  /// workspaces and size buffers follow the host arguments as buffers of
+  /// the run (SPIRVDynamicShapes.cpp).
+  attn_status runDynamic(std::vector<vk::HostTensor> &args,
+                         std::string &error) {
+    const unsigned hostArgs = artifact.hostArgs;
+    auto shape = [&](unsigned arg, unsigned dim) -> int64_t {
+      if (arg >= hostArgs || int(dim) >= args[arg].rank)
+        return -1; // evaluate() refuses it
+      return args[arg].shape[dim];
+    };
+    auto eval = [&](int id, int64_t &v) -> attn_status {
+      if (!artifact.evaluate(id, shape, v, error)) {
+        error = "vulkan: " + error;
+        return ATTN_ERROR_BACKEND;
+      }
+      return ATTN_OK;
+    };
+    // The kernels were built (and their loop budget checked) for sizes up
+    // to the clamp; a larger one would be read as the clamp.
+    if (int64_t cap = artifact.maxDynamicExtent) {
+      for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces)
+        for (int id : w.contents) {
+          int64_t v = 0;
+          if (attn_status st = eval(id, v))
+            return st;
+          if (v > cap) {
+            error = "vulkan: a size of " + std::to_string(v) +
+                    " is above the " + std::to_string(cap) +
+                    " this kernel was built for with dynamic sizes (its "
+                    "loops were checked against the device's loop budget "
+                    "up to that size; ATTN_VULKAN_MAX_DYNAMIC_EXTENT raises "
+                    "it, or give the sizes in the spec)";
+            return ATTN_ERROR_UNSUPPORTED;
+          }
+        }
+    }
+    std::vector<std::vector<int32_t>> sizeBuffers;
+    sizeBuffers.reserve(artifact.workspaces.size());
+    for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces) {
+      vk::HostTensor t;
+      t.rank = 1;
+      t.strides[0] = 1;
+      t.output = false;
+      if (w.hostWritten) {
+        std::vector<int32_t> &values = sizeBuffers.emplace_back();
+        for (int id : w.contents) {
+          int64_t v = 0;
+          if (attn_status st = eval(id, v))
+            return st;
+          values.push_back(static_cast<int32_t>(v));
+        }
+        t.data = values.data();
+        t.shape[0] = static_cast<int64_t>(values.size());
+        t.elemSize = sizeof(int32_t);
+        t.input = true;
+      } else {
+        // Scratch the kernels write before they read; never staged in or
+        // out.
+        int64_t elements = 1;
+        for (size_t d = 0; d < w.shape.size(); ++d) {
+          int64_t v = w.shape[d];
+          if (v < 0)
+            if (attn_status st = eval(w.shapeExprs[d], v))
+              return st;
+          elements *= v;
+        }
+        t.data = nullptr;
+        t.shape[0] = elements;
+        t.elemSize = w.elementBytes;
+        t.input = false;
+      }
+      args.push_back(t);
+    }
+    std::vector<vk::Dispatch> run = dispatches;
+    for (size_t k = 0; k < run.size(); ++k)
+      for (int i = 0; i < 3; ++i)
+        if (int id = artifact.dispatches[k].gridExprs[i]; id >= 0) {
+          int64_t v = 0;
+          if (attn_status st = eval(id, v))
+            return st;
+          run[k].groups[i] = static_cast<uint32_t>(v);
+        }
+    return program->runDispatches(args, {}, run, nullptr, error);
+  }
+
+public:
 
 private:
   std::unique_ptr<vk::Program> program;
@@ -240,6 +333,13 @@ constexpr int64_t kFewWorkgroups = 16;
 constexpr int64_t kAutoSplitParallelism = 32;
 /// The most chunks auto split-KV tries against the loop budget.
 constexpr int64_t kMaxAutoSplits = 64;
+/// The largest dynamic size a kernel is built for on a device with a loop
+/// budget (ATTN_VULKAN_MAX_DYNAMIC_EXTENT overrides it, and sets one on any
+/// device): the budget is checked for it, and larger sizes are refused at
+/// launch.
+constexpr int64_t kDefaultMaxDynamicExtent = 16384;
+/// ... and the smallest it is lowered to where the budget refuses that.
+constexpr int64_t kMinDynamicExtent = 256;
 
 /// The largest "can run up to N loop iterations" in attn-spirv-loop-budget's
 /// diagnostics (0 when there is none).
@@ -261,7 +361,8 @@ class VulkanCompiler final : public ::attn::Compiler {
 public:
   std::string configuration() const override {
     std::string config;
-    for (const char *name : {"ATTN_VULKAN_VARIANT", "ATTN_VULKAN_SUBGROUP_SIZE"})
+    for (const char *name : {"ATTN_VULKAN_VARIANT", "ATTN_VULKAN_SUBGROUP_SIZE",
+                             "ATTN_VULKAN_MAX_DYNAMIC_EXTENT"})
       if (const char *v = std::getenv(name))
         config += (config.empty() ? "" : " ") + std::string(name) + "=" + v;
     return config;
@@ -281,12 +382,13 @@ public:
       error = "vulkan: " + why;
       return ATTN_ERROR_UNSUPPORTED;
     };
+    // Dynamic sizes (ATTN_DYNAMIC): one module for every size, which
+    // reads them from a buffer each launch fills (SPIRVDynamicShapes.cpp);
+    // the portable variant only.
+    bool dynamic = false;
     for (int64_t d : {spec.batch, spec.heads_q, spec.heads_kv, spec.seq_q,
                       spec.seq_kv})
-      if (d == ATTN_DYNAMIC)
-        return unsupported("the SPIR-V kernels need static shapes for now "
-                           "(set batch, heads_q, heads_kv, seq_q and seq_kv; "
-                           "attn-run: --static-shapes)");
+      dynamic |= d == ATTN_DYNAMIC;
     if (spec.variant == ATTN_VARIANT_MATH)
       return unsupported("the math (reference) variant is cpu only");
     if (spec.dropout_p > 0.0 && !info.shaderInt64)
@@ -329,6 +431,9 @@ public:
     if (!simt) {
       if (forced != "coopmat-scalar")
         coopGap = coopMatDeviceGap(info, spec.dtype);
+      if (coopGap.empty() && dynamic)
+        coopGap = "the coopmat kernel needs static shapes (batch, heads_q, "
+                  "heads_kv, seq_q and seq_kv set in the spec)";
       if (coopGap.empty())
         coopGap = coopMatSpecGap(spec, info, coopBlockQ, coopBlockKv);
       if (forced != "auto" && !coopGap.empty())
@@ -451,6 +556,11 @@ public:
             std::to_string(info.maxComputeSharedMemorySize) +
             " bytes of shared memory; use a smaller block_kv");
     } else {
+      if (dynamic)
+        return unsupported("ATTN_VULKAN_VARIANT=tiled needs static shapes "
+                           "(batch, heads_q, heads_kv, seq_q and seq_kv set "
+                           "in the spec; the portable variant takes dynamic "
+                           "ones)");
       if (spec.dtype == ATTN_DTYPE_BF16)
         return unsupported("ATTN_VULKAN_VARIANT=tiled is f16/f32 only (the "
                            "portable variant has bf16)");
@@ -508,14 +618,43 @@ public:
     const bool splittable = variantName != "tiled";
     if (coopmat)
       bc = coopBlockKv;
+    // With dynamic sizes the kernels clamp them to the largest size the
+    // loop budget is checked for (devices with a budget), and the key
+    // blocks are those of that size; the auto rule does not split (the
+    // lengths are not known until launch), the budget may.
+    int64_t maxExtent = 0;
+    bool extentGiven = false;
+    if (dynamic) {
+      if (info.maxLoopIterations)
+        maxExtent = kDefaultMaxDynamicExtent;
+      if (const char *env = std::getenv("ATTN_VULKAN_MAX_DYNAMIC_EXTENT");
+          env && *env) {
+        extentGiven = true;
+        char *end = nullptr;
+        long long v = std::strtoll(env, &end, 10);
+        if (*end || v < 1 || v > (1ll << 31) - 1) {
+          error = std::string("vulkan: ATTN_VULKAN_MAX_DYNAMIC_EXTENT='") +
+                  env + "' is not a size in [1, 2^31)";
+          return ATTN_ERROR_INVALID_ARGUMENT;
+        }
+        maxExtent = v;
+      }
+    }
+    options.maxDynamicExtent = maxExtent;
+    const int64_t seqKv = spec.seq_kv != ATTN_DYNAMIC ? spec.seq_kv
+                          : maxExtent                ? maxExtent
+                                                     : 0;
     int64_t keyBlocks =
-        splittable ? std::max<int64_t>(1, (spec.seq_kv + bc - 1) / bc) : 1;
+        !splittable ? 1
+        : seqKv     ? std::max<int64_t>(1, (seqKv + bc - 1) / bc)
+                    : kMaxAutoSplits;
     int64_t splits = 1;
     std::string splitWhy;
     int64_t workgroups =
-        splittable ? spec.batch * spec.heads_q *
-                       ((spec.seq_q + options.blockQ - 1) / options.blockQ)
-                 : 0;
+        splittable && !dynamic
+            ? spec.batch * spec.heads_q *
+                  ((spec.seq_q + options.blockQ - 1) / options.blockQ)
+            : 0;
     if (!splittable) {
       splitWhy = "the " + variantName + " variant has no split-KV";
     } else if (spec.kv_splits >= 1) {
@@ -524,6 +663,8 @@ public:
       if (splits != spec.kv_splits)
         splitWhy += ", clamped to the " + std::to_string(keyBlocks) +
                     " key blocks of " + std::to_string(bc);
+    } else if (dynamic) {
+      splitWhy = "auto: dynamic sizes";
     } else if (workgroups < kFewWorkgroups) {
       splits = std::min(mlir::attn::chooseKvSplits(
                             spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv,
@@ -597,7 +738,7 @@ public:
         if (!overBudget)
           break;
       }
-      if (failed(lowered) && overBudget) {
+      if (failed(lowered) && overBudget && !(dynamic && !extentGiven)) {
         error = "vulkan: device '" + info.name + "': " + unsplit +
                 (candidates.empty()
                      ? "(the " + std::to_string(keyBlocks) +
@@ -607,6 +748,48 @@ public:
                 ": shorter sequences, or another device)";
         return ATTN_ERROR_UNSUPPORTED;
       }
+    }
+    // Dynamic sizes over the budget at the default largest size (and the
+    // split count given or tried): the largest power of two down to
+    // kMinDynamicExtent that fits; larger sizes are refused at launch.
+    std::string extentWhy =
+        extentGiven ? "ATTN_VULKAN_MAX_DYNAMIC_EXTENT"
+                    : "device '" + info.name +
+                          "' ends loops after a fixed count; the kernel's "
+                          "loops are checked for sizes up to this";
+    if (dynamic && !extentGiven && failed(lowered) && overBudget) {
+      const bool autoSplits = splittable && spec.kv_splits == 0;
+      while (failed(lowered) && overBudget && maxExtent > kMinDynamicExtent) {
+        maxExtent /= 2;
+        options.maxDynamicExtent = maxExtent;
+        if (!autoSplits) {
+          lowered = lower(splits);
+          continue;
+        }
+        // Unsplit, else the smallest power of two (up to 64, at most the
+        // key blocks) that the unsplit count says could fit.
+        splits = 1;
+        lowered = lower(1);
+        if (succeeded(lowered) || !overBudget)
+          break;
+        const uint64_t count = largestIterationCount(diagnostics);
+        const int64_t blocks = std::max<int64_t>(1, (maxExtent + bc - 1) / bc);
+        for (int64_t p = 2; p <= kMaxAutoSplits; p *= 2) {
+          int64_t n = std::min(p, blocks);
+          if (count && count / uint64_t(n) > info.maxLoopIterations &&
+              n == p)
+            continue;
+          splits = n;
+          lowered = lower(n);
+          break;
+        }
+        if (splits > 1 && succeeded(lowered))
+          splitWhy = "auto: dynamic sizes up to " + std::to_string(maxExtent) +
+                     ", the smallest power of two (or key-block count) "
+                     "that fits device '" + info.name + "''s loop budget";
+      }
+      extentWhy += " (the largest power of two that fits the budget with " +
+                   std::to_string(splits) + " key chunk(s))";
     }
     if (failed(lowered)) {
       // A kernel over the driver's loop budget is a limit of the device,
@@ -629,7 +812,15 @@ public:
                                       : " (auto: " + coopGap + ")") +
                     portableKernel +
                     "\n// vulkan kv splits: " + std::to_string(splits) + " (" +
-                    splitWhy + ")\n" + kernelSource;
+                    splitWhy + ")\n" +
+                    (!dynamic ? std::string()
+                     : maxExtent
+                         ? "// vulkan dynamic sizes: read at launch, each up "
+                           "to " + std::to_string(maxExtent) + " (" +
+                               extentWhy + ")\n"
+                         : std::string("// vulkan dynamic sizes: read at "
+                                       "launch\n")) +
+                    kernelSource;
 
     mlir::attn::SPIRVKernelArtifact artifact;
     if (failed(mlir::attn::extractSPIRVKernel(*module, artifact, error))) {
@@ -651,13 +842,19 @@ public:
       for (int i = 0; i < 3; ++i)
         dispatch.groups[i] = d.grid[i];
       for (const mlir::attn::SPIRVBufferRef &ref : d.bindings)
-        dispatch.bindings.push_back({ref.workspace, ref.index});
+        dispatch.bindings.push_back(
+            artifact.dynamic() && ref.workspace
+                ? vk::BufferRef{false, artifact.hostArgs + ref.index}
+                : vk::BufferRef{ref.workspace, ref.index});
       dispatches.push_back(std::move(dispatch));
     }
     desc.entry = desc.entries.front().name;
     desc.numBuffers = desc.entries.front().numBuffers;
-    for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces)
-      desc.workspaceBytes.push_back(w.bytes);
+    // Dynamic sizes: workspaces and size buffers are sized (and filled) at
+    // each launch, as buffers of the run; static ones live in the program.
+    if (!artifact.dynamic())
+      for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces)
+        desc.workspaceBytes.push_back(w.bytes);
     desc.needsFloat16 = artifact.f16;
     desc.needsInt16 = artifact.int16;
     desc.needsBFloat16 = artifact.bf16;

@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <sstream>
 
 using namespace mlir;
@@ -52,51 +53,207 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
                        std::to_string(spvs.size()) +
                        " (run attn-to-spirv-pipeline first)");
   func::FuncOp host = funcs.front();
+  out.exprs.clear();
+  out.maxDynamicExtent = 0;
+  if (auto n = module->getAttrOfType<IntegerAttr>(kSPIRVMaxDynamicExtentAttr))
+    out.maxDynamicExtent = n.getInt();
+
+  // Host values seen through memref.collapse_shape (a dense buffer is the
+  // same buffer whatever its rank).
+  auto root = [](Value v) {
+    while (auto c = v.getDefiningOp<memref::CollapseShapeOp>())
+      v = c.getSrc();
+    return v;
+  };
+
+  // Sizes the host computes (dynamic shapes), as expressions over its
+  // arguments' sizes; constants fold.
+  llvm::DenseMap<Value, int> exprOf;
+  auto node = [&](SPIRVExpr e) {
+    out.exprs.push_back(e);
+    return static_cast<int>(out.exprs.size() - 1);
+  };
+  std::function<FailureOr<int>(Value)> expr = [&](Value v) -> FailureOr<int> {
+    if (auto it = exprOf.find(v); it != exprOf.end())
+      return it->second;
+    FailureOr<int> id = failure();
+    Operation *def = v.getDefiningOp();
+    auto binary = [&](SPIRVExpr::Kind k) -> FailureOr<int> {
+      FailureOr<int> a = expr(def->getOperand(0));
+      if (failed(a))
+        return failure();
+      FailureOr<int> b = expr(def->getOperand(1));
+      if (failed(b))
+        return failure();
+      SPIRVExpr e;
+      e.kind = k;
+      e.a = *a;
+      e.b = *b;
+      return node(e);
+    };
+    if (!def) {
+      id = failure();
+    } else if (auto c = dyn_cast<arith::ConstantOp>(def)) {
+      if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+        SPIRVExpr e;
+        e.value = i.getValue().getSExtValue();
+        id = node(e);
+      }
+    } else if (auto dim = dyn_cast<memref::DimOp>(def)) {
+      std::optional<int64_t> d = dim.getConstantIndex();
+      Value src = root(dim.getSource());
+      auto t = dyn_cast<MemRefType>(dim.getSource().getType());
+      if (d && t && src == dim.getSource()) {
+        if (!t.isDynamicDim(*d)) {
+          SPIRVExpr e;
+          e.value = t.getDimSize(*d);
+          id = node(e);
+        } else if (auto arg = dyn_cast<BlockArgument>(src);
+                   arg && arg.getOwner()->getParentOp() == host) {
+          SPIRVExpr e;
+          e.kind = SPIRVExpr::Dim;
+          e.a = arg.getArgNumber();
+          e.b = static_cast<unsigned>(*d);
+          id = node(e);
+        } else if (auto alloc = src.getDefiningOp<memref::AllocOp>()) {
+          id = expr(alloc.getDynamicSizes()[t.getDynamicDimIndex(*d)]);
+        }
+      }
+    } else if (isa<arith::IndexCastUIOp, arith::IndexCastOp>(def)) {
+      id = expr(def->getOperand(0));
+    } else if (isa<arith::AddIOp>(def)) {
+      id = binary(SPIRVExpr::Add);
+    } else if (isa<arith::SubIOp>(def)) {
+      id = binary(SPIRVExpr::Sub);
+    } else if (isa<arith::MulIOp>(def)) {
+      id = binary(SPIRVExpr::Mul);
+    } else if (isa<arith::DivUIOp>(def)) {
+      id = binary(SPIRVExpr::DivU);
+    } else if (isa<arith::CeilDivUIOp>(def)) {
+      id = binary(SPIRVExpr::CeilDivU);
+    } else if (isa<arith::RemUIOp>(def)) {
+      id = binary(SPIRVExpr::RemU);
+    } else if (isa<arith::MinUIOp>(def)) {
+      id = binary(SPIRVExpr::MinU);
+    } else if (isa<arith::MaxUIOp>(def)) {
+      id = binary(SPIRVExpr::MaxU);
+    }
+    if (succeeded(id))
+      exprOf[v] = *id;
+    return id;
+  };
+
   SmallVector<gpu::LaunchFuncOp> launches;
   SmallVector<memref::AllocOp> allocs;
+  SmallVector<memref::StoreOp> stores;
   bool other = false;
   host.walk([&](Operation *op) {
     if (auto l = dyn_cast<gpu::LaunchFuncOp>(op))
       launches.push_back(l);
     else if (auto a = dyn_cast<memref::AllocOp>(op))
       allocs.push_back(a);
+    else if (auto st = dyn_cast<memref::StoreOp>(op))
+      stores.push_back(st);
     else if (!isa<func::FuncOp, func::ReturnOp, arith::ConstantOp,
-                  memref::DeallocOp>(op))
+                  memref::DeallocOp, memref::DimOp, memref::CollapseShapeOp,
+                  arith::IndexCastUIOp, arith::IndexCastOp, arith::AddIOp,
+                  arith::SubIOp, arith::MulIOp, arith::DivUIOp,
+                  arith::CeilDivUIOp, arith::RemUIOp, arith::MinUIOp,
+                  arith::MaxUIOp>(op))
       other = true;
   });
   if (launches.empty() || other)
     return fail(error, "the host function must be gpu.launch_func ops (plus "
-                       "constants and workspace allocations); anything else "
-                       "would have to run on the host");
+                       "constants, workspace allocations and size "
+                       "arithmetic); anything else would have to run on the "
+                       "host");
 
-  // Workspaces: static allocations that only kernels use (and free).
+  // Workspaces: allocations that only kernels use (and free), or size
+  // buffers the host fills with memref.store before the kernels read them.
   out.workspaces.clear();
   llvm::DenseMap<Value, unsigned> workspaceOf;
   for (memref::AllocOp alloc : allocs) {
     MemRefType t = alloc.getType();
-    if (!t.hasStaticShape() || !t.getLayout().isIdentity() ||
-        !alloc.getDynamicSizes().empty() || !alloc.getSymbolOperands().empty())
-      return fail(error, "a host allocation does not have a static, dense "
-                         "shape (workspaces are sized at compile time)");
+    if (!t.getLayout().isIdentity() || !alloc.getSymbolOperands().empty())
+      return fail(error, "a host allocation does not have a dense shape");
     Type elt = t.getElementType();
     if (!elt.isIntOrFloat() || elt.getIntOrFloatBitWidth() % 8)
       return fail(error, "a host allocation's element type has no byte size");
-    for (Operation *user : alloc->getUsers())
-      if (!isa<gpu::LaunchFuncOp, memref::DeallocOp>(user))
-        return fail(error, "a host allocation is used by something other "
-                           "than a kernel launch (the host never touches a "
-                           "workspace)");
     SPIRVWorkspace ws;
+    for (Operation *user : alloc->getUsers()) {
+      if (isa<memref::StoreOp>(user)) {
+        ws.hostWritten = true;
+        continue;
+      }
+      if (auto c = dyn_cast<memref::CollapseShapeOp>(user))
+        if (llvm::all_of(c->getUsers(),
+                         [](Operation *u) { return isa<gpu::LaunchFuncOp>(u); }))
+          continue;
+      if (!isa<gpu::LaunchFuncOp, memref::DeallocOp, memref::DimOp>(user))
+        return fail(error, "a host allocation is used by something other "
+                           "than a kernel launch (the host never reads a "
+                           "workspace)");
+    }
     ws.shape.assign(t.getShape().begin(), t.getShape().end());
+    for (int64_t &d : ws.shape)
+      if (ShapedType::isDynamic(d))
+        d = -1;
     std::string name;
     llvm::raw_string_ostream os(name);
     elt.print(os);
     ws.elementType = name;
-    ws.bytes = static_cast<uint64_t>(t.getNumElements()) *
-               (elt.getIntOrFloatBitWidth() / 8);
+    ws.elementBytes = elt.getIntOrFloatBitWidth() / 8;
+    if (t.hasStaticShape()) {
+      ws.bytes = static_cast<uint64_t>(t.getNumElements()) *
+                 (elt.getIntOrFloatBitWidth() / 8);
+    } else {
+      for (unsigned d = 0; d < t.getRank(); ++d) {
+        Value size = t.isDynamicDim(d)
+                         ? alloc.getDynamicSizes()[t.getDynamicDimIndex(d)]
+                         : Value();
+        FailureOr<int> id = failure();
+        if (size) {
+          id = expr(size);
+        } else {
+          SPIRVExpr e;
+          e.value = t.getDimSize(d);
+          id = node(e);
+        }
+        if (failed(id))
+          return fail(error, "a workspace's size is not computed from the "
+                             "host arguments' sizes");
+        ws.shapeExprs.push_back(*id);
+      }
+    }
+    if (ws.hostWritten) {
+      if (!t.hasStaticShape() || t.getRank() != 1 || !elt.isInteger(32))
+        return fail(error, "a buffer the host writes must be a static "
+                           "memref<Nxi32> of sizes");
+      ws.contents.assign(t.getDimSize(0), -1);
+    }
     workspaceOf[alloc.getResult()] = out.workspaces.size();
     out.workspaces.push_back(std::move(ws));
   }
+  for (memref::StoreOp st : stores) {
+    auto it = workspaceOf.find(st.getMemRef());
+    std::optional<int64_t> index;
+    if (st.getIndices().size() == 1)
+      if (auto c = st.getIndices()[0].getDefiningOp<arith::ConstantIndexOp>())
+        index = c.value();
+    if (it == workspaceOf.end() || !index)
+      return fail(error, "the host stores only sizes, at constant indices, "
+                         "into buffers it allocates");
+    SPIRVWorkspace &ws = out.workspaces[it->second];
+    FailureOr<int> id = expr(st.getValue());
+    if (failed(id) || *index < 0 || *index >= int64_t(ws.contents.size()))
+      return fail(error, "a value the host stores is not a size computed "
+                         "from its arguments' sizes");
+    ws.contents[*index] = *id;
+  }
+  for (const SPIRVWorkspace &ws : out.workspaces)
+    if (ws.hostWritten && llvm::is_contained(ws.contents, -1))
+      return fail(error, "a size buffer has an element the host never "
+                         "writes");
 
   out.dispatches.clear();
   for (gpu::LaunchFuncOp launch : launches) {
@@ -108,17 +265,26 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
     for (int i = 0; i < 3; ++i) {
       std::optional<uint32_t> g = constantCount(gridV[i]);
       std::optional<uint32_t> b = constantCount(blockV[i]);
-      if (!g || !b)
-        return fail(error, "the launch's grid and block sizes must be "
-                           "constants (static shapes)");
-      dispatch.grid[i] = *g;
+      if (!b)
+        return fail(error, "the launch's workgroup size must be a constant");
       dispatch.block[i] = *b;
+      if (g) {
+        dispatch.grid[i] = *g;
+        continue;
+      }
+      FailureOr<int> id = expr(gridV[i]);
+      if (failed(id))
+        return fail(error, "the launch's grid must be constants or computed "
+                           "from the host arguments' sizes");
+      dispatch.gridExprs[i] = *id;
+      dispatch.grid[i] = 0;
     }
     if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
       return fail(error, "asynchronous launches are not supported (the "
                          "dispatches run in program order)");
     for (Value operand : launch.getKernelOperands()) {
       SPIRVBufferRef ref;
+      operand = root(operand);
       if (auto it = workspaceOf.find(operand); it != workspaceOf.end()) {
         ref.workspace = true;
         ref.index = it->second;
@@ -142,7 +308,8 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   out.bindingArgs.clear();
   for (int i = 0; i < 3; ++i)
     out.grid[i] = out.block[i] = 1;
-  if (out.dispatches.size() == 1 && out.workspaces.empty()) {
+  if (out.dispatches.size() == 1 && out.workspaces.empty() &&
+      !out.dynamic()) {
     const SPIRVDispatch &d = out.dispatches.front();
     out.entry = d.entry;
     for (int i = 0; i < 3; ++i) {
@@ -196,11 +363,72 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   return success();
 }
 
+bool mlir::attn::SPIRVKernelArtifact::evaluate(
+    int id, const std::function<int64_t(unsigned, unsigned)> &argShape,
+    int64_t &value, std::string &error) const {
+  if (id < 0 || id >= static_cast<int>(exprs.size())) {
+    error = "spirv artifact: no size expression " + std::to_string(id);
+    return false;
+  }
+  const SPIRVExpr &e = exprs[id];
+  int64_t a = 0, b = 0;
+  if (e.kind == SPIRVExpr::Const) {
+    value = e.value;
+  } else if (e.kind == SPIRVExpr::Dim) {
+    value = argShape(e.a, e.b);
+  } else {
+    // Operands precede their users in the pool (built bottom-up).
+    if (static_cast<int>(e.a) >= id || static_cast<int>(e.b) >= id) {
+      error = "spirv artifact: size expression " + std::to_string(id) +
+              " refers forward";
+      return false;
+    }
+    if (!evaluate(e.a, argShape, a, error) ||
+        !evaluate(e.b, argShape, b, error))
+      return false;
+    uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+    bool div = e.kind == SPIRVExpr::DivU || e.kind == SPIRVExpr::CeilDivU ||
+               e.kind == SPIRVExpr::RemU;
+    if (div && ub == 0) {
+      error = "spirv artifact: a size divides by zero";
+      return false;
+    }
+    switch (e.kind) {
+    case SPIRVExpr::Add: value = a + b; break;
+    case SPIRVExpr::Sub: value = a - b; break;
+    case SPIRVExpr::Mul: value = a * b; break;
+    case SPIRVExpr::DivU: value = static_cast<int64_t>(ua / ub); break;
+    case SPIRVExpr::CeilDivU:
+      value = static_cast<int64_t>((ua + ub - 1) / ub);
+      break;
+    case SPIRVExpr::RemU: value = static_cast<int64_t>(ua % ub); break;
+    case SPIRVExpr::MinU: value = static_cast<int64_t>(std::min(ua, ub)); break;
+    case SPIRVExpr::MaxU: value = static_cast<int64_t>(std::max(ua, ub)); break;
+    default: break;
+    }
+  }
+  // Operands are at most 2^32 and the host's arithmetic is on sizes: a
+  // value outside [0, 2^32) means shapes the kernels cannot index.
+  if (value < 0 || value >= (int64_t(1) << 32)) {
+    error = "spirv artifact: a size evaluates to " + std::to_string(value) +
+            ", outside [0, 2^32)";
+    return false;
+  }
+  return true;
+}
+
 std::string mlir::attn::spirvKernelMetadataJSON(const SPIRVKernelArtifact &a,
                                                 const std::string &variant) {
   std::ostringstream os;
   auto dim3 = [&](const uint32_t *v) {
     os << "[" << v[0] << ", " << v[1] << ", " << v[2] << "]";
+  };
+  // A workgroup count or size: the number, or {"expr": id} into "exprs".
+  auto extent = [&](int64_t v, int id) {
+    if (id >= 0)
+      os << "{\"expr\": " << id << "}";
+    else
+      os << v;
   };
   auto bindings = [&](const std::vector<SPIRVBufferRef> &refs) {
     os << "[";
@@ -230,21 +458,52 @@ std::string mlir::attn::spirvKernelMetadataJSON(const SPIRVKernelArtifact &a,
          << ", \"arg\": " << a.bindingArgs[i] << "}";
     os << "],";
   }
+  if (a.dynamic()) {
+    // Sizes computed from the host arguments' sizes at each launch
+    // ("dim": [arg, dimension]; binary ops on unsigned integers).
+    static const char *names[] = {"const", "dim",     "add",  "sub",
+                                  "mul",   "divu",    "ceildivu", "remu",
+                                  "minu",  "maxu"};
+    os << "\n  \"max_dynamic_extent\": " << a.maxDynamicExtent << ","
+       << "\n  \"exprs\": [";
+    for (size_t i = 0; i < a.exprs.size(); ++i) {
+      const SPIRVExpr &e = a.exprs[i];
+      os << (i ? ", " : "") << "[\"" << names[e.kind] << "\"";
+      if (e.kind == SPIRVExpr::Const)
+        os << ", " << e.value;
+      else
+        os << ", " << e.a << ", " << e.b;
+      os << "]";
+    }
+    os << "],";
+  }
   os << "\n  \"workspaces\": [";
   for (size_t i = 0; i < a.workspaces.size(); ++i) {
     const SPIRVWorkspace &w = a.workspaces[i];
     os << (i ? ", " : "") << "{\"shape\": [";
-    for (size_t j = 0; j < w.shape.size(); ++j)
-      os << (j ? ", " : "") << w.shape[j];
-    os << "], \"element\": \"" << w.elementType << "\", \"bytes\": " << w.bytes
-       << "}";
+    for (size_t j = 0; j < w.shape.size(); ++j) {
+      os << (j ? ", " : "");
+      extent(w.shape[j], w.shape[j] >= 0 ? -1 : w.shapeExprs[j]);
+    }
+    os << "], \"element\": \"" << w.elementType << "\", \"bytes\": " << w.bytes;
+    if (w.hostWritten) {
+      os << ", \"host_writes\": [";
+      for (size_t j = 0; j < w.contents.size(); ++j)
+        os << (j ? ", " : "") << "{\"expr\": " << w.contents[j] << "}";
+      os << "]";
+    }
+    os << "}";
   }
   os << "],\n  \"dispatches\": [";
   for (size_t i = 0; i < a.dispatches.size(); ++i) {
     const SPIRVDispatch &d = a.dispatches[i];
     os << (i ? "," : "") << "\n    {\"entry\": \"" << d.entry
-       << "\", \"workgroups\": ";
-    dim3(d.grid);
+       << "\", \"workgroups\": [";
+    for (int j = 0; j < 3; ++j) {
+      os << (j ? ", " : "");
+      extent(d.grid[j], d.gridExprs[j]);
+    }
+    os << "]";
     os << ", \"workgroup_size\": ";
     dim3(d.block);
     os << ",\n     \"bindings\": ";

@@ -89,6 +89,9 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
                         "gpu-kernel-outlining")))
       return failure();
     pm.addPass(createSPIRVEntryPointABIPass());
+    // Dynamic sizes from a buffer the host fills (static kernels as they
+    // are), clamped where the budget needs a bound.
+    pm.addPass(createSPIRVDynamicShapesPass(opts.maxDynamicExtent));
     pm.addPass(createSPIRVLoopBudgetPass(opts.maxLoopIterations));
     return success();
   };
@@ -131,7 +134,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // unrolled. With kv-splits = N > 1 (SplitKV.h): grid y is Hq x N, each
     // workgroup walks one chunk of the key blocks and writes its partial
     // output and lse into two f32 workspaces the host function allocates
-    // (static shapes: B x Hq x N x Sq [x Dv]); a second kernel in the same
+    // (B x Hq x N x Sq [x Dv], sized at launch where dynamic); a second kernel in the same
     // gpu.module merges them into out (and lse). Both kernels take the
     // workspaces as storage buffers like any other argument, and the loop
     // budget below is checked on each.
@@ -247,6 +250,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
 void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVBufferizePass();
   registerSPIRVEntryPointABIPass();
+  registerSPIRVDynamicShapesPass();
   registerSPIRVBf16StoragePass();
   registerSPIRVCoopMatKernelPass();
   registerSPIRVCoopMatBf16Pass();
@@ -255,12 +259,13 @@ void mlir::attn::registerAttnSPIRVPipeline() {
   registerSPIRVSubgroupSizePass();
   registerPassPipeline(
       "attn-to-spirv-pipeline",
-      "Lower attn.sdpa on tensors (static shapes) to a host function that "
+      "Lower attn.sdpa on tensors to a host function that "
       "launches a spirv.module. variant=portable: a workgroup per query "
       "block, an invocation per row (subgroup-size=N: a subgroup of N per "
       "row, subgroup reductions and shuffles), K/V tiles in workgroup "
       "memory, GPU to SPIR-V 1.3 (kv-splits=N: split-KV, a partial and a "
-      "merge kernel); "
+      "merge kernel; dynamic sizes read at launch from a buffer the host "
+      "fills); the other variants need static shapes; "
       "variant=tiled: the FlashAttention rewrite, "
       "bufferization with private temporaries, one invocation per tile; "
       "variant=coopmat: one subgroup per "

@@ -58,7 +58,8 @@ times it. docs/attn-run.md describes every flag.
   --layout=bhsd|bshd         storage of q/k/v/out (bshd: strides, no copy)
   --static-shapes            compile with static B/H/S instead of dynamic
                              (the default for --target=vulkan, whose kernels
-                             need static shapes)
+                             are then specialized to the shape and can use
+                             cooperative matrices)
   --dynamic-shapes           compile with dynamic B/H/S (the default except
                              for --target=vulkan)
   --check                    compare with the reference (exit 1 on failure)
@@ -506,7 +507,9 @@ void record(Outcome &res, const Comparison &c) {
 
 int main(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
-  // The SPIR-V kernels are compiled for one shape (docs/Vulkan.md).
+  // The SPIR-V kernels are best compiled for one shape (docs/Vulkan.md:
+  // the coopmat kernel and the tiled variant need it; with dynamic sizes
+  // the portable kernel reads them at launch).
   if (o.target == ATTN_TARGET_VULKAN && !o.shapesGiven)
     o.staticShapes = true;
 

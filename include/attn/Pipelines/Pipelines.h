@@ -6,6 +6,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir::attn {
@@ -151,6 +152,13 @@ struct AttnToSPIRVPipelineOptions
                      "than this (attn-spirv-loop-budget; lavapipe: 65535; "
                      "0 = no limit)"),
       llvm::cl::init(0)};
+  Option<int64_t> maxDynamicExtent{
+      *this, "max-dynamic-extent",
+      llvm::cl::desc("Dynamic sizes (portable): kernels clamp every size "
+                     "they read to this, so the loop budget can bound their "
+                     "loops; the runtime refuses larger sizes (0 = no "
+                     "clamp)"),
+      llvm::cl::init(0)};
   Option<int64_t> subgroupSize{
       *this, "subgroup-size",
       llvm::cl::desc("portable: 0 = an invocation per query row (any "
@@ -184,7 +192,7 @@ struct AttnToSPIRVPipelineOptions
       llvm::cl::init(1)};
 };
 
-/// attn.sdpa on tensors with static shapes -> a host function with one
+/// attn.sdpa on tensors (dynamic sizes: portable only) -> a host function with one
 /// gpu.launch_func of a spirv.module, or with kv-splits > 1 two launches of
 /// one spirv.module around two workspace allocations (see docs/Vulkan.md).
 /// Fails with `error` set for options it cannot build.
@@ -227,6 +235,12 @@ constexpr const char kCoopMatBf16Attr[] = "attn.coopmat_bf16";
 /// spirv.modules retyped f16 -> bf16 (SPIRVCoopMatBf16.cpp).
 std::unique_ptr<Pass> createSPIRVCoopMatBf16Pass();
 void registerSPIRVCoopMatBf16Pass();
+/// After outlining: kernels with dynamically sized memref arguments take
+/// them as 1-D buffers indexed linearly, plus a memref<Nxi32> of their
+/// dynamic sizes that each launch fills (attn-spirv-dynamic-shapes);
+/// maxExtent > 0 clamps the sizes kernels read to it (for the loop budget).
+std::unique_ptr<Pass> createSPIRVDynamicShapesPass(int64_t maxExtent);
+void registerSPIRVDynamicShapesPass();
 /// Its check that no invocation runs more loop iterations than the device
 /// allows (attn-spirv-loop-budget; 0 = no limit).
 std::unique_ptr<Pass> createSPIRVLoopBudgetPass(uint64_t maxIterations);
@@ -252,18 +266,38 @@ struct SPIRVBufferRef {
   unsigned index = 0; // host argument number, or index into workspaces
 };
 
-/// A buffer the host function allocates for its kernels (memref.alloc with
-/// a static shape), never read or written by the host itself.
+/// A size the host function computes from its arguments' sizes (dynamic
+/// shapes): a node of SPIRVKernelArtifact::exprs. Dim reads size `b` of
+/// host argument `a`; binary kinds combine expressions `a` and `b`
+/// (unsigned, as the host's arith ops do).
+struct SPIRVExpr {
+  enum Kind { Const, Dim, Add, Sub, Mul, DivU, CeilDivU, RemU, MinU, MaxU };
+  Kind kind = Const;
+  int64_t value = 0; // Const
+  unsigned a = 0, b = 0;
+};
+
+/// A buffer the host function allocates for its kernels (memref.alloc),
+/// never read by the host itself: a workspace (split-KV's partials), or,
+/// with `hostWritten`, a buffer of i32 sizes the host fills before the
+/// launches (attn-spirv-dynamic-shapes): element i is `contents[i]`.
 struct SPIRVWorkspace {
-  std::vector<int64_t> shape;
-  std::string elementType; // "f32", ...
-  uint64_t bytes = 0;
+  std::vector<int64_t> shape; // -1 where dynamic (see shapeExprs)
+  std::string elementType;    // "f32", ...
+  unsigned elementBytes = 0;
+  uint64_t bytes = 0;         // 0 where the shape is dynamic
+  /// With a dynamic shape: an expression per dimension.
+  std::vector<int> shapeExprs;
+  bool hostWritten = false;
+  std::vector<int> contents; // expression ids, with hostWritten
 };
 
 /// One gpu.launch_func of the host function, in program order.
 struct SPIRVDispatch {
   std::string entry; // OpEntryPoint name in the one spirv.module
   uint32_t grid[3] = {1, 1, 1};
+  /// Where a workgroup count depends on sizes: its expression (else -1).
+  int gridExprs[3] = {-1, -1, -1};
   uint32_t block[3] = {1, 1, 1};
   /// Storage-buffer binding i (set 0) of this entry point: bindings[i].
   std::vector<SPIRVBufferRef> bindings;
@@ -299,7 +333,26 @@ struct SPIRVKernelArtifact {
   std::vector<SPIRVDispatch> dispatches;
   /// The host function's allocations, bound by SPIRVBufferRef::workspace.
   std::vector<SPIRVWorkspace> workspaces;
+  /// Dynamic shapes: the expressions grids, workspace shapes and size
+  /// buffers refer to; empty when every shape is static.
+  std::vector<SPIRVExpr> exprs;
+  /// The kernels clamp sizes to this (attn-spirv-dynamic-shapes'
+  /// max-extent): a launch with a larger dynamic size must be refused
+  /// (0: no clamp).
+  int64_t maxDynamicExtent = 0;
+  bool dynamic() const { return !exprs.empty(); }
+  /// Expression `id` for host arguments of sizes `argShape(arg, dim)`;
+  /// false (with `error`) on a division by zero or a value outside
+  /// [0, 2^32).
+  bool evaluate(int id,
+                const std::function<int64_t(unsigned, unsigned)> &argShape,
+                int64_t &value, std::string &error) const;
 };
+
+/// The module attribute (i64) by which attn-spirv-dynamic-shapes records its
+/// max-extent, for extractSPIRVKernel.
+constexpr const char kSPIRVMaxDynamicExtentAttr[] =
+    "attn.spirv_max_dynamic_extent";
 
 /// Reads the artifact off a module after attn-to-spirv-pipeline; fails with
 /// `error` set when the module is not of that form.

@@ -4,8 +4,11 @@
 // (static shapes, dense memrefs) is lowered instead. Causal GQA 8:2, f16,
 // with lse: 5 buffers, grid (512 / 64, 8, 2). With --subgroup-size=8 the
 // subgroup kernel, its required size in the metadata. Both are valid
-// Vulkan 1.1 SPIR-V where spirv-val exists (spirv-val.mlir); dynamic
-// shapes are refused.
+// Vulkan 1.1 SPIR-V where spirv-val exists (spirv-val.mlir). With a
+// dynamic batch the portable kernel reads the sizes at launch: a size
+// buffer the host fills (binding 5, one slot per dynamic size of the
+// kernel's arguments), the grid's z from the batch; the coopmat kernel
+// refuses dynamic sizes.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-spirv --variant=portable %s -o %t/k.spv
 // RUN: FileCheck %s --input-file=%t/k.json
@@ -13,7 +16,9 @@
 // RUN: attn-translate --attn-to-spirv --variant=portable --subgroup-size=8 %s -o %t/s.spv
 // RUN: FileCheck %s --input-file=%t/s.json --check-prefix=SUBGROUP
 // RUN: sed -e 's/2x8x512x64/?x8x512x64/g' -e 's/2x2x512x64/?x2x512x64/g' -e 's/2x8x512xf32/?x8x512xf32/g' %s > %t/dyn.mlir
-// RUN: not attn-translate --attn-to-spirv %t/dyn.mlir -o %t/dyn.spv 2>&1 | FileCheck %s --check-prefix=DYN
+// RUN: attn-translate --attn-to-spirv %t/dyn.mlir -o %t/dyn.spv
+// RUN: FileCheck %s --input-file=%t/dyn.json --check-prefix=DYN
+// RUN: not attn-translate --attn-to-spirv --variant=coopmat %t/dyn.mlir -o %t/dync.spv 2>&1 | FileCheck %s --check-prefix=DYNCOOP
 
 // CHECK: "variant": "portable"
 // CHECK: "workgroups": [8, 8, 2]
@@ -25,7 +30,13 @@
 // SUBGROUP: "needs_subgroup_arithmetic": true
 // SUBGROUP: "needs_subgroup_shuffle": true
 // SUBGROUP: "required_subgroup_size": 8
-// DYN: error: --attn-to-spirv: the SPIR-V kernels need static shapes
+// DYN: "max_dynamic_extent": 0,
+// DYN: "exprs": [
+// DYN-SAME: ["dim", 0, 0]
+// DYN: "workspaces": [{"shape": [5], "element": "i32", "bytes": 20, "host_writes": [{"expr": {{[0-9]+}}}, {"expr": {{[0-9]+}}}, {"expr": {{[0-9]+}}}, {"expr": {{[0-9]+}}}, {"expr": {{[0-9]+}}}]}]
+// DYN: "workgroups": [8, 8, {"expr": {{[0-9]+}}}]
+// DYN: {"set": 0, "binding": 5, "workspace": 0}
+// DYNCOOP: error: attn-spirv-coopmat-kernel: the coopmat kernel needs static shapes
 
 func.func @attention(%q: tensor<2x8x512x64xf16>, %k: tensor<2x2x512x64xf16>,
                      %v: tensor<2x2x512x64xf16>)

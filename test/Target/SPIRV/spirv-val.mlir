@@ -13,6 +13,15 @@
 // RUN: %spirv_val --target-env vulkan1.1 %t/tl.spv
 // RUN: attn-translate --attn-to-spirv --subgroup-size=8 %S/attn-to-spirv-tensor-level.mlir -o %t/tl8.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/tl8.spv
+// Dynamic sizes (runtime arrays indexed linearly, a size buffer), per-row
+// and subgroup kernels, split-KV with workspaces sized at launch.
+// RUN: sed -e 's/2x8x512x64/?x8x?x64/g' -e 's/2x2x512x64/?x2x?x64/g' -e 's/2x8x512xf32/?x8x?xf32/g' %S/attn-to-spirv-tensor-level.mlir > %t/dyn.mlir
+// RUN: attn-translate --attn-to-spirv %t/dyn.mlir -o %t/dyn.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/dyn.spv
+// RUN: attn-translate --attn-to-spirv --subgroup-size=8 --kv-splits=3 %t/dyn.mlir -o %t/dyn8.spv
+// RUN: %spirv_val --target-env vulkan1.1 %t/dyn8.spv
+// RUN: spirv-dis %t/dyn8.spv | FileCheck %s --check-prefix=RTARRAY
+// RTARRAY: OpTypeRuntimeArray
 // RUN: attn-translate --attn-to-spirv --block-q=4 --block-kv=8 %s -o %t/small.spv
 // RUN: %spirv_val --target-env vulkan1.1 %t/small.spv
 // Dropout: the seed as a one-element storage buffer, Philox on

@@ -702,8 +702,9 @@ struct VulkanVariantGuard {
 /// additive masks broadcast or not, lse, dropout with random 64-bit seeds,
 /// both layouts, default and explicit block sizes (`blockQs`: rows per
 /// workgroup), split-KV off, automatic (0) or forced to 2, 3 or 5 chunks
-/// (clamped to the key blocks). What the vulkan target refuses (dynamic
-/// shapes) is not drawn.
+/// (clamped to the key blocks); a third of the draws with dynamic sizes
+/// (one kernel per spec, the sizes read at launch; such draws that share
+/// a spec share the kernel) and the automatic split count.
 static void portableRandomMatrix(std::mt19937_64 &rng, int cases,
                                  const std::vector<int64_t> &blockQs) {
   const attn_dtype dtypes[] = {ATTN_DTYPE_F16, ATTN_DTYPE_BF16,
@@ -715,7 +716,7 @@ static void portableRandomMatrix(std::mt19937_64 &rng, int cases,
   for (int n = 0; n < cases; ++n) {
     Case c;
     c.target = ATTN_TARGET_VULKAN;
-    c.staticShapes = true;
+    c.staticShapes = uniform(rng, 0, 2) != 0;
     c.dtype = dtypes[uniform(rng, 0, 2)];
     c.D = dims[uniform(rng, 0, 8)];
     c.Dv = uniform(rng, 0, 3) == 0 ? dims[uniform(rng, 0, 8)] : 0;
@@ -741,6 +742,12 @@ static void portableRandomMatrix(std::mt19937_64 &rng, int cases,
     c.blockQ = blockQs[uniform(rng, 0, int64_t(blockQs.size()) - 1)];
     c.blockKv = blockKvs[uniform(rng, 0, 4)];
     c.kvSplits = kvSplits[uniform(rng, 0, 4)];
+    // Dynamic sizes with the automatic split count: on a device with a
+    // loop budget a forced count may leave a largest size below the
+    // lengths drawn here (a correct refusal at launch;
+    // DynamicShapesOneKernel forces counts on lengths that fit).
+    if (!c.staticShapes)
+      c.kvSplits = 0;
     c.bshd = uniform(rng, 0, 1);
     check(c, rng);
   }
@@ -838,6 +845,92 @@ TEST_F(Vulkan, PortableSubgroupEdges) {
       c.kvSplits = skv == 129 ? 3 : 1;
       check(c, rng);
     }
+}
+
+// Dynamic sizes (ATTN_DYNAMIC batch, heads and lengths): one kernel,
+// compiled once, launched on many shapes, each against the reference on
+// fresh inputs with poisoned outputs; the sizes, the grid and split-KV's
+// workspaces follow each launch. Then a size above the largest the kernel
+// was built for (ATTN_VULKAN_MAX_DYNAMIC_EXTENT; by default 16384 on a
+// device with a loop budget such as lavapipe's) is refused, the outputs
+// untouched.
+TEST_F(Vulkan, DynamicShapesOneKernel) {
+  auto rng = testRng();
+  struct Shape {
+    int64_t B, Hq, Hkv, Sq, Skv;
+  };
+  const Shape shapes[] = {{1, 1, 1, 1, 1},    {2, 4, 2, 37, 91},
+                          {1, 8, 1, 1, 300},  {3, 2, 2, 64, 17},
+                          {1, 6, 3, 130, 129}, {2, 1, 1, 9, 1000}};
+  struct Flavor {
+    attn_dtype dtype;
+    bool causal, lse;
+    attn_mask_kind mask;
+    double dropout;
+    int64_t kvSplits;
+  };
+  const Flavor flavors[] = {
+      {ATTN_DTYPE_F16, true, true, ATTN_MASK_NONE, 0.0, 0},
+      {ATTN_DTYPE_BF16, false, true, ATTN_MASK_BOOL, 0.0, 1},
+      {ATTN_DTYPE_F32, true, false, ATTN_MASK_ADDITIVE, 0.2, 3}};
+  for (const Flavor &f : flavors) {
+    size_t before = attn_context_cache_size(context());
+    for (const Shape &sh : shapes) {
+      Case c;
+      c.target = ATTN_TARGET_VULKAN;
+      c.staticShapes = false;
+      c.dtype = f.dtype;
+      c.B = sh.B;
+      c.Hq = sh.Hq;
+      c.Hkv = sh.Hkv;
+      c.Sq = sh.Sq;
+      c.Skv = sh.Skv;
+      c.D = 32;
+      c.Dv = f.dtype == ATTN_DTYPE_F32 ? 24 : 0;
+      c.causal = f.causal;
+      c.lse = f.lse;
+      c.mask = f.mask;
+      c.maskB1 = sh.B > 2;
+      c.maskH1 = false;
+      c.dropout = f.dropout;
+      c.seed = static_cast<uint64_t>(rng());
+      c.kvSplits = f.kvSplits;
+      c.bshd = sh.Hq % 2 == 0;
+      check(c, rng);
+    }
+    // One compile per flavor, whatever the shapes.
+    EXPECT_EQ(attn_context_cache_size(context()), before + 1)
+        << "dtype " << attn_dtype_name(f.dtype);
+  }
+
+  // The size limit: a kernel built for sizes up to 48.
+  setenv("ATTN_VULKAN_MAX_DYNAMIC_EXTENT", "48", 1);
+  Case c;
+  c.target = ATTN_TARGET_VULKAN;
+  c.dtype = ATTN_DTYPE_F16;
+  c.Hq = 2;
+  c.Sq = 16;
+  c.Skv = 48;
+  c.D = 16;
+  c.lse = true;
+  check(c, rng); // at the limit: runs
+  c.Skv = 49;
+  Buffers bufs;
+  makeBuffers(c, rng, bufs);
+  std::vector<uint8_t> poisoned = bufs.out;
+  attn_spec spec = c.spec();
+  attn_kernel *kernel = nullptr;
+  ASSERT_EQ(attn_compile(context(), &spec, c.target, &kernel), ATTN_OK)
+      << attn_last_error();
+  attn_status st = attn_launch(kernel, &bufs.args);
+  unsetenv("ATTN_VULKAN_MAX_DYNAMIC_EXTENT");
+  EXPECT_EQ(st, ATTN_ERROR_UNSUPPORTED);
+  std::string message = attn_last_error();
+  EXPECT_NE(message.find("a size of 49 is above the 48 this kernel was "
+                         "built for"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(bufs.out, poisoned) << "a refused launch wrote its output";
 }
 
 // Split-KV on the portable kernel where rows see no key at all: rows fully
@@ -954,6 +1047,12 @@ TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
       c.seed = static_cast<uint64_t>(rng());
     }
     c.kvSplits = kvSplits[uniform(rng, 0, 4)];
+    // Dynamic sizes with the automatic split count: on a device with a
+    // loop budget a forced count may leave a largest size below the
+    // lengths drawn here (a correct refusal at launch;
+    // DynamicShapesOneKernel forces counts on lengths that fit).
+    if (!c.staticShapes)
+      c.kvSplits = 0;
     c.bshd = uniform(rng, 0, 1);
     check(c, rng);
   }
