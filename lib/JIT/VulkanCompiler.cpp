@@ -123,25 +123,6 @@ private:
       }
       return ATTN_OK;
     };
-    // The kernels were built (and their loop budget checked) for sizes up
-    // to the clamp; a larger one would be read as the clamp.
-    if (int64_t cap = artifact.maxDynamicExtent) {
-      for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces)
-        for (int id : w.contents) {
-          int64_t v = 0;
-          if (attn_status st = eval(id, v))
-            return st;
-          if (v > cap) {
-            error = "vulkan: a size of " + std::to_string(v) +
-                    " is above the " + std::to_string(cap) +
-                    " this kernel was built for with dynamic sizes (its "
-                    "loops were checked against the device's loop budget "
-                    "up to that size; ATTN_VULKAN_MAX_DYNAMIC_EXTENT raises "
-                    "it, or give the sizes in the spec)";
-            return ATTN_ERROR_UNSUPPORTED;
-          }
-        }
-    }
     std::vector<std::vector<int32_t>> sizeBuffers;
     sizeBuffers.reserve(artifact.workspaces.size());
     for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces) {
@@ -155,6 +136,18 @@ private:
           int64_t v = 0;
           if (attn_status st = eval(id, v))
             return st;
+          // The kernels were built (and their loop budget checked) for
+          // sizes up to the clamp; a larger one would be read as the clamp.
+          // Refused before anything is staged.
+          if (int64_t cap = artifact.maxDynamicExtent; cap && v > cap) {
+            error = "vulkan: a size of " + std::to_string(v) +
+                    " is above the " + std::to_string(cap) +
+                    " this kernel was built for with dynamic sizes (its "
+                    "loops were checked against the device's loop budget "
+                    "up to that size; ATTN_VULKAN_MAX_DYNAMIC_EXTENT raises "
+                    "it, or give the sizes in the spec)";
+            return ATTN_ERROR_UNSUPPORTED;
+          }
           values.push_back(static_cast<int32_t>(v));
         }
         t.data = values.data();
