@@ -184,9 +184,7 @@ private:
     return program->runDispatches(args, {}, run, nullptr, error);
   }
 
-public:
 
-private:
   std::unique_ptr<vk::Program> program;
   mlir::attn::SPIRVKernelArtifact artifact;
   std::vector<vk::Dispatch> dispatches;
@@ -348,6 +346,25 @@ uint64_t largestIterationCount(const std::string &diagnostics) {
       best = std::max<uint64_t>(best, v);
   }
   return best;
+}
+
+/// The split counts worth trying against the loop budget after `splits`
+/// chunks failed: powers of two up to kMaxAutoSplits, each clamped to
+/// `keyBlocks`, in increasing order without repeats, leaving out those that
+/// the unsplit kernel's iteration `count` already rules out (with n chunks
+/// an invocation needs at least count / n; count or budget 0: unknown).
+std::vector<int64_t> splitCandidates(int64_t splits, int64_t keyBlocks,
+                                     uint64_t count, uint64_t budget) {
+  std::vector<int64_t> candidates;
+  for (int64_t p = 2; p <= kMaxAutoSplits; p *= 2) {
+    int64_t n = std::min(p, keyBlocks);
+    if (n <= splits || (!candidates.empty() && n == candidates.back()))
+      continue;
+    if (budget && count && count / uint64_t(n) > budget)
+      continue;
+    candidates.push_back(n);
+  }
+  return candidates;
 }
 
 class VulkanCompiler final : public ::attn::Compiler {
@@ -704,15 +721,8 @@ public:
       const std::string unsplit = diagnostics;
       uint64_t count = largestIterationCount(unsplit);
       uint64_t budget = info.maxLoopIterations;
-      std::vector<int64_t> candidates;
-      for (int64_t p = 2; p <= kMaxAutoSplits; p *= 2) {
-        int64_t n = std::min(p, keyBlocks);
-        if (n <= splits || (!candidates.empty() && n == candidates.back()))
-          continue;
-        if (budget && count && count / uint64_t(n) > budget)
-          continue;
-        candidates.push_back(n);
-      }
+      std::vector<int64_t> candidates =
+          splitCandidates(splits, keyBlocks, count, budget);
       const std::string first =
           splits == 1 ? std::string("unsplit")
                       : "with " + std::to_string(splits) + " chunks";
@@ -759,22 +769,18 @@ public:
           lowered = lower(splits);
           continue;
         }
-        // Unsplit, else the smallest power of two (up to 64, at most the
-        // key blocks) that the unsplit count says could fit.
+        // Unsplit, else the smallest split count the unsplit count says
+        // could fit.
         splits = 1;
         lowered = lower(1);
         if (succeeded(lowered) || !overBudget)
           break;
-        const uint64_t count = largestIterationCount(diagnostics);
-        const int64_t blocks = std::max<int64_t>(1, (maxExtent + bc - 1) / bc);
-        for (int64_t p = 2; p <= kMaxAutoSplits; p *= 2) {
-          int64_t n = std::min(p, blocks);
-          if (count && count / uint64_t(n) > info.maxLoopIterations &&
-              n == p)
-            continue;
-          splits = n;
-          lowered = lower(n);
-          break;
+        std::vector<int64_t> candidates = splitCandidates(
+            1, std::max<int64_t>(1, (maxExtent + bc - 1) / bc),
+            largestIterationCount(diagnostics), info.maxLoopIterations);
+        if (!candidates.empty()) {
+          splits = candidates.front();
+          lowered = lower(splits);
         }
         if (splits > 1 && succeeded(lowered))
           splitWhy = "auto: dynamic sizes up to " + std::to_string(maxExtent) +

@@ -204,21 +204,15 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
     ws.elementType = name;
     ws.elementBytes = elt.getIntOrFloatBitWidth() / 8;
     if (t.hasStaticShape()) {
-      ws.bytes = static_cast<uint64_t>(t.getNumElements()) *
-                 (elt.getIntOrFloatBitWidth() / 8);
+      ws.bytes = static_cast<uint64_t>(t.getNumElements()) * ws.elementBytes;
     } else {
       for (unsigned d = 0; d < t.getRank(); ++d) {
-        Value size = t.isDynamicDim(d)
-                         ? alloc.getDynamicSizes()[t.getDynamicDimIndex(d)]
-                         : Value();
-        FailureOr<int> id = failure();
-        if (size) {
-          id = expr(size);
-        } else {
-          SPIRVExpr e;
-          e.value = t.getDimSize(d);
-          id = node(e);
+        if (!t.isDynamicDim(d)) {
+          ws.shapeExprs.push_back(-1); // shape[d] holds it
+          continue;
         }
+        FailureOr<int> id =
+            expr(alloc.getDynamicSizes()[t.getDynamicDimIndex(d)]);
         if (failed(id))
           return fail(error, "a workspace's size is not computed from the "
                              "host arguments' sizes");
@@ -483,7 +477,7 @@ std::string mlir::attn::spirvKernelMetadataJSON(const SPIRVKernelArtifact &a,
     os << (i ? ", " : "") << "{\"shape\": [";
     for (size_t j = 0; j < w.shape.size(); ++j) {
       os << (j ? ", " : "");
-      extent(w.shape[j], w.shape[j] >= 0 ? -1 : w.shapeExprs[j]);
+      extent(w.shape[j], w.shapeExprs.empty() ? -1 : w.shapeExprs[j]);
     }
     os << "], \"element\": \"" << w.elementType << "\", \"bytes\": " << w.bytes;
     if (w.hostWritten) {

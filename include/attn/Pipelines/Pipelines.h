@@ -286,7 +286,8 @@ struct SPIRVWorkspace {
   std::string elementType;    // "f32", ...
   unsigned elementBytes = 0;
   uint64_t bytes = 0;         // 0 where the shape is dynamic
-  /// With a dynamic shape: an expression per dimension.
+  /// With a dynamic shape: an expression per dimension (-1 where the
+  /// dimension is static).
   std::vector<int> shapeExprs;
   bool hostWritten = false;
   std::vector<int> contents; // expression ids, with hostWritten
