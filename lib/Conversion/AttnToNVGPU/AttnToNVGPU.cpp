@@ -205,7 +205,7 @@ private:
   // loop indices and ring stages count from it, key positions add it.
   Value blockBase;
   int64_t d = 0, dv = 0, eltBytes = 2, stageBytes = 0, qOffset = 0;
-  Value qTileView; // Q in shared memory (geo.qFromSmem: read per block)
+  Value flat;      // flatSmem()
   Type elt;
   bool causal = false;
 
@@ -304,6 +304,18 @@ private:
   Value subf(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value maxf(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
+  }
+  /// 2^x by one MUFU.EX2 (ex2.approx.ftz.f32). math.exp2 becomes
+  /// ex2.approx.f32, which ptxas wraps in a subnormal range check and two
+  /// conditional multiplies (4 instructions per element instead of 1).
+  /// Flushing subnormals is harmless here: an exponent below -126 is a
+  /// probability or rescale factor under 2^-126 next to a row sum of at
+  /// least 1 (the row max contributes 2^0 or more), and -inf still gives 0.
+  Value exp2(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, b.getF32Type(),
+               b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+        .getResult(0);
   }
   Value ult(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
@@ -501,25 +513,91 @@ private:
   /// 16 rowTiles warp + 16 mt + g + 8 half.
   struct Lane {
     Value tid, lane, warp, t2;
-    SmallVector<Value, 4> rows;
+    Value rowBase; // row0 + 16 rowTiles warp + g
     SmallVector<Value, 4> maskRows; // rows clamped to Sq - 1 (mask reads)
     Value maskB, maskH;
   };
 
+  /// The thread's row r (built where it is used: held from the prologue,
+  /// the rows would stay live across the key loops that do not need them).
+  Value rowOf(const Lane &ln, int64_t r) {
+    return add(ln.rowBase, idx(16 * (r / 2) + 8 * (r % 2)));
+  }
+
+  /// A lane's ldmatrix row address in a swizzled tile of `width`
+  /// elements per row, as an element index relative to the tile: row
+  /// `laneRow` (the lane's part of the row; the swizzle is the same for
+  /// every multiple of 16 rows added to it), chunk `half` (0 or 1: which
+  /// 8 columns of a 16-column fragment the lane addresses) through the
+  /// swizzle. See fragment().
+  Value laneAddress(Value laneRow, Value half, int64_t width) {
+    Swizzle s = Swizzle::forWidth(width);
+    return add(mul(laneRow, idx(width)),
+               physColumn(half, swizzle(s, laneRow)));
+  }
+
+  /// ldmatrix x4 from the flat shared-memory view at element `tileBase`
+  /// (the tile's start) + `lane` (laneAddress) for the fragment of columns
+  /// [16 c2, 16 c2 + 16) and rows `rowImm` further (a multiple of 16).
+  /// Physical chunk (2 c2 + half) ^ sw = hi + ((lo + half) ^ sw) with lo =
+  /// 2 c2 mod p, the bits the swizzle touches, and hi the rest; as tile
+  /// and row starts are multiples of 8 p elements, the address is
+  /// ((tileBase + lane) ^ 8 lo) + 8 hi + rowImm: one base register per
+  /// operand, one XOR per fragment, the rest an immediate offset. (Written
+  /// as separate column indices, each of the D / 16 swizzled columns was
+  /// hoisted out of the key loop into a register of its own: 40 registers
+  /// at D = 128.) `tileBase` must vary per key block (a stage offset, or
+  /// opaque()), or LLVM hoists every fragment's address again.
+  Value fragment(Value tileBase, Value lane, int64_t width, int64_t c2,
+                 int64_t rowImm, bool transpose) {
+    Swizzle s = Swizzle::forWidth(width);
+    int64_t lo = (2 * c2) % s.p, hi = 2 * c2 - lo;
+    Value at = add(tileBase, lane);
+    if (lo)
+      at = arith::XOrIOp::create(b, loc, at, idx(8 * lo));
+    if (int64_t imm = 8 * hi + rowImm * width)
+      at = add(at, idx(imm));
+    return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({4, 2}, elt),
+                                     flatSmem(), ValueRange{at}, transpose,
+                                     /*numTiles=*/4);
+  }
+
+  /// The dynamic shared memory as one array of the element type.
+  Value flatSmem() {
+    if (!flat) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointAfterValue(smem);
+      auto type = MemRefType::get({geo.sharedBytes / eltBytes}, elt,
+                                  MemRefLayoutAttrInterface{}, workgroup());
+      flat = memref::ViewOp::create(b, loc, type, smem, idx(0), ValueRange{});
+    }
+    return flat;
+  }
+
+  /// `x` through an empty inline asm that LLVM cannot see through or move:
+  /// an index the compiler treats as new in every key block (see
+  /// fragment()).
+  Value opaque(Value x) {
+    Type i64 = b.getI64Type();
+    Value in = arith::IndexCastOp::create(b, loc, i64, x);
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, i64, ValueRange{in}, "mov.b64 $0, $1;", "=l,l",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                      asmOp.getResult(0));
+  }
+
   /// Q's A fragment for the warp's row tile `mt` and D columns [16 kc,
-  /// 16 kc + 16), by ldmatrix x4 from the Q tile: lanes 0-15 address rows
-  /// 16 rowTiles warp + 16 mt + l at chunk 2 kc, lanes 16-31 the same rows
-  /// at chunk 2 kc + 1 (registers a0..a3 in A order; the swizzle repeats
-  /// every 16 rows).
-  Value qFragment(Value qTile, const Lane &ln, int64_t mt, int64_t kc) {
+  /// 16 kc + 16), by ldmatrix x4 from the Q tile at element `qBase`:
+  /// lanes 0-15 address rows 16 rowTiles warp + 16 mt + l at chunk 2 kc,
+  /// lanes 16-31 the same rows at chunk 2 kc + 1 (registers a0..a3 in A
+  /// order).
+  Value qFragment(Value qBase, const Lane &ln, int64_t mt, int64_t kc) {
     Value l16 = remui(ln.lane, 16), hi16 = divui(ln.lane, 16);
-    Value row = add(mul(ln.warp, idx(16 * geo.rowTiles)), idx(16 * mt));
-    return nvgpu::LdMatrixOp::create(
-        b, loc, VectorType::get({4, 2}, elt), qTile,
-        ValueRange{add(row, l16),
-                   physColumn(add(idx(2 * kc), hi16),
-                              swizzle(Swizzle::forWidth(d), l16))},
-        /*transpose=*/false, /*numTiles=*/4);
+    Value row = add(mul(ln.warp, idx(16 * geo.rowTiles)), l16);
+    return fragment(qBase, laneAddress(row, hi16, d), d, kc, 16 * mt,
+                    /*transpose=*/false);
   }
 
   void body(Value tid, Value qb, Value h, Value bi) {
@@ -534,15 +612,12 @@ private:
     ln.t2 = mul(remui(ln.lane, 4), idx(2));
     Value row0 = mul(qb, idx(geo.blockQ));
     const int64_t mts = geo.rowTiles;
-    Value warpRow0 = mul(ln.warp, idx(16 * mts));
-    for (int64_t mt = 0; mt < mts; ++mt)
-      for (int64_t half = 0; half < 2; ++half)
-        ln.rows.push_back(
-            add(add(row0, warpRow0), add(g, idx(16 * mt + 8 * half))));
+    ln.rowBase = add(row0, add(mul(ln.warp, idx(16 * mts)), g));
     if (mask) {
       Value lastRow = sub(sq, idx(1));
-      for (Value row : ln.rows)
-        ln.maskRows.push_back(arith::MinUIOp::create(b, loc, row, lastRow));
+      for (int64_t r = 0; r < 2 * mts; ++r)
+        ln.maskRows.push_back(
+            arith::MinUIOp::create(b, loc, rowOf(ln, r), lastRow));
       ln.maskB = maskIndex(0, bi);
       ln.maskH = maskIndex(1, h);
     }
@@ -580,10 +655,10 @@ private:
     // qFrag[mt][kc]: Q's A fragments, held in registers across the key
     // loop (geo.qFromSmem: read again per key block instead).
     SmallVector<SmallVector<Value>> qFrag(mts);
-    qTileView = qTile;
     for (int64_t mt = 0; mt < mts && !geo.qFromSmem; ++mt)
       for (int64_t kc = 0; kc < d / 16; ++kc)
-        qFrag[mt].push_back(qFragment(qTile, ln, mt, kc));
+        qFrag[mt].push_back(
+            qFragment(idx(qOffset / eltBytes), ln, mt, kc));
 
     auto fragC = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = arith::ConstantOp::create(
@@ -665,9 +740,9 @@ private:
                    Value bi, Value h, const Lane &ln, Value sq, int64_t nOut,
                    bool partial) {
     Value negInf = f32(-INFINITY), zero = f32(0.0);
-    for (int64_t r = 0; r < int64_t(ln.rows.size()); ++r) {
+    for (int64_t r = 0; r < 2 * geo.rowTiles; ++r) {
       int64_t mt = r / 2, half = r % 2;
-      Value row = ln.rows[r];
+      Value row = rowOf(ln, r);
       Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           l[r], zero);
       Value inv = arith::DivFOp::create(b, loc, f32(1.0), l[r]);
@@ -723,7 +798,8 @@ private:
       return add(j0, add(ln.t2, idx(n * 8 + j)));
     };
     Value stage = remui(jb, geo.stages);
-    Value ks = kTile(stage), vs = vTile(stage);
+    Value kBase = mul(stage, idx(stageBytes / eltBytes));
+    Value vBase = add(kBase, idx(geo.blockKv * d));
     Value lane = ln.lane;
     Value l8 = remui(lane, 8), l16 = remui(lane, 16);
     Value bit3 = remui(divui(lane, 8), 2), hi16 = divui(lane, 16);
@@ -739,17 +815,11 @@ private:
     // lanes 0-7 address keys 16 np + l at chunk 2 kc, lanes 8-15 the same
     // keys at chunk 2 kc + 1, lanes 16-31 keys 16 np + 8 + l likewise, so
     // registers 0-1 are tile 2 np's B fragment and 2-3 tile 2 np + 1's.
-    Swizzle kSw = Swizzle::forWidth(d);
-    Value kRow = add(mul(hi16, idx(8)), l8);
-    Value kSwz = swizzle(kSw, kRow);
+    Value kLane = laneAddress(add(mul(hi16, idx(8)), l8), bit3, d);
     SmallVector<SmallVector<Value>> sAcc(mts,
                                          SmallVector<Value>(nTiles, zeroC));
     auto kFragsTimesQ = [&](int64_t np, int64_t kc, ArrayRef<Value> a) {
-      Value x4 = nvgpu::LdMatrixOp::create(
-          b, loc, fragX4, ks,
-          ValueRange{add(idx(16 * np), kRow),
-                     physColumn(add(idx(2 * kc), bit3), kSwz)},
-          /*transpose=*/false, /*numTiles=*/4);
+      Value x4 = fragment(kBase, kLane, d, kc, 16 * np, /*transpose=*/false);
       for (int64_t mt = 0; mt < mts; ++mt) {
         sAcc[mt][2 * np] = mma(a[mt], halfOf(x4, 0), sAcc[mt][2 * np]);
         sAcc[mt][2 * np + 1] = mma(a[mt], halfOf(x4, 1), sAcc[mt][2 * np + 1]);
@@ -758,10 +828,11 @@ private:
     if (geo.qFromSmem) {
       // Q's fragments for this 16 of D, read from shared memory, then
       // every key tile: 32 registers fewer held across the key loop.
+      Value qBase = opaque(idx(qOffset / eltBytes));
       for (int64_t kc = 0; kc < d / 16; ++kc) {
         SmallVector<Value> a;
         for (int64_t mt = 0; mt < mts; ++mt)
-          a.push_back(qFragment(qTileView, ln, mt, kc));
+          a.push_back(qFragment(qBase, ln, mt, kc));
         for (int64_t np = 0; np < nTiles / 2; ++np)
           kFragsTimesQ(np, kc, a);
       }
@@ -816,7 +887,7 @@ private:
               if (causal) {
                 Value above = arith::CmpIOp::create(
                     b, loc, arith::CmpIPredicate::sgt, key,
-                    add(ln.rows[r], diag));
+                    add(rowOf(ln, r), diag));
                 hidden = arith::OrIOp::create(b, loc, hidden, above);
               }
               x = select(hidden, negInf, x);
@@ -873,8 +944,7 @@ private:
         Value mNew = maxf(mOld[r], blockMax[r]);
         Value isInf = arith::CmpFOp::create(
             b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-        alpha[r] = math::Exp2Op::create(
-            b, loc, subf(mOld[r], select(isInf, f32(0.0), mNew)));
+        alpha[r] = exp2(subf(mOld[r], select(isInf, f32(0.0), mNew)));
         next.push_back(mNew);
       }
       for (int64_t mt = 0; mt < mts; ++mt)
@@ -912,13 +982,13 @@ private:
                         ? math::FmaOp::create(b, loc, sv, scale, negM)
                               .getResult()
                         : subf(sv, mSafe);
-          Value p = math::Exp2Op::create(b, loc, e);
+          Value p = exp2(e);
           // l sums P before dropout; P . V takes keep ? P / (1 - p) : 0,
           // the Philox decision every path shares (docs/Semantics.md).
           Value used = p;
           if (dropP > 0.0) {
             Value keep = buildDropoutKeep(b, loc, op.getSeed(), bi, h,
-                                          ln.rows[r], keyAt(n, j), dropP);
+                                          rowOf(ln, r), keyAt(n, j), dropP);
             used = select(keep, mulf(p, f32(1.0 / (1.0 - dropP))), f32(0.0));
           }
           s[mt][n][half][j] = used;
@@ -948,15 +1018,10 @@ private:
     // 2 np + 1).
     SmallVector<Value> acc(rescaled.begin() + nRows,
                            rescaled.begin() + nRows + nOut * mts);
-    Swizzle vSw = Swizzle::forWidth(dv);
-    Value vSwz = swizzle(vSw, l16);
+    Value vLane = laneAddress(l16, hi16, dv);
     for (int64_t np = 0; np < nOut / 2; ++np)
       for (int64_t kk = 0; kk < nTiles / 2; ++kk) {
-        Value x4 = nvgpu::LdMatrixOp::create(
-            b, loc, fragX4, vs,
-            ValueRange{add(idx(16 * kk), l16),
-                       physColumn(add(idx(2 * np), hi16), vSwz)},
-            /*transpose=*/true, /*numTiles=*/4);
+        Value x4 = fragment(vBase, vLane, dv, np, 16 * kk, /*transpose=*/true);
         for (int64_t mt = 0; mt < mts; ++mt) {
           Value &a0 = acc[mt * nOut + 2 * np], &a1 = acc[mt * nOut + 2 * np + 1];
           a0 = mma(pFrag[mt][kk], halfOf(x4, 0), a0);

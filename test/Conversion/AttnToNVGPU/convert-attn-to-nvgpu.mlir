@@ -33,10 +33,15 @@
 // RT2-NOT: attn.nvvm_max_registers
 // RT2: memref.get_global @__attn_tc_dynamic_smem
 // RT2-NOT: attn.nvvm_max_registers
-// RT2: %[[QT:.+]] = memref.view %{{.+}}[%c16384{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
+// RT2: %[[FLAT:.+]] = memref.view %{{.+}}[%c0{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<12288xf16, #gpu.address_space<workgroup>>
+// RT2: memref.view %{{.+}}[%c16384{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128x32xf16, #gpu.address_space<workgroup>>
 // RT2: scf.for
-// RT2: %[[QA:.+]] = nvgpu.ldmatrix %[[QT]]
-// RT2: %[[QB:.+]] = nvgpu.ldmatrix %[[QT]]
+// Q's element offset (16384 / 2) through an opaque move, so that LLVM
+// does not hoist every fragment's address out of the loop
+// RT2: %[[QOFF:.+]] = arith.index_cast %c8192{{(_[0-9]+)?}} : index to i64
+// RT2: llvm.inline_asm has_side_effects "mov.b64 $0, $1;", "=l,l" %[[QOFF]] : (i64) -> i64
+// RT2: %[[QA:.+]] = nvgpu.ldmatrix %[[FLAT]]
+// RT2: %[[QB:.+]] = nvgpu.ldmatrix %[[FLAT]]
 // RT2: nvgpu.ldmatrix
 // RT2: nvgpu.mma.sync(%[[QA]], %{{.+}}, %{{.+}})
 // RT2: nvgpu.mma.sync(%[[QA]], %{{.+}}, %{{.+}})
@@ -55,6 +60,8 @@
 // SM) for attn-nvvm-max-registers
 // CHECK: %[[G:.+]] = memref.get_global @__attn_tc_dynamic_smem : memref<0xi8, #gpu.address_space<workgroup>> {attn.nvvm_max_registers = 168 : i32}
 // CHECK: %[[SMEM:.+]] = memref.cast %[[G]] : memref<0xi8, #gpu.address_space<workgroup>> to memref<?xi8, #gpu.address_space<workgroup>>
+// ldmatrix reads the whole buffer as one f16 array (elements)
+// CHECK: %[[FLAT:.+]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
 // causal: block x takes query block gx - 1 - x, so the blocks that see the
 // most keys are scheduled first
 // CHECK: %[[LAST:.+]] = arith.subi %[[GX]], %c1
@@ -78,10 +85,14 @@
 // CHECK: }
 // CHECK: nvvm.cp.async.commit.group
 // wait for Q's group (one newer group pending), then ldmatrix x4 A fragments
+// at Q's element offset 8192 / 2 plus the lane's address; the second 16
+// columns by XOR (chunk 2 ^ the lane's swizzled chunk: 16 elements)
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK: gpu.barrier
-// CHECK: %[[QA0:.+]] = nvgpu.ldmatrix %[[QT]][{{.*}}] {numTiles = 4 : i32, transpose = false} : {{.*}} -> vector<4x2xf16>
-// CHECK: %[[QA1:.+]] = nvgpu.ldmatrix %[[QT]]
+// CHECK: %[[QA0AT:.+]] = arith.addi %c4096{{(_[0-9]+)?}}, %{{.+}} : index
+// CHECK: %[[QA0:.+]] = nvgpu.ldmatrix %[[FLAT]][%[[QA0AT]]] {numTiles = 4 : i32, transpose = false} : memref<8192xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK: %[[QA1AT:.+]] = arith.xori %{{.+}}, %c16{{(_[0-9]+)?}} : index
+// CHECK: %[[QA1:.+]] = nvgpu.ldmatrix %[[FLAT]][%[[QA1AT]]]
 // The key blocks every row sees whole (keys below min(Skv, first row +
 // Skv - Sq + 1)) run in a first loop without the tail and causal mask, the
 // rest (the diagonal, the tail) in a second. The key loop carries Dv / 8 =
@@ -102,19 +113,22 @@
 // CHECK: nvgpu.device_async_copy %[[V]]
 // CHECK: }
 // CHECK: nvvm.cp.async.commit.group
-// block j from stage j % 2
+// block j from stage j % 2: K at element 4096 stage, V 64 x 32 further
 // CHECK: %[[STAGE:.+]] = arith.remui %[[J]], %c2{{(_[0-9]+)?}}
-// CHECK: %[[KOFF:.+]] = arith.muli %[[STAGE]], %c8192{{(_[0-9]+)?}}
-// CHECK: %[[KS:.+]] = memref.view %[[SMEM]][%[[KOFF]]][] : {{.*}} to memref<64x32xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[VS:.+]] = memref.view %[[SMEM]]
-// S = Q . K^T: one ldmatrix x4 gives two 8-key tiles' B fragments, at
-// swizzled columns
+// CHECK: %[[KOFF:.+]] = arith.muli %[[STAGE]], %c4096{{(_[0-9]+)?}}
+// CHECK: %[[VOFF:.+]] = arith.addi %[[KOFF]], %c2048{{(_[0-9]+)?}}
+// S = Q . K^T: one ldmatrix x4 gives two 8-key tiles' B fragments; the
+// lane's address: its key row times 32 plus its chunk ^ swizzle(row), 8
+// elements each; the next 16 columns by XOR with 16
 // CHECK: %[[KSW:.+]] = arith.xori
 // CHECK: %[[KCOL:.+]] = arith.muli %[[KSW]], %c8{{(_[0-9]+)?}}
-// CHECK: %[[KB:.+]] = nvgpu.ldmatrix %[[KS]][%{{.+}}, %[[KCOL]]] {numTiles = 4 : i32, transpose = false}
+// CHECK: %[[KLANE:.+]] = arith.addi %{{.+}}, %[[KCOL]]
+// CHECK: %[[KAT:.+]] = arith.addi %[[KOFF]], %[[KLANE]]
+// CHECK: %[[KB:.+]] = nvgpu.ldmatrix %[[FLAT]][%[[KAT]]] {numTiles = 4 : i32, transpose = false}
 // CHECK: %[[S0:.+]] = nvgpu.mma.sync(%[[QA0]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]}
 // CHECK: %[[S1:.+]] = nvgpu.mma.sync(%[[QA0]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]}
-// CHECK: nvgpu.ldmatrix %[[KS]]
+// CHECK: %[[KAT1:.+]] = arith.xori %{{.+}}, %c16{{(_[0-9]+)?}}
+// CHECK: nvgpu.ldmatrix %[[FLAT]][%[[KAT1]]]
 // CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S0]])
 // CHECK: nvgpu.mma.sync(%[[QA1]], %{{.+}}, %[[S1]])
 // whole blocks: no key comparison; the scores stay unscaled (the row max
@@ -122,7 +136,7 @@
 // running max moves (and acc and l are rescaled by alpha = exp2(m -
 // m_safe)) only when some row of the warp sees a block max above m + 8:
 // vote.any, one branch for the warp. Then P = exp2(fma(S, scale log2 e,
-// -m_safe)).
+// -m_safe)). exp2 is ex2.approx.ftz (one MUFU.EX2).
 // CHECK-NOT: arith.cmpi
 // CHECK: gpu.shuffle  xor %{{.+}}, %{{.+}}, %{{.+}} : f32
 // CHECK: gpu.shuffle  xor
@@ -132,17 +146,18 @@
 // CHECK: %[[ANY:.+]] = nvvm.vote.sync  any %{{.+}}, %{{.+}} -> i1
 // CHECK: scf.if %[[ANY]] -> (f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, f32, f32)
 // CHECK: arith.maximumf
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: arith.mulf
 // CHECK: } else {
 // CHECK-NEXT: scf.yield
 // CHECK: %[[NEGM:.+]] = arith.negf
 // CHECK: %[[E:.+]] = math.fma %{{.+}}, %{{.+}}, %[[NEGM]] : f32
-// CHECK: math.exp2 %[[E]]
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[E]]) : (f32) -> f32
 // P reused in registers as the A operand, V by transposed ldmatrix x4
 // CHECK: arith.truncf %{{.+}} : f32 to f16
 // CHECK: %[[PA:.+]] = vector.from_elements {{.*}} : vector<4x2xf16>
-// CHECK: %[[VB:.+]] = nvgpu.ldmatrix %[[VS]][{{.*}}] {numTiles = 4 : i32, transpose = true}
+// CHECK: %[[VAT:.+]] = arith.addi %[[VOFF]], %{{.+}}
+// CHECK: %[[VB:.+]] = nvgpu.ldmatrix %[[FLAT]][%[[VAT]]] {numTiles = 4 : i32, transpose = true}
 // CHECK: nvgpu.mma.sync(%[[PA]], %{{.+}}, %{{.+}}) {mmaShape = [16, 8, 16]}
 // CHECK: scf.yield
 // edge blocks, from where the whole ones end: keys past Skv or above the
@@ -154,7 +169,7 @@
 // CHECK: arith.ori
 // CHECK: gpu.shuffle  xor
 // CHECK: math.fma
-// CHECK: math.exp2
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: nvgpu.mma.sync
 // CHECK: scf.yield
 // the partial row sums are completed over the quad, then out = acc / l
@@ -280,7 +295,7 @@ func.func @bf16_mask(%q: memref<1x2x64x128xbf16>, %k: memref<1x2x80x128xbf16>,
 // so the scores are scaled before the mask, and P = exp2(S - m_safe)
 // without the FMA of the unmasked kernels
 // CHECK: %[[E:.+]] = arith.subf
-// CHECK: math.exp2 %[[E]]
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[E]])
 // CHECK-NOT: math.fma
 func.func @additive(%q: memref<2x1x16x64xf16>, %m: memref<2x1x16x16xf32>,
                     %out: memref<2x1x16x64xf16>) {
@@ -406,7 +421,7 @@ func.func @decode_gqa_mask(%q: memref<2x8x1x64xf16>, %k: memref<2x2x999x64xf16>,
 // CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.+}} = %c128{{(_[0-9]+)?}}, {{.*}} dynamic_shared_memory_size %c32768_i32
 // CHECK: scf.for
 // CHECK: %[[E:.+]] = math.fma
-// CHECK-NEXT: %[[P:.+]] = math.exp2 %[[E]] : f32
+// CHECK-NEXT: %[[P:.+]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[E]]) : (f32) -> f32
 // CHECK: arith.trunci %[[SEED]] : i64 to i32
 // CHECK: arith.mului_extended
 // CHECK: %[[KEEP:.+]] = arith.cmpi uge
