@@ -1,13 +1,12 @@
 // The mma.sync kernel at D = 128 without causal, a mask or dropout (f16
-// and bf16, with lse, GQA). For sm_90a, when the key length is dynamic or
-// a multiple of 32, it gives each of 4 warps two m16 row tiles (128 query
-// rows per workgroup) over 32-key blocks: 2 stages x 32 x (128 + 128) x 2
-// bytes = 32 KB, plus Q (128 x 128 x 2 = 32 KB) in its own space, read
-// from shared memory per block; every block but the last is copied
-// without row checks. Otherwise (sm_80, where that geometry spills; a
-// static key length with a partial last block, e.g. 300, where ptxas
-// spilled too) it keeps 8 warps of one row tile over 64-key blocks.
-// Neither spills, split-KV or not.
+// and bf16, with lse, GQA): each of 4 warps takes two m16 row tiles (128
+// query rows per workgroup) over 32-key blocks, for sm_90a and any key
+// length: 2 stages x 32 x (128 + 128) x 2 bytes = 32 KB, plus Q
+// (128 x 128 x 2 = 32 KB) in its own space, read from shared memory per
+// block; every block but the last is copied without row checks. sm_80
+// (where ptxas spilled 4 bytes with two tiles) keeps 8 warps of one row
+// tile over 64-key blocks, as sm_90a does with a mask or dropout (checked
+// here by explicit options). None spills, split-KV or not.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: sed -e s/ELT/f16/g -e 's/x200x/x?x/g' -e 's/x300x/x?x/g' -e 's/2x8x200xf32/2x8x?xf32/g' %s > %t/f16.mlir
@@ -23,7 +22,7 @@
 // RUN: FileCheck %s --check-prefix=W4 < %t/bf16_90.ptx
 // RUN: %ptxas -v -arch=sm_90a %t/bf16_90.ptx -o %t/bf16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16s.mlir -o %t/f16s_90.ptx
-// RUN: FileCheck %s --check-prefix=W8 < %t/f16s_90.ptx
+// RUN: FileCheck %s --check-prefix=W4 < %t/f16s_90.ptx
 // RUN: %ptxas -v -arch=sm_90a %t/f16s_90.ptx -o %t/f16s_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16.mlir -o %t/f16_80.ptx
 // RUN: FileCheck %s --check-prefix=W8 < %t/f16_80.ptx
@@ -31,11 +30,21 @@
 // RUN: %ptxas -v -arch=sm_80 %t/f16_80.ptx -o %t/f16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 --kv-splits=1 %t/bf16.mlir -o %t/bf16_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/bf16_80.ptx -o %t/bf16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// Causal with a dynamic key length takes the two-tile geometry too.
+// RUN: sed -e s/ELT/bf16/g -e 's/x200x/x?x/g' -e 's/x300x/x?x/g' -e 's/2x8x200xf32/2x8x?xf32/g' -e 's/%%v$/%%v causal/' %s > %t/bf16c.mlir
+// RUN: FileCheck %s --check-prefix=CAUSAL < %t/bf16c.mlir
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/bf16c.mlir -o %t/bf16c_90.ptx
+// RUN: FileCheck %s --check-prefix=W4 < %t/bf16c_90.ptx
+// RUN: %ptxas -v -arch=sm_90a %t/bf16c_90.ptx -o %t/bf16c_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 --warps=8 --row-tiles=1 --block-kv=64 %t/f16s.mlir -o %t/f16s_90w8.ptx
+// RUN: FileCheck %s --check-prefix=W8 < %t/f16s_90w8.ptx
+// RUN: %ptxas -v -arch=sm_90a %t/f16s_90w8.ptx -o %t/f16s_90w8.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // W4: .maxntid 128, 1, 1
 // W4-NEXT: .maxnreg 255
 // W4: vote.sync.any.pred
 // W8: .maxntid 256, 1, 1
+// CAUSAL: {{^ +}}%out, %lse = attn.sdpa %q, %k, %v causal
 // META90: "kv_splits": {"block_q": 128, "block_kv": 32, "max": 64}
 // META90: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
 // META90: "block": [128, 1, 1]

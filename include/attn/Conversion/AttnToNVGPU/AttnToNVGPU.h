@@ -66,24 +66,26 @@ struct NVGPUGeometry {
 constexpr llvm::StringLiteral kNVVMMaxRegistersAttr = "attn.nvvm_max_registers";
 
 /// The geometry convert-attn-to-nvgpu uses for `options` and this op (head
-/// dimensions, element size, causal). Default warps: 4 (64 query rows)
-/// with causal, where the finer blocks balance the triangle better, and for
-/// D, Dv <= 64, where three 4-warp workgroups per SM beat one of 8 warps
-/// once attn-nvvm-max-registers lifts ptxas's register cap; 8 (128 rows)
-/// otherwise (H200 sweep and H100 runs of 2026-11-21, docs/NVIDIA.md).
-/// A static query length `seqQ` of at most 32 takes 2 warps, of at most 16
-/// with D, Dv <= 64 1 warp: decode would otherwise run 48 or more masked
-/// rows per workgroup. 4 warps at D, Dv <= 64 without a mask or dropout
-/// take two m16 row tiles per warp (Q read from shared memory per key
-/// block); with one tile (row-tiles=1) they ask for 168 registers, so that
-/// three workgroups fit an SM (3 x 128 x 168 = 64512 of 65536). Decode
-/// (seqQ == 1) packs a GQA group's query heads into the rows unless there
-/// is a mask or dropout (whose counter needs each row's real head).
+/// dimensions, element size, causal, query and key lengths, mask, dropout,
+/// lse). Default: 4 warps of two m16 row tiles (128 query rows, Q read
+/// from shared memory per key block) for D, Dv <= 128 without a mask or
+/// dropout, over 64-key blocks at D, Dv <= 64 and 32-key blocks above
+/// (causal at D > 64 only with a dynamic key length); one row tile
+/// otherwise: 4 warps for causal and for D, Dv <= 64 (asking for 168
+/// registers, so that three workgroups fit an SM), 8 for the rest, and 4
+/// warps over 16- or 32-key blocks for D or Dv in (128, 256]. A static
+/// query length `seqQ` of at most 32 takes 2 warps, of at most 16 with D,
+/// Dv <= 64 1 warp: decode would otherwise run 48 or more masked rows per
+/// workgroup. Decode (seqQ == 1) packs a GQA group's query heads into the
+/// rows unless there is a mask or dropout (whose counter needs each row's
+/// real head). The reasons and measurements are at the definition and in
+/// docs/NVIDIA.md.
 NVGPUGeometry resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
                                    int64_t headDim, int64_t valueDim,
                                    int64_t elementBytes, bool causal,
                                    int64_t seqQ = -1, bool masked = false,
-                                   bool dropout = false, int64_t seqKv = -1);
+                                   bool dropout = false, int64_t seqKv = -1,
+                                   bool lse = false);
 
 /// The tensor-core kernel's key block for a requested `blockKv` (a
 /// pipeline's or spec's block_kv, which the generic kernel takes as it
