@@ -1196,7 +1196,8 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // (+18-20% over 16 on the H100, cuda-h100-2026-11-22k), else 16: the
   // accumulators alone take Dv / 2 registers, and with 32 keys ptxas
   // spilled 20 bytes causal, 8 in the unsplit kernel (28-48 with a static
-  // key length), with 64 keys 52-76.
+  // key length), with 64 keys 52-76; the 2-warp decode kernel with 32
+  // keys 4-8 (48 before the ldmatrix addressing of 2026-11-22).
   const bool huge = std::max(headDim, valueDim) > 128;
   // A mask's loads and dropout's Philox decision need registers that the
   // two-tile and 168-register geometries do not leave.
@@ -1262,7 +1263,9 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
     g.maxRegisters = 168;
   g.stages = options.stages;
   g.blockKv = options.blockKv                     ? options.blockKv
-              : huge ? (causal || heavy || options.kvSplits < 2 ? 16 : 32)
+              : huge ? (causal || heavy || decode || options.kvSplits < 2
+                            ? 16
+                            : 32)
               : g.rowTiles > 1 && !small        ? 32
                                                 : kNVGPUBlockKv;
   int64_t stage = g.blockKv * (headDim + valueDim) * elementBytes;

@@ -5,7 +5,8 @@
 // x 2 = 32 KB): 64 KB of dynamic shared memory, which the runtime opts
 // into. No spills for sm_90a or sm_80, split-KV or not; without the mask
 // and with dropout neither. Without causal, a mask or dropout the split-KV
-// kernel takes 32-key blocks (96 KB), the unsplit one keeps 16.
+// kernel takes 32-key blocks (96 KB), the unsplit one keeps 16, and so
+// does the decode kernel (a static query length of 1: 2 warps).
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: sed s/ELT/f16/g %s > %t/f16.mlir
@@ -33,6 +34,12 @@
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16nc.mlir -o %t/f16nc1_90.ptx
 // RUN: FileCheck %s --check-prefix=META16 < %t/f16nc1_90.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16nc1_90.ptx -o %t/f16nc1_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: sed -e 's/, %m: tensor<1x1x200x300xi1>//' -e 's/ mask(%m : tensor<1x1x200x300xi1>) causal//' -e 's/2x8x200x256/2x8x1x256/g' -e 's/2x8x200xf32/2x8x1xf32/g' %t/bf16.mlir > %t/bf16dec.mlir
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/bf16dec.mlir -o %t/bf16dec_90.ptx
+// RUN: FileCheck %s --check-prefix=DECODE < %t/bf16dec_90.json
+// RUN: %ptxas -v -arch=sm_90a %t/bf16dec_90.ptx -o %t/bf16dec_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/bf16dec.mlir -o %t/bf16dec_80.ptx
+// RUN: %ptxas -v -arch=sm_80 %t/bf16dec_80.ptx -o %t/bf16dec_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK: .maxntid 128, 1, 1
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
@@ -44,6 +51,8 @@
 // META: "shared_bytes": 65536
 // META32: "kv_splits": {"block_q": 64, "block_kv": 32, "max": 64}
 // META32: "shared_bytes": 98304
+// DECODE: "kv_splits": {"block_q": 32, "block_kv": 16, "max": 64}
+// DECODE: "block": [64, 1, 1]
 // META16-NOT: "kv_splits"
 // META16: "shared_bytes": 65536
 
