@@ -574,9 +574,9 @@ private:
     return flat;
   }
 
-  /// `x` through an empty inline asm that LLVM cannot see through or move:
-  /// an index the compiler treats as new in every key block (see
-  /// fragment()).
+  /// `x` through an inline-asm move with side effects, which LLVM can
+  /// neither see through nor hoist: an index the compiler treats as new in
+  /// every key block (see fragment()).
   Value opaque(Value x) {
     Type i64 = b.getI64Type();
     Value in = arith::IndexCastOp::create(b, loc, i64, x);
@@ -1213,13 +1213,14 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // (bench/results/cuda-h100-2026-11-22l, 4 runs at S = 4k-16k):
   // non-causal 0.95-1.11 of FlashAttention-2 (median 1.02), causal
   // 0.96-1.08 (median 1.02; one tile of 4 warps over 64 keys with the
-  // same code generation 0.95-1.01, median 0.98). On sm_90 only: for sm_80 ptxas still spilled 4 bytes in
-  // some (bf16, static lengths, lse, one kernel). Causal only with a
-  // dynamic key length, and not as a single kernel with lse: ptxas spilled
-  // 8 bytes with a static one (Skv = 300, 3000, 4096), 4 for kv-splits=1
-  // with lse, none otherwise. ptxas at 255 registers is chaotic: each
-  // exclusion is a configuration that spilled, and the lit tests assemble
-  // the ones that remain.
+  // same code generation 0.95-1.01, median 0.98). On sm_90 only: for
+  // sm_80 ptxas still spilled 4 bytes in one configuration (bf16, static
+  // lengths, lse, one kernel). Causal only with a dynamic key length, and
+  // not as a single kernel with lse: ptxas spilled 8 bytes with a static
+  // one (Skv = 300, 3000, 4096), 4 for kv-splits=1 with lse, none
+  // otherwise. ptxas at 255 registers is chaotic: each exclusion is a
+  // configuration that spilled, and the lit tests assemble the ones that
+  // remain.
   const bool hopper = options.chip.size() > 3 &&
                       std::atoi(options.chip.c_str() + 3) >= 90;
   const bool wideTwoTiles =
