@@ -95,8 +95,10 @@ llvm::cl::opt<int64_t> clRowTiles(
     llvm::cl::init(0));
 llvm::cl::opt<int64_t> clStages(
     "stages",
-    llvm::cl::desc("--tensor-cores: depth of the cp.async K/V ring (2-4)"),
-    llvm::cl::init(2));
+    llvm::cl::desc("--tensor-cores: depth of the cp.async K/V ring (2-4; 0: "
+                   "3 for the non-causal two-tile kernels at D, Dv in "
+                   "(64, 128], else 2)"),
+    llvm::cl::init(0));
 llvm::cl::opt<int64_t> clKvSplits(
     "kv-splits",
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: the spec's kv_splits (0: "

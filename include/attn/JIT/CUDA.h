@@ -19,7 +19,8 @@ struct CudaCompileOptions {
   /// on an H200, bench/results/cuda-h200-2026-11-21); tools default off.
   bool tensorCores = false;
   int64_t warps = 0;  // tensor cores: 4 or 8 (0 = 4 if causal or D, Dv <= 64, else 8)
-  int64_t stages = 2; // tensor cores: depth of the cp.async K/V ring
+  int64_t stages = 0; // tensor cores: depth of the cp.async K/V ring
+                      // (2-4; 0: the geometry's default)
   int64_t rowTiles = 0; // tensor cores: m16 row tiles per warp (0 = 1)
 };
 

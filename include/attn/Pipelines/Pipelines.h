@@ -78,8 +78,9 @@ struct AttnToNVVMPipelineOptions
   Option<int64_t> stages{
       *this, "stages",
       llvm::cl::desc("Tensor-core kernel: K/V tiles in flight in the "
-                     "cp.async ring (2 to 4)"),
-      llvm::cl::init(2)};
+                     "cp.async ring (2 to 4; 0 = 3 for the non-causal "
+                     "two-tile kernels at D, Dv in (64, 128], else 2)"),
+      llvm::cl::init(0)};
   Option<int64_t> rowTiles{
       *this, "row-tiles",
       llvm::cl::desc("Tensor-core kernel: m16 tiles of query rows per warp, "

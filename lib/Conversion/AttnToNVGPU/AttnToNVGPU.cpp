@@ -1080,8 +1080,10 @@ struct ConvertAttnToNVGPUPass
       llvm::cl::init(0)};
   Option<int64_t> stages{
       *this, "stages",
-      llvm::cl::desc("K/V tiles in flight in the cp.async ring (2 to 4)"),
-      llvm::cl::init(2)};
+      llvm::cl::desc("K/V tiles in flight in the cp.async ring (2 to 4; 0 "
+                     "= 3 for the non-causal two-tile kernels at D, Dv in "
+                     "(64, 128], else 2)"),
+      llvm::cl::init(0)};
   Option<int64_t> kvSplits{
       *this, "kv-splits",
       llvm::cl::desc("1: one kernel; N > 1: split-KV kernels (partials + "
@@ -1107,11 +1109,11 @@ struct ConvertAttnToNVGPUPass
 
   void runOnOperation() override {
     if ((warps != 0 && warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
-        stages < 2 || stages > 4 || kvSplits < 1 || rowTiles < 0 ||
+        (stages != 0 && (stages < 2 || stages > 4)) || kvSplits < 1 || rowTiles < 0 ||
         rowTiles > 2 ||
         (blockKv != 0 && blockKv != 16 && blockKv != 32 && blockKv != 64)) {
       getOperation().emitError("convert-attn-to-nvgpu: warps must be 0, 1, "
-                               "2, 4 or 8, stages in [2, 4], kv-splits "
+                               "2, 4 or 8, stages 0 or in [2, 4], kv-splits "
                                ">= 1, row-tiles 0, 1 or 2 and block-kv 0, "
                                "16, 32 or 64");
       return signalPassFailure();
@@ -1262,7 +1264,14 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // need 214 with lse) or dropout: 168 would spill.
   if (g.warps == 4 && g.rowTiles == 1 && small && !heavy)
     g.maxRegisters = 168;
-  g.stages = options.stages;
+  // A third K/V stage for the non-causal two-tile kernels at D, Dv in
+  // (64, 128] (80 KB of shared memory, still two workgroups per SM): H100,
+  // two repeats in one call (bench/results/cuda-h100-2026-11-22l,
+  // sweep-*.csv): f16 +0-5%, bf16 -1-+2% at S = 4k-16k. Causal spilled 8
+  // bytes with 3; the one-tile kernels lost 5-10% (2026-11-22i).
+  g.stages = options.stages          ? options.stages
+             : wideTwoTiles && !causal ? 3
+                                       : 2;
   g.blockKv = options.blockKv                     ? options.blockKv
               : huge ? (causal || heavy || decode || options.kvSplits < 2
                             ? 16

@@ -7,7 +7,7 @@
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-nvgpu=row-tiles=3 2>&1 | FileCheck %s --check-prefix=BADRT
 // RUN: not attn-opt %s -split-input-file -convert-attn-to-nvgpu=block-kv=48 2>&1 | FileCheck %s --check-prefix=BADRT
 
-// BADRT: convert-attn-to-nvgpu: warps must be 0, 1, 2, 4 or 8, stages in [2, 4], kv-splits >= 1, row-tiles 0, 1 or 2 and block-kv 0, 16, 32 or 64
+// BADRT: convert-attn-to-nvgpu: warps must be 0, 1, 2, 4 or 8, stages 0 or in [2, 4], kv-splits >= 1, row-tiles 0, 1 or 2 and block-kv 0, 16, 32 or 64
 
 // block-kv=32: stages of 32 keys (2 x 32 x (32 + 32) x 2 = 8192 bytes; Q,
 // 64 x 32, aliases stage 1 at 4096), blocks of 32: four 8-key S tiles

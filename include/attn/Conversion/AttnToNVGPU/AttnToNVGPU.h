@@ -18,8 +18,10 @@ struct ConvertAttnToNVGPUOptions {
   /// Warps per workgroup, 16 query rows each: 1, 2, 4 or 8; 0 = see
   /// resolveNVGPUGeometry.
   int64_t warps = 0;
-  /// K/V tiles in flight in the cp.async ring (2 to 4).
-  int64_t stages = 2;
+  /// K/V tiles in flight in the cp.async ring (2 to 4); 0 = see
+  /// resolveNVGPUGeometry (3 for the non-causal two-tile kernels at D, Dv
+  /// in (64, 128], else 2).
+  int64_t stages = 0;
   /// 1: one kernel. N > 1: the split-KV pair of SplitKV.h (partial kernel
   /// over Hq x chunks, merge kernel), launched by the host code with N
   /// chunks; the kernels take any count from the workspace's extent.
