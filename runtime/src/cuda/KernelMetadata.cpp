@@ -1028,6 +1028,16 @@ bool cuda::computeGrid(const Kernel &k, const KernelArgs &a, int64_t splits,
     }
     grid[i] = static_cast<unsigned>(n);
   }
+  // The causal kernels number their workgroups in 32 bits (the linear id
+  // they map to a query block, head and batch, heaviest first).
+  uint64_t total = uint64_t(grid[0]) * grid[1] * grid[2];
+  if (total > UINT32_MAX) {
+    error = "the grid's " + std::to_string(grid[0]) + " x " +
+            std::to_string(grid[1]) + " x " + std::to_string(grid[2]) + " = " +
+            std::to_string(total) +
+            " workgroups exceed 2^32 - 1, the most a kernel numbers";
+    return false;
+  }
   return true;
 }
 

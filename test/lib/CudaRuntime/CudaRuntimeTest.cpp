@@ -1141,6 +1141,8 @@ TEST(CudaLaunch, GridMultipliesBySplits) {
   // ... x < 2^31, also before the factor ...
   Kernel k = m.kernels[0];
   k.grid[0] = {Extent::Skv, 1, 1, true};
+  k.grid[1] = {Extent::One, 1, 1};
+  k.grid[2] = {Extent::One, 1, 1};
   a.k.shape[2] = int64_t(1) << 30;
   ASSERT_TRUE(computeGrid(k, a, 1, grid, error)) << error;
   EXPECT_FALSE(computeGrid(k, a, 2, grid, error));
@@ -1150,6 +1152,18 @@ TEST(CudaLaunch, GridMultipliesBySplits) {
   a.k.shape[2] = int64_t(1) << 31;
   EXPECT_FALSE(computeGrid(k, a, 1, grid, error));
   EXPECT_NE(error.find("grid.x would exceed"), std::string::npos) << error;
+  // ... and x * y * z < 2^32 (the causal kernels' 32-bit linear id):
+  // 2^30 x 3 fits, 2^30 x 4 does not.
+  a.k.shape[2] = int64_t(1) << 30;
+  k.grid[1] = {Extent::One, 1, 3};
+  ASSERT_TRUE(computeGrid(k, a, 1, grid, error)) << error;
+  k.grid[1] = {Extent::One, 1, 2};
+  k.grid[2] = {Extent::One, 1, 2};
+  EXPECT_FALSE(computeGrid(k, a, 1, grid, error));
+  EXPECT_NE(error.find("the grid's 1073741824 x 2 x 2 = 4294967296 "
+                       "workgroups exceed 2^32 - 1"),
+            std::string::npos)
+      << error;
   // ... and no dimension is 0.
   EXPECT_FALSE(computeGrid(m.kernels[0], sampleArgs(), 0, grid, error));
   EXPECT_NE(error.find("grid.y is 0 (Hq = 8, splits = 0)"), std::string::npos)
