@@ -69,6 +69,7 @@
 #include <array>
 #include <cmath>
 #include <cstdlib>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -76,6 +77,9 @@ using namespace mlir::attn;
 namespace {
 
 constexpr int64_t kWarp = 32;
+/// Causal grids with at least this many query blocks start their
+/// workgroups heaviest first across heads (heaviestFirst).
+constexpr int64_t kHeaviestFirstBlocks = 16;
 /// How far (log2 units) a row's running max may lag its block max before
 /// the kernel rescales: P stays below 2^8 (foldBlock).
 constexpr double kLazyRescaleLog2 = 8.0;
@@ -160,18 +164,9 @@ public:
         MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                         MemRefLayoutAttrInterface{}, workgroup()),
         base);
-    // Causal: the last query blocks see the most keys. Blocks are scheduled
-    // in blockIdx.x order, so block x takes query block gx - 1 - x and the
-    // longest ones start first (no long tail of heavy blocks at the end).
-    Value qb = launch.getBlockIds().x;
-    if (causal)
-      qb = sub(sub(launch.getGridSize().x, idx(1)), qb);
-    Value h = launch.getBlockIds().y;
-    if (ws) {
+    launchOp = launch;
+    if (ws)
       splits = splitCountOf(b, loc, *ws);
-      split = arith::RemUIOp::create(b, loc, h, splits);
-      h = arith::DivUIOp::create(b, loc, h, splits);
-    }
     if (geo.packHeads) {
       // The body then runs unchanged on [B, Hkv, group, ...] views: h is
       // the KV head, rows are its group's query heads, K and V's head
@@ -187,14 +182,135 @@ public:
         ws->partialLse = packedView(ws->partialLse, 3, hkvIn, groupIn);
       }
     }
-    body(launch.getThreadIds().x, qb, h, launch.getBlockIds().z);
+    body(launch.getThreadIds().x);
     gpu::TerminatorOp::create(b, loc);
   }
 
 private:
+  /// Causal: query block i sees (i + 1) blocks' worth of keys, so the
+  /// order in which workgroups start decides how long the last ones run
+  /// alone. The hardware starts them in linear id order (x fastest); this
+  /// maps the linear id to (query block, y, z) so that, within a group of
+  /// G (y, z) pairs, the heaviest query block of every pair starts first,
+  /// then the next heaviest (longest processing time first: the
+  /// workgroups left at the end are the shortest). With the query block
+  /// fastest instead (x = query block), each head's blocks form a
+  /// sawtooth and the heavy blocks of the last heads end alone: a list
+  /// scheduling model of 264 slots puts that at 0.87-0.89 of the ideal at
+  /// S = 4k-16k against 0.99 here. G keeps the K and V of the group's heads
+  /// (Skv * (D + Dv) * element bytes each, shared by a GQA group) within
+  /// geo.causalGroupBytes, so that the workgroups in flight, which all
+  /// belong to one group, read K and V that L2 holds. A bijection of the
+  /// grid: any G is correct, it only changes the order.
+  /// All of it in 32-bit arithmetic (a 64-bit division is a subroutine of
+  /// ~70 instructions, and the coordinates are computed twice); the
+  /// runtime refuses grids of 2^32 or more workgroups (computeGrid). Only
+  /// from kHeaviestFirstBlocks query blocks up: below, the workgroups are
+  /// short and many, their order matters little, and the H100 measured
+  /// the mapping's cost instead (D = 64 causal, S = 512-1k: -7-15%;
+  /// bench/results/cuda-h100-2026-11-22m). `fresh`: the linear id and the
+  /// lengths through opaque(), so that LLVM computes the coordinates again
+  /// instead of keeping the first computation's values live (see
+  /// blockCoords()).
+  std::tuple<Value, Value, Value> heaviestFirst(gpu::LaunchOp launch,
+                                                bool fresh) {
+    Type i32 = b.getI32Type();
+    auto narrow = [&](Value x) -> Value {
+      return arith::IndexCastOp::create(b, loc, i32, x);
+    };
+    auto widen = [&](Value x) -> Value {
+      return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), x);
+    };
+    auto c32 = [&](int64_t x) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(x));
+    };
+    auto divu = [&](Value x, Value y) -> Value {
+      return arith::DivUIOp::create(b, loc, x, y);
+    };
+    auto remu = [&](Value x, Value y) -> Value {
+      return arith::RemUIOp::create(b, loc, x, y);
+    };
+    auto minu = [&](Value x, Value y) -> Value {
+      return arith::MinUIOp::create(b, loc, x, y);
+    };
+    auto maxu = [&](Value x, Value y) -> Value {
+      return arith::MaxUIOp::create(b, loc, x, y);
+    };
+    auto ids = launch.getBlockIds();
+    auto grid = launch.getGridSize();
+    Value gx = narrow(grid.x), one = c32(1);
+    Value last = sub(gx, one);
+    Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, gx,
+                                       c32(kHeaviestFirstBlocks));
+    Type index = b.getIndexType();
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{index, index, index},
+                                  many, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    // Few query blocks: x = query block, the last (heaviest) first.
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    scf::YieldOp::create(b, loc,
+                         ValueRange{widen(sub(last, narrow(ids.x))), ids.y,
+                                    ids.z});
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Value gy = narrow(grid.y), gz = narrow(grid.z);
+    Value linear = add(narrow(ids.x),
+                       mul(gx, add(narrow(ids.y), mul(gy, narrow(ids.z)))));
+    if (fresh)
+      linear = narrow(opaque(widen(linear)));
+    Value pairs = mul(gy, gz);
+    // G = the keys whose K and V fit the budget x the GQA ratio (heads
+    // sharing K and V) / Skv; fresh, from opaque copies of the lengths,
+    // or LLVM would keep G live. Skv is clamped to 32 bits and the ratio
+    // to 2^12 (G is at most the pair count anyway), so that the product
+    // (keys <= 2^18) stays below 2^32.
+    auto shape = [&](Value m, int64_t i) {
+      return fresh ? opaque(dim(m, i)) : dim(m, i);
+    };
+    Value skv = narrow(minu(shape(k, 2), idx(INT32_MAX)));
+    Value ratio = minu(divu(narrow(shape(q, 1)), maxu(narrow(shape(k, 1)), one)),
+                       c32(1 << 12));
+    int64_t keys = std::clamp<int64_t>(
+        geo.causalGroupBytes / ((d + dv) * eltBytes), 1, int64_t(1) << 18);
+    Value group = divu(mul(c32(keys), maxu(ratio, one)), maxu(skv, one));
+    group = minu(maxu(group, one), pairs);
+    Value span = mul(group, gx);
+    Value chunk = divu(linear, span);
+    Value first = mul(chunk, group);
+    Value inGroup = minu(group, sub(pairs, first));
+    Value r = sub(linear, mul(chunk, span));
+    Value rank = divu(r, inGroup);
+    Value pair = add(first, remu(r, inGroup));
+    scf::YieldOp::create(b, loc,
+                         ValueRange{widen(sub(last, rank)), widen(remu(pair, gy)),
+                                    widen(divu(pair, gy))});
+    return {ifOp.getResult(0), ifOp.getResult(1), ifOp.getResult(2)};
+  }
+
+  /// This workgroup's query block, head (the KV head for packed decode)
+  /// and batch, and sets `split` (split-KV: grid y is head x chunks + s).
+  /// Causal: in heaviest-first order. Those coordinates are then computed
+  /// values, not the block-id registers ptxas reads again where needed, so
+  /// the epilogue asks for them again (`fresh`) rather than holding them
+  /// across the key loop (held, D = 128 causal spilled 4 bytes).
+  struct Coords {
+    Value qb, h, bi;
+  };
+  Coords blockCoords(bool fresh) {
+    auto ids = launchOp.getBlockIds();
+    Coords c{ids.x, ids.y, ids.z};
+    if (causal)
+      std::tie(c.qb, c.h, c.bi) = heaviestFirst(launchOp, fresh);
+    if (ws) {
+      split = arith::RemUIOp::create(b, loc, c.h, splits);
+      c.h = arith::DivUIOp::create(b, loc, c.h, splits);
+    }
+    return c;
+  }
+
   OpBuilder &b;
   Location loc;
   SdpaOp op;
+  gpu::LaunchOp launchOp;
   Value q, k, v, mask, out, lse, smem;
   NVGPUGeometry geo;
   std::optional<SplitKVWorkspace> ws;
@@ -600,7 +716,8 @@ private:
                     /*transpose=*/false);
   }
 
-  void body(Value tid, Value qb, Value h, Value bi) {
+  void body(Value tid) {
+    auto [qb, h, bi] = blockCoords(/*fresh=*/false);
     Value sq = dim(q, 2), skv = dim(k, 2);
     Value hk = arith::DivUIOp::create(
         b, loc, h, arith::DivUIOp::create(b, loc, dim(q, 1), dim(k, 1)));
@@ -612,7 +729,8 @@ private:
     ln.t2 = mul(remui(ln.lane, 4), idx(2));
     Value row0 = mul(qb, idx(geo.blockQ));
     const int64_t mts = geo.rowTiles;
-    ln.rowBase = add(row0, add(mul(ln.warp, idx(16 * mts)), g));
+    Value warpRow = add(mul(ln.warp, idx(16 * mts)), g);
+    ln.rowBase = add(row0, warpRow);
     if (mask) {
       Value lastRow = sub(sq, idx(1));
       for (int64_t r = 0; r < 2 * mts; ++r)
@@ -716,6 +834,12 @@ private:
       l.push_back(quadReduce(res[nOut * mts + nRows + r], false));
     }
 
+    if (causal) {
+      Coords c = blockCoords(/*fresh=*/true);
+      h = c.h;
+      bi = c.bi;
+      ln.rowBase = add(mul(c.qb, idx(geo.blockQ)), warpRow);
+    }
     // Without splits (or with a launch's count of 1): out and lse.
     // Otherwise the chunk's O_s = acc / l and lse_s = m + log2 l (log2
     // units) go to the workspace for the merge kernel.
@@ -1284,6 +1408,9 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   g.qFromSmem = g.rowTiles > 1 || huge;
   g.sharedBytes =
       g.stages * stage + (qBytes <= stage && !g.qFromSmem ? 0 : qBytes);
+  // Causal workgroup order (heaviestFirst): K and V of the heads of one
+  // group within 16 MiB, a third of the H100's L2 (50 MB; the A100's 40).
+  g.causalGroupBytes = int64_t(16) << 20;
   return g;
 }
 

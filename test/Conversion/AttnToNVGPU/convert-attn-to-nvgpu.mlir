@@ -55,17 +55,67 @@
 // CHECK-LABEL: func.func @causal
 // CHECK-SAME: (%[[Q:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[K:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[V:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>, %[[OUT:[a-z0-9]+]]: memref<1x2x100x32xf16, {{.*}}>)
 // CHECK-NOT: attn.sdpa
-// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%[[GX:[a-z0-9_]+]] = %{{.+}}, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads({{.*}}) in (%{{.+}} = %c128, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) dynamic_shared_memory_size %c16384_i32
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %[[BZ:[a-z0-9_]+]]) in (%[[GX:[a-z0-9_]+]] = %{{.+}}, %[[GY:[a-z0-9_]+]] = %{{.+}}, %[[GZ:[a-z0-9_]+]] = %{{.+}}) threads({{.*}}) in (%{{.+}} = %c128, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) dynamic_shared_memory_size %c16384_i32
 // D <= 64 with 4 warps: a budget of 168 registers (three workgroups per
 // SM) for attn-nvvm-max-registers
 // CHECK: %[[G:.+]] = memref.get_global @__attn_tc_dynamic_smem : memref<0xi8, #gpu.address_space<workgroup>> {attn.nvvm_max_registers = 168 : i32}
 // CHECK: %[[SMEM:.+]] = memref.cast %[[G]] : memref<0xi8, #gpu.address_space<workgroup>> to memref<?xi8, #gpu.address_space<workgroup>>
 // ldmatrix reads the whole buffer as one f16 array (elements)
 // CHECK: %[[FLAT:.+]] = memref.view %[[SMEM]][%c0{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8192xf16, #gpu.address_space<workgroup>>
-// causal: block x takes query block gx - 1 - x, so the blocks that see the
-// most keys are scheduled first
-// CHECK: %[[LAST:.+]] = arith.subi %[[GX]], %c1
-// CHECK: %[[QB:.+]] = arith.subi %[[LAST]], %[[BX]]
+// causal, heaviest first, in 32-bit arithmetic. From 16 query blocks up,
+// the linear workgroup id (x fastest, the order workgroups start in) maps
+// to (query block, y, z): heads are taken in groups whose K and V fit 16
+// MiB (131072 keys of (32 + 32) x 2 bytes, x the GQA ratio, / Skv = 100;
+// here both heads in one group); within a group, rank r = id / heads takes
+// query block gx - 1 - r of head id % heads, so every head's last (longest)
+// query block starts before any head's next one. Fewer query blocks: block
+// x takes query block gx - 1 - x.
+// CHECK: %[[GX32:.+]] = arith.index_cast %[[GX]] : index to i32
+// CHECK: %[[LAST:.+]] = arith.subi %[[GX32]], %c1_i32 : i32
+// CHECK: %[[MANY:.+]] = arith.cmpi uge, %[[GX32]], %c16_i32 : i32
+// CHECK: %[[CO:.+]]:3 = scf.if %[[MANY]] -> (index, index, index) {
+// CHECK: %[[GY32:.+]] = arith.index_cast %[[GY]] : index to i32
+// CHECK: %[[GZ32:.+]] = arith.index_cast %[[GZ]] : index to i32
+// CHECK: %[[BZ32:.+]] = arith.index_cast %[[BZ]] : index to i32
+// CHECK: %[[ZY:.+]] = arith.muli %[[GY32]], %[[BZ32]] : i32
+// CHECK: %[[BY32:.+]] = arith.index_cast %[[BY]] : index to i32
+// CHECK: %[[YZ:.+]] = arith.addi %[[BY32]], %[[ZY]] : i32
+// CHECK: %[[XYZ:.+]] = arith.muli %[[GX32]], %[[YZ]] : i32
+// CHECK: %[[BX32:.+]] = arith.index_cast %[[BX]] : index to i32
+// CHECK: %[[LIN:.+]] = arith.addi %[[BX32]], %[[XYZ]] : i32
+// CHECK: %[[PAIRS:.+]] = arith.muli %[[GY32]], %[[GZ32]] : i32
+// CHECK: %[[SKV:.+]] = arith.minui %c100{{(_[0-9]+)?}}, %c2147483647 : index
+// CHECK: %[[SKV32:.+]] = arith.index_cast %[[SKV]] : index to i32
+// CHECK: %[[RATIO:.+]] = arith.minui %{{.+}}, %c4096_i32 : i32
+// CHECK: %[[SKV1:.+]] = arith.maxui %[[SKV32]], %c1_i32 : i32
+// CHECK: %[[RATIO1:.+]] = arith.maxui %[[RATIO]], %c1_i32 : i32
+// CHECK: %[[KEYS:.+]] = arith.muli %c131072_i32, %[[RATIO1]] : i32
+// CHECK: %[[GRP0:.+]] = arith.divui %[[KEYS]], %[[SKV1]] : i32
+// CHECK: %[[GRP1:.+]] = arith.maxui %[[GRP0]], %c1_i32 : i32
+// CHECK: %[[GRP:.+]] = arith.minui %[[GRP1]], %[[PAIRS]] : i32
+// CHECK: %[[SPAN:.+]] = arith.muli %[[GRP]], %[[GX32]] : i32
+// CHECK: %[[CHUNK:.+]] = arith.divui %[[LIN]], %[[SPAN]] : i32
+// CHECK: %[[FIRST:.+]] = arith.muli %[[CHUNK]], %[[GRP]] : i32
+// CHECK: %[[LEFT:.+]] = arith.subi %[[PAIRS]], %[[FIRST]] : i32
+// CHECK: %[[INGRP:.+]] = arith.minui %[[GRP]], %[[LEFT]] : i32
+// CHECK: %[[BEFORE:.+]] = arith.muli %[[CHUNK]], %[[SPAN]] : i32
+// CHECK: %[[R:.+]] = arith.subi %[[LIN]], %[[BEFORE]] : i32
+// CHECK: %[[RANK:.+]] = arith.divui %[[R]], %[[INGRP]] : i32
+// CHECK: %[[RPOS:.+]] = arith.remui %[[R]], %[[INGRP]] : i32
+// CHECK: %[[PAIR:.+]] = arith.addi %[[FIRST]], %[[RPOS]] : i32
+// CHECK: %[[QB32:.+]] = arith.subi %[[LAST]], %[[RANK]] : i32
+// CHECK: %[[QBM:.+]] = arith.index_castui %[[QB32]] : i32 to index
+// CHECK: %[[H32:.+]] = arith.remui %[[PAIR]], %[[GY32]] : i32
+// CHECK: %[[HM:.+]] = arith.index_castui %[[H32]] : i32 to index
+// CHECK: %[[B32:.+]] = arith.divui %[[PAIR]], %[[GY32]] : i32
+// CHECK: %[[BM:.+]] = arith.index_castui %[[B32]] : i32 to index
+// CHECK: scf.yield %[[QBM]], %[[HM]], %[[BM]] : index, index, index
+// CHECK: } else {
+// CHECK: %[[BXF:.+]] = arith.index_cast %[[BX]] : index to i32
+// CHECK: %[[QBF32:.+]] = arith.subi %[[LAST]], %[[BXF]] : i32
+// CHECK: %[[QBF:.+]] = arith.index_castui %[[QBF32]] : i32 to index
+// CHECK: scf.yield %[[QBF]], %[[BY]], %[[BZ]] : index, index, index
+// CHECK: }
 // Q (64 x 32) by cp.async into stage 1's space: 16-byte chunks, chunk c of
 // row r at c ^ swizzle(r), rows past Sq zero-filled (source elements 0)
 // CHECK: %[[QT:.+]] = memref.view %[[SMEM]][%c8192{{(_[0-9]+)?}}][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32xf16, #gpu.address_space<workgroup>>
@@ -199,11 +249,13 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // SPLIT: %[[PL:.+]] = memref.alloc(%[[C3]]) : memref<1x2x?x100xf32>
 // SPLIT: %[[N:.+]] = memref.dim %[[PL]], %{{.+}} : memref<1x2x?x100xf32>
 // SPLIT: %[[GY:.+]] = arith.muli %{{.+}}, %[[N]] : index
-// SPLIT: gpu.launch blocks(%{{[a-z0-9]+}}, %[[BY:[a-z0-9]+]], %{{[a-z0-9]+}}) in (%{{.+}} = %{{.+}}, %{{.+}} = %[[GY]], {{.*}} module(@causal_split_kv) function(@causal_split_kv)
+// SPLIT: gpu.launch blocks(%{{[a-z0-9]+}}, %{{[a-z0-9]+}}, %{{[a-z0-9]+}}) in (%{{.+}} = %{{.+}}, %{{.+}} = %[[GY]], {{.*}} module(@causal_split_kv) function(@causal_split_kv)
 // the kernel reads the chunk count from the workspace: y = h x chunks + s
+// (causal: y as the heaviest-first order maps the linear id)
 // SPLIT: %[[NS:.+]] = memref.dim %[[PL]]
-// SPLIT: %[[S:.+]] = arith.remui %[[BY]], %[[NS]]
-// SPLIT: %[[H:.+]] = arith.divui %[[BY]], %[[NS]]
+// SPLIT: %[[CO:.+]]:3 = scf.if
+// SPLIT: %[[S:.+]] = arith.remui %[[CO]]#1, %[[NS]]
+// SPLIT: %[[H:.+]] = arith.divui %[[CO]]#1, %[[NS]]
 // chunk s of the visible key blocks: begin = min(s ceil(n / chunks), n),
 // end = min(begin + ceil(n / chunks), n); the loop runs end - begin blocks
 // SPLIT: %[[CH:.+]] = arith.divui %{{.+}}, %[[NS]]
@@ -213,14 +265,19 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // SPLIT: %[[END:.+]] = arith.minui %[[BE]]
 // SPLIT: %[[CNT:.+]] = arith.subi %[[END]], %[[BEGIN]]
 // SPLIT: scf.for %{{.+}} = %{{.+}} to %[[CNT]]
+// causal: the epilogue computes the coordinates again from the linear id
+// passed through an opaque move, instead of holding them across the loops
+// SPLIT: llvm.inline_asm has_side_effects "mov.b64 $0, $1;", "=l,l"
+// SPLIT: %[[S2:.+]] = arith.remui %{{.+}}, %[[NS]]
+// SPLIT: %[[H2:.+]] = arith.divui %{{.+}}, %[[NS]]
 // one chunk: out directly; else acc / l (f32) and m + log2 l per chunk
 // SPLIT: %[[ONE:.+]] = arith.cmpi eq, %[[NS]], %{{.+}} : index
 // SPLIT: scf.if %[[ONE]] {
 // SPLIT: memref.store %{{.+}}, %arg3[
 // SPLIT: } else {
-// SPLIT: memref.store %{{.+}}, %[[PO]][%{{.+}}, %[[H]], %[[S]], %{{.+}}, %{{.+}}] : memref<1x2x?x100x32xf32>
+// SPLIT: memref.store %{{.+}}, %[[PO]][%{{.+}}, %[[H2]], %[[S2]], %{{.+}}, %{{.+}}] : memref<1x2x?x100x32xf32>
 // SPLIT: math.log2
-// SPLIT: memref.store %{{.+}}, %[[PL]][%{{.+}}, %[[H]], %[[S]], %{{.+}}] : memref<1x2x?x100xf32>
+// SPLIT: memref.store %{{.+}}, %[[PL]][%{{.+}}, %[[H2]], %[[S2]], %{{.+}}] : memref<1x2x?x100xf32>
 // the merge: 128 threads over (row, column) pairs, 4 rows of 32 per
 // workgroup; M = max_s lse_s, w_s = exp2(lse_s - M),
 // out = sum w_s O_s / sum w_s

@@ -59,6 +59,9 @@ struct NVGPUGeometry {
   /// attn-nvvm-max-registers, what one workgroup can have). Recorded as
   /// kNVVMMaxRegistersAttr in the kernel body.
   int64_t maxRegisters = 0;
+  /// Causal: the bytes of K and V (all heads of a group of workgroups that
+  /// start together, heaviest query blocks first) meant to stay in L2.
+  int64_t causalGroupBytes = 0;
 };
 
 /// Attribute on an op of a tensor-core kernel's body (the dynamic
