@@ -6,9 +6,14 @@
 #   decode.csv      decode rows: GB/s one call at a time and back to back, and
 #                   host microseconds per call (attn_host_us,
 #                   attn_launch_host_us, flash_host_us)
-#   memcheck.log    compute-sanitizer memcheck, the quick correctness set, every kernel
-#   racecheck.log   compute-sanitizer racecheck (shared-memory hazards), quick
-#                   set, the tensor-core kernels of each geometry
+#   memcheck.log    compute-sanitizer memcheck, the quick correctness set, every
+#                   kernel, PyTorch's caching allocator off (every tensor its
+#                   own allocation, so an access past one is caught) and
+#                   PyTorch's own kernels not run (its flash split-KV
+#                   combine kernel writes past an allocation: 2026-11-22m)
+#   racecheck.log   compute-sanitizer racecheck (shared-memory hazards), the
+#                   quick set's three small shapes, the tensor-core kernels
+#                   of each geometry
 #   nvidia-smi.txt  the GPU, driver and clocks
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -20,10 +25,12 @@ SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer
 status=0
 python3 bench/cuda/run_h100.py --artifacts "$ART" --out "$OUT" \
   --budget-s "${BUDGET_S:-300}" > "$OUT/run.log" 2>&1 || status=1
+PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
 "$SAN" --tool memcheck --error-exitcode 3 python3 bench/cuda/run_h100.py \
-  --artifacts "$ART" --out "$OUT/memcheck" --quick > "$OUT/memcheck.log" 2>&1 || status=1
+  --artifacts "$ART" --out "$OUT/memcheck" --quick --no-torch-checks \
+  > "$OUT/memcheck.log" 2>&1 || status=1
 "$SAN" --tool racecheck --error-exitcode 3 python3 bench/cuda/run_h100.py \
-  --artifacts "$ART" --out "$OUT/racecheck" --quick \
+  --artifacts "$ART" --out "$OUT/racecheck" --quick --check-shapes 3 --no-torch-checks \
   --only tc_f16_d64_boolmask_lse,tc_bf16_d128_addmask_causal_lse,tc_f16_d256_boolmask_causal_lse,tc_f16_d128 \
   > "$OUT/racecheck.log" 2>&1 || status=1
 grep -h "correctness:" "$OUT/run.log" "$OUT/memcheck.log" "$OUT/racecheck.log"

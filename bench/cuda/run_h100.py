@@ -44,6 +44,12 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--artifacts", default=".carry/cuda")
 ap.add_argument("--out", default=os.environ.get("OUT", "bench-out"))
 ap.add_argument("--quick", action="store_true", help="small correctness set only")
+ap.add_argument("--no-torch-checks", action="store_true",
+                help="do not score PyTorch's flash backend in the checks (the "
+                     "sanitizer runs: its split-KV combine kernel writes past "
+                     "an allocation, which memcheck reports)")
+ap.add_argument("--check-shapes", type=int, default=0,
+                help="only the first N check shapes (0: --quick's 4, else all)")
 ap.add_argument("--quick-checks", action="store_true",
                 help="small correctness set, then the timings")
 ap.add_argument("--only", default="",
@@ -139,17 +145,18 @@ PHILOX_W0, PHILOX_W1 = 0x9E3779B9, 0xBB67AE85
 U32 = 0xFFFFFFFF
 
 
-def dropout_keep(seed, p, B, H, Sq, Skv):
-    """[B, H, Sq, Skv] bool: Philox-4x32-10 keyed by the seed, counted by
-    (key, row, head, batch), kept iff word >= ceil(p 2^32) (docs/Semantics.md;
-    the same bits as runtime/reference and the compiler), in int64 torch."""
+def dropout_keep(seed, p, B, H, r0, r1, Skv):
+    """[B, H, r1 - r0, Skv] bool for query rows [r0, r1): Philox-4x32-10
+    keyed by the seed, counted by (key, row, head, batch), kept iff word >=
+    ceil(p 2^32) (docs/Semantics.md; the same bits as runtime/reference and
+    the compiler), in int64 torch."""
     def u(x):
         return x & U32
     b = torch.arange(B, device=dev, dtype=torch.int64).view(B, 1, 1, 1)
     h = torch.arange(H, device=dev, dtype=torch.int64).view(1, H, 1, 1)
-    i = torch.arange(Sq, device=dev, dtype=torch.int64).view(1, 1, Sq, 1)
+    i = torch.arange(r0, r1, device=dev, dtype=torch.int64).view(1, 1, r1 - r0, 1)
     j = torch.arange(Skv, device=dev, dtype=torch.int64).view(1, 1, 1, Skv)
-    shape = (B, H, Sq, Skv)
+    shape = (B, H, r1 - r0, Skv)
     c0, c1, c2, c3 = (j.expand(shape), i.expand(shape), h.expand(shape),
                       b.expand(shape))
     k0, k1 = seed & U32, (seed >> 32) & U32
@@ -178,32 +185,43 @@ def _mulhilo(m, x):
 def reference(q, k, v, causal, scale, mask=None, dropout=0.0, seed=0):
     """float64 out and lse: bottom-right causal, bool keep-mask or additive
     mask broadcast over B/H, dropout on the normalized probabilities; rows
-    with no visible key -> out 0, lse -inf."""
-    Hq, Hkv = q.shape[1], k.shape[1]
+    with no visible key -> out 0, lse -inf. Computed over chunks of query
+    rows (a float64 score matrix of a large check, with its temporaries,
+    would take several GB; under compute-sanitizer the checks ran out of
+    the H100's 80 GB)."""
+    B, Hq, Hkv = q.shape[0], q.shape[1], k.shape[1]
     kr = k.double().repeat_interleave(Hq // Hkv, dim=1)
     vr = v.double().repeat_interleave(Hq // Hkv, dim=1)
     Sq, Skv = q.shape[2], k.shape[2]
-    s = torch.einsum("bhqd,bhkd->bhqk", q.double(), kr) * scale
-    if mask is not None:
-        if mask.dtype == torch.bool:
-            s = s.masked_fill(~mask, float("-inf"))
-        else:
-            s = s + mask.double()
-    if causal:
-        i = torch.arange(Sq, device=dev)[:, None]
-        j = torch.arange(Skv, device=dev)[None, :]
-        s = s.masked_fill(~(j <= i + (Skv - Sq)), float("-inf"))
-    m = s.amax(-1, keepdim=True)
-    empty = torch.isneginf(m)
-    p = torch.exp(s - torch.where(empty, torch.zeros_like(m), m))
-    l = p.sum(-1, keepdim=True)
-    if dropout > 0.0:
-        keep = dropout_keep(seed, dropout, q.shape[0], Hq, Sq, Skv)
-        p = torch.where(keep, p / (1.0 - dropout), torch.zeros_like(p))
-    out = torch.einsum("bhqk,bhkd->bhqd", p, vr) / torch.where(empty, torch.ones_like(l), l)
-    out = torch.where(empty, torch.zeros_like(out), out)
-    lse = torch.where(empty, m, m + torch.log(l)).squeeze(-1)
-    return out, lse
+    # 2^23 scores per chunk: dropout's int64 Philox temporaries are 8 bytes
+    # per score each.
+    step = max(1, (1 << 23) // max(1, B * Hq * Skv))
+    outs, lses = [], []
+    for r0 in range(0, Sq, step):
+        r1 = min(Sq, r0 + step)
+        s = torch.einsum("bhqd,bhkd->bhqk", q[:, :, r0:r1].double(), kr) * scale
+        if mask is not None:
+            mk = mask[:, :, r0:r1]
+            if mask.dtype == torch.bool:
+                s = s.masked_fill(~mk, float("-inf"))
+            else:
+                s = s + mk.double()
+        if causal:
+            i = torch.arange(r0, r1, device=dev)[:, None]
+            j = torch.arange(Skv, device=dev)[None, :]
+            s = s.masked_fill(~(j <= i + (Skv - Sq)), float("-inf"))
+        m = s.amax(-1, keepdim=True)
+        empty = torch.isneginf(m)
+        p = torch.exp(s - torch.where(empty, torch.zeros_like(m), m))
+        del s
+        l = p.sum(-1, keepdim=True)
+        if dropout > 0.0:
+            keep = dropout_keep(seed, dropout, B, Hq, r0, r1, Skv)
+            p = torch.where(keep, p / (1.0 - dropout), torch.zeros_like(p))
+        out = torch.einsum("bhqk,bhkd->bhqd", p, vr) / torch.where(empty, torch.ones_like(l), l)
+        outs.append(torch.where(empty, torch.zeros_like(out), out))
+        lses.append(torch.where(empty, m, m + torch.log(l)).squeeze(-1))
+    return torch.cat(outs, dim=2), torch.cat(lses, dim=2)
 
 
 def make_mask(kern, B, Hq, Sq, Skv):
@@ -252,7 +270,7 @@ def check(kern, B, Hq, Hkv, Sq, Skv, bshd=False):
             d.max().item() if d.numel() else 0.0)
     flash_err = None
     if (mask is None and kern.dropout == 0.0 and (not kern.causal or Sq == Skv)
-            and kern.dtype != torch.float32):
+            and kern.dtype != torch.float32 and not args.no_torch_checks):
         try:
             with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                 fo = F.scaled_dot_product_attention(q, k, v, is_causal=kern.causal,
@@ -397,6 +415,8 @@ shapes = [(2, 4, 4, 257, 257, False), (1, 8, 2, 100, 300, False),
           (1, 32, 8, 1, 4096, False), (3, 8, 2, 1, 777, True)]
 if args.quick or args.quick_checks:
     shapes = shapes[:4]
+if args.check_shapes:
+    shapes = shapes[:args.check_shapes]
 for kern in kernels:
     for (B, Hq, Hkv, Sq, Skv, bshd) in shapes:
         if kern.seq_q is not None and Sq != kern.seq_q:
