@@ -9,8 +9,10 @@
 #   memcheck.log    compute-sanitizer memcheck, the quick correctness set, every
 #                   kernel, PyTorch's caching allocator off (every tensor its
 #                   own allocation, so an access past one is caught) and
-#                   PyTorch's own kernels not run (its flash split-KV
-#                   combine kernel writes past an allocation: 2026-11-22m)
+#                   without the checks' comparison with PyTorch's flash
+#                   backend (its split-KV combine kernel writes past an
+#                   allocation: 2026-11-22m; the float64 reference still
+#                   runs PyTorch's own kernels)
 #   racecheck.log   compute-sanitizer racecheck (shared-memory hazards), the
 #                   quick set's three small shapes, the tensor-core kernels
 #                   of each geometry

@@ -201,7 +201,7 @@ def reference(q, k, v, causal, scale, mask=None, dropout=0.0, seed=0):
         r1 = min(Sq, r0 + step)
         s = torch.einsum("bhqd,bhkd->bhqk", q[:, :, r0:r1].double(), kr) * scale
         if mask is not None:
-            mk = mask[:, :, r0:r1]
+            mk = mask if mask.shape[2] == 1 else mask[:, :, r0:r1]  # broadcast over Sq
             if mask.dtype == torch.bool:
                 s = s.masked_fill(~mk, float("-inf"))
             else:
@@ -402,19 +402,22 @@ checks = []
 # Decode shapes (Sq = 1) split the keys at launch (few workgroups: the
 # runtime picks the chunk count), as do (2, 8, 2, 3, 5000); causal with
 # Skv > Sq and forced splits leaves some chunks of early rows empty.
-# (3, 7, 7, 2100, 4096): with 17 query blocks of 128 rows (or 33 of 64),
+# (3, 14, 7, 2100, 4096): with 17 query blocks of 128 rows (or 33 of 64),
 # causal workgroups start heaviest first, in groups of heads whose K and V
-# fit 16 MiB: 1, 2 or 4 MiB per head at D = 64, 128, 256 split the 21 heads
-# into groups of 16, 8 or 4, the last partial. It is in the quick set (the
-# sanitizers' runs), as the other three are.
+# fit 16 MiB: 1, 2 or 4 MiB per KV head at D = 64, 128, 256, shared by 2
+# query heads, split the 42 heads into groups of 32, 16 or 8, the last
+# partial. It is in the quick set (memcheck's run; racecheck takes the
+# first three shapes only).
 shapes = [(2, 4, 4, 257, 257, False), (1, 8, 2, 100, 300, False),
-          (1, 4, 2, 1, 1000, False), (3, 7, 7, 2100, 4096, False),
+          (1, 4, 2, 1, 1000, False), (3, 14, 7, 2100, 4096, False),
           (1, 4, 1, 300, 100, False),
           (2, 2, 2, 129, 65, True), (1, 16, 16, 1024, 1024, False),
           (2, 8, 2, 3, 5000, True), (1, 4, 2, 200, 3000, False),
           (1, 32, 8, 1, 4096, False), (3, 8, 2, 1, 777, True)]
 if args.quick or args.quick_checks:
     shapes = shapes[:4]
+if args.check_shapes < 0:
+    ap.error("--check-shapes must be 0 (all) or a positive count")
 if args.check_shapes:
     shapes = shapes[:args.check_shapes]
 for kern in kernels:

@@ -201,7 +201,9 @@ private:
   /// (Skv * (D + Dv) * element bytes each, shared by a GQA group) within
   /// geo.causalGroupBytes, so that the workgroups in flight, which all
   /// belong to one group, read K and V that L2 holds. A bijection of the
-  /// grid: any G is correct, it only changes the order.
+  /// grid: any G is correct, it only changes the order. (With split-KV,
+  /// y counts (head, chunk) pairs and a chunk reads 1 / splits of its
+  /// head's K and V: such a group holds less than the budget.)
   /// All of it in 32-bit arithmetic (a 64-bit division is a subroutine of
   /// ~70 instructions, and the coordinates are computed twice); the
   /// runtime refuses grids of 2^32 or more workgroups (computeGrid). Only

@@ -1028,8 +1028,10 @@ bool cuda::computeGrid(const Kernel &k, const KernelArgs &a, int64_t splits,
     }
     grid[i] = static_cast<unsigned>(n);
   }
-  // The causal kernels number their workgroups in 32 bits (the linear id
-  // they map to a query block, head and batch, heaviest first).
+  // At most 2^32 - 1 workgroups for every kernel: the causal tensor-core
+  // kernels number theirs in 32 bits (the linear id they map to a query
+  // block, head and batch, heaviest first). No tensor that fits a GPU
+  // needs more (each workgroup covers at least 16 query rows).
   uint64_t total = uint64_t(grid[0]) * grid[1] * grid[2];
   if (total > UINT32_MAX) {
     error = "the grid's " + std::to_string(grid[0]) + " x " +

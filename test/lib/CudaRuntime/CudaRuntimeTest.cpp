@@ -1153,7 +1153,11 @@ TEST(CudaLaunch, GridMultipliesBySplits) {
   EXPECT_FALSE(computeGrid(k, a, 1, grid, error));
   EXPECT_NE(error.find("grid.x would exceed"), std::string::npos) << error;
   // ... and x * y * z < 2^32 (the causal kernels' 32-bit linear id):
-  // 2^30 x 3 fits, 2^30 x 4 does not.
+  // 65537 x 65535 = 2^32 - 1 and 2^30 x 3 fit, 2^30 x 4 does not.
+  a.k.shape[2] = 65537;
+  k.grid[1] = {Extent::One, 1, 65535};
+  ASSERT_TRUE(computeGrid(k, a, 1, grid, error)) << error;
+  EXPECT_EQ(uint64_t(grid[0]) * grid[1] * grid[2], uint64_t(UINT32_MAX));
   a.k.shape[2] = int64_t(1) << 30;
   k.grid[1] = {Extent::One, 1, 3};
   ASSERT_TRUE(computeGrid(k, a, 1, grid, error)) << error;
