@@ -245,18 +245,17 @@ private:
     Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, gx,
                                        c32(kHeaviestFirstBlocks));
     Type index = b.getIndexType();
-    auto ifOp = scf::IfOp::create(b, loc, TypeRange{index, index, index},
-                                  many, /*withElseRegion=*/true);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{index, index, index}, many,
+                                  /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     // Few query blocks: x = query block, the last (heaviest) first.
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-    scf::YieldOp::create(b, loc,
-                         ValueRange{widen(sub(last, narrow(ids.x))), ids.y,
-                                    ids.z});
+    scf::YieldOp::create(
+        b, loc, ValueRange{widen(sub(last, narrow(ids.x))), ids.y, ids.z});
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     Value gy = narrow(grid.y), gz = narrow(grid.z);
-    Value linear = add(narrow(ids.x),
-                       mul(gx, add(narrow(ids.y), mul(gy, narrow(ids.z)))));
+    Value linear =
+        add(narrow(ids.x), mul(gx, add(narrow(ids.y), mul(gy, narrow(ids.z)))));
     if (fresh)
       linear = narrow(opaque(widen(linear)));
     Value pairs = mul(gy, gz);
@@ -269,8 +268,9 @@ private:
       return fresh ? opaque(dim(m, i)) : dim(m, i);
     };
     Value skv = narrow(minu(shape(k, 2), idx(INT32_MAX)));
-    Value ratio = minu(divu(narrow(shape(q, 1)), maxu(narrow(shape(k, 1)), one)),
-                       c32(1 << 12));
+    Value ratio =
+        minu(divu(narrow(shape(q, 1)), maxu(narrow(shape(k, 1)), one)),
+             c32(1 << 12));
     int64_t keys = std::clamp<int64_t>(
         geo.causalGroupBytes / ((d + dv) * eltBytes), 1, int64_t(1) << 18);
     Value group = divu(mul(c32(keys), maxu(ratio, one)), maxu(skv, one));
@@ -283,7 +283,8 @@ private:
     Value rank = divu(r, inGroup);
     Value pair = add(first, remu(r, inGroup));
     scf::YieldOp::create(b, loc,
-                         ValueRange{widen(sub(last, rank)), widen(remu(pair, gy)),
+                         ValueRange{widen(sub(last, rank)),
+                                    widen(remu(pair, gy)),
                                     widen(divu(pair, gy))});
     return {ifOp.getResult(0), ifOp.getResult(1), ifOp.getResult(2)};
   }
