@@ -153,10 +153,9 @@ attn_status mlir::attn::jit::compileCudaKernel(
   bool packHeads = false;
   if (tensorCores) {
     NVGPUGeometry geo = resolveNVGPUGeometry(
-        tensorCoreOptions(pipeline), spec.head_dim, dv, 2,
-        spec.causal != 0, spec.seq_q,
-        spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0, spec.seq_kv,
-        spec.return_lse != 0);
+        tensorCoreOptions(pipeline), spec.head_dim, dv, 2, spec.causal != 0,
+        spec.seq_q, spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0,
+        spec.seq_kv, spec.return_lse != 0);
     rows = geo.blockQ;
     packHeads = geo.packHeads;
     threads = 32 * geo.warps; // rows = 16 rowTiles warps

@@ -324,7 +324,7 @@ private:
   // loop indices and ring stages count from it, key positions add it.
   Value blockBase;
   int64_t d = 0, dv = 0, eltBytes = 2, stageBytes = 0, qOffset = 0;
-  Value flat;      // flatSmem()
+  Value flat; // flatSmem()
   Type elt;
   bool causal = false;
 
@@ -632,7 +632,7 @@ private:
   /// 16 rowTiles warp + 16 mt + g + 8 half.
   struct Lane {
     Value tid, lane, warp, t2;
-    Value rowBase; // row0 + 16 rowTiles warp + g
+    Value rowBase;                  // row0 + 16 rowTiles warp + g
     SmallVector<Value, 4> maskRows; // rows clamped to Sq - 1 (mask reads)
     Value maskB, maskH;
   };
@@ -651,8 +651,7 @@ private:
   /// swizzle. See fragment().
   Value laneAddress(Value laneRow, Value half, int64_t width) {
     Swizzle s = Swizzle::forWidth(width);
-    return add(mul(laneRow, idx(width)),
-               physColumn(half, swizzle(s, laneRow)));
+    return add(mul(laneRow, idx(width)), physColumn(half, swizzle(s, laneRow)));
   }
 
   /// ldmatrix x4 from the flat shared-memory view at element `tileBase`
@@ -778,8 +777,7 @@ private:
     SmallVector<SmallVector<Value>> qFrag(mts);
     for (int64_t mt = 0; mt < mts && !geo.qFromSmem; ++mt)
       for (int64_t kc = 0; kc < d / 16; ++kc)
-        qFrag[mt].push_back(
-            qFragment(idx(qOffset / eltBytes), ln, mt, kc));
+        qFrag[mt].push_back(qFragment(idx(qOffset / eltBytes), ln, mt, kc));
 
     auto fragC = VectorType::get({2, 2}, b.getF32Type());
     Value zeroC = arith::ConstantOp::create(
@@ -1012,9 +1010,9 @@ private:
               Value hidden = arith::CmpIOp::create(
                   b, loc, arith::CmpIPredicate::uge, key, skv);
               if (causal) {
-                Value above = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::sgt, key,
-                    add(rowOf(ln, r), diag));
+                Value above =
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          key, add(rowOf(ln, r), diag));
                 hidden = arith::OrIOp::create(b, loc, hidden, above);
               }
               x = select(hidden, negInf, x);
@@ -1236,8 +1234,8 @@ struct ConvertAttnToNVGPUPass
 
   void runOnOperation() override {
     if ((warps != 0 && warps != 1 && warps != 2 && warps != 4 && warps != 8) ||
-        (stages != 0 && (stages < 2 || stages > 4)) || kvSplits < 1 || rowTiles < 0 ||
-        rowTiles > 2 ||
+        (stages != 0 && (stages < 2 || stages > 4)) || kvSplits < 1 ||
+        rowTiles < 0 || rowTiles > 2 ||
         (blockKv != 0 && blockKv != 16 && blockKv != 32 && blockKv != 64)) {
       getOperation().emitError("convert-attn-to-nvgpu: warps must be 0, 1, "
                                "2, 4 or 8, stages 0 or in [2, 4], kv-splits "
@@ -1311,12 +1309,10 @@ struct ConvertAttnToNVGPUPass
 };
 } // namespace
 
-NVGPUGeometry
-mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
-                                 int64_t headDim, int64_t valueDim,
-                                 int64_t elementBytes, bool causal,
-                                 int64_t seqQ, bool masked, bool dropout,
-                                 int64_t seqKv, bool lse) {
+NVGPUGeometry mlir::attn::resolveNVGPUGeometry(
+    const ConvertAttnToNVGPUOptions &options, int64_t headDim, int64_t valueDim,
+    int64_t elementBytes, bool causal, int64_t seqQ, bool masked, bool dropout,
+    int64_t seqKv, bool lse) {
   NVGPUGeometry g;
   const bool small = std::max(headDim, valueDim) <= 64;
   // D or Dv in (128, 256]: one row tile of 4 warps, Q read from shared
@@ -1396,15 +1392,12 @@ mlir::attn::resolveNVGPUGeometry(const ConvertAttnToNVGPUOptions &options,
   // two repeats in one call (bench/results/cuda-h100-2026-11-22l,
   // sweep-*.csv): f16 +0-5%, bf16 -1-+2% at S = 4k-16k. Causal spilled 8
   // bytes with 3; the one-tile kernels lost 5-10% (2026-11-22i).
-  g.stages = options.stages          ? options.stages
-             : wideTwoTiles && !causal ? 3
-                                       : 2;
-  g.blockKv = options.blockKv                     ? options.blockKv
-              : huge ? (causal || heavy || decode || options.kvSplits < 2
-                            ? 16
-                            : 32)
-              : g.rowTiles > 1 && !small        ? 32
-                                                : kNVGPUBlockKv;
+  g.stages = options.stages ? options.stages : wideTwoTiles && !causal ? 3 : 2;
+  g.blockKv =
+      options.blockKv ? options.blockKv
+      : huge ? (causal || heavy || decode || options.kvSplits < 2 ? 16 : 32)
+      : g.rowTiles > 1 && !small ? 32
+                                 : kNVGPUBlockKv;
   int64_t stage = g.blockKv * (headDim + valueDim) * elementBytes;
   int64_t qBytes = g.blockQ * headDim * elementBytes;
   // Q aliases the last stage when it fits there (see the prologue).
