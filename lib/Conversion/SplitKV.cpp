@@ -68,22 +68,6 @@ Value mlir::attn::splitCountOf(OpBuilder &b, Location loc,
   return dimOf(b, loc, ws.partialLse, 2);
 }
 
-std::pair<Value, Value> mlir::attn::splitKeyBlocks(OpBuilder &b, Location loc,
-                                                   Value blocks, Value split,
-                                                   Value splits) {
-  Value chunk = arith::DivUIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, blocks,
-          arith::SubIOp::create(b, loc, splits, cidx(b, loc, 1))),
-      splits);
-  Value begin = arith::MinUIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, split, chunk), blocks);
-  Value end = arith::MinUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, begin, chunk), blocks);
-  return {begin, end};
-}
-
 void mlir::attn::buildSplitKVMerge(OpBuilder &b, Location loc,
                                    const SplitKVWorkspace &ws, Value out,
                                    Value lse, FlatSymbolRefAttr module,

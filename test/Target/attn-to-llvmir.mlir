@@ -7,7 +7,7 @@
 
 // CHECK-LABEL: define {{.*}} @attention(
 // CHECK: call void {{.*}}@__kmpc_fork_call
-// CHECK: call float @llvm.exp2.f32
+// CHECK: call afn float @llvm.exp2.f32
 
 // MATH-LABEL: define {{.*}} @attention(
 // MATH-NOT: __kmpc_fork_call

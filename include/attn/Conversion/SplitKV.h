@@ -26,6 +26,7 @@
 #ifndef ATTN_CONVERSION_SPLITKV_H
 #define ATTN_CONVERSION_SPLITKV_H
 
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
@@ -66,11 +67,6 @@ void deallocSplitKVWorkspace(OpBuilder &b, Location loc,
 /// the host.
 Value splitCountOf(OpBuilder &b, Location loc, const SplitKVWorkspace &ws);
 
-/// The key blocks [begin, end) that chunk `split` of `splits` takes out of
-/// the `blocks` a workgroup walks: contiguous chunks of ceil(blocks /
-/// splits) blocks, the last ones possibly empty (begin == end).
-std::pair<Value, Value> splitKeyBlocks(OpBuilder &b, Location loc, Value blocks,
-                                       Value split, Value splits);
 
 /// The merge kernel: a gpu.launch over (ceil(Sq / rows), Hq, B) workgroups
 /// of kSplitKVMergeThreads threads, a thread per (row, value column),

@@ -1,54 +1,85 @@
 // RUN: attn-opt %s --attn-decompose-online-attention -split-input-file | FileCheck %s
 
+// One step with every option: bool mask, causal, kv_bound, lazy rescale,
+// P rounded to f16, dropout. scale = 0.5, so c = scale * log2(e) =
+// 0.72134751; the bool mask leaves the scores raw until the exponential.
 // CHECK-DAG: #[[QD:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[KD:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[RC3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[RC:.+]] = affine_map<(d0, d1) -> (d0, d1)>
-// CHECK-DAG: #[[R:.+]] = affine_map<(d0, d1) -> (d0)>
-// CHECK-DAG: #[[TR:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[R2:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[R:.+]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[ALL:.+]] = affine_map<(d0) -> ()>
 // CHECK-LABEL: func.func @step
-// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4xf16>, %[[K:[^:]+]]: tensor<3x4xf16>, %[[V:[^:]+]]: tensor<3x4xf16>, %[[M:[^:]+]]: tensor<2x3xi1>, %[[ACC:[^:]+]]: tensor<2x4xf32>, %[[MAX:[^:]+]]: tensor<2xf32>, %[[SUM:[^:]+]]: tensor<2xf32>, %[[B:[^:]+]]: index, %[[H:[^:]+]]: index, %[[I0:[^:]+]]: index, %[[J0:[^:]+]]: index, %[[DIAG:[^:]+]]: index, %[[SEED:[^:]+]]: i64)
-// Kt = f32(K)^T, so that S = Q . Kt runs with the key index innermost
-// CHECK: %[[KT:.+]] = linalg.generic {indexing_maps = [#[[TR]], #[[RC]]], iterator_types = ["parallel", "parallel"]} ins(%[[K]] : tensor<3x4xf16>) outs(%{{.+}} : tensor<4x3xf32>)
-// CHECK:   arith.extf
-// S = Q . Kt (f16 extended to f32, contract/reassoc for FMAs)
-// CHECK: %[[S0:.+]] = linalg.generic {indexing_maps = [#[[RC3]], #[[KD]], #[[QD]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[Q]], %[[KT]] : tensor<2x4xf16>, tensor<4x3xf32>) outs(%{{.+}} : tensor<2x3xf32>)
-// CHECK:   arith.extf
-// CHECK:   arith.mulf %{{.+}}, %{{.+}} fastmath<contract> : f32
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x4xf16>, %[[K:[^:]+]]: tensor<3x4xf16>, %[[V:[^:]+]]: tensor<3x4xf16>, %[[M:[^:]+]]: tensor<2x3xi1>, %[[ACC:[^:]+]]: tensor<2x4xf32>, %[[MAX:[^:]+]]: tensor<2xf32>, %[[SUM:[^:]+]]: tensor<2xf32>, %[[B:[^:]+]]: index, %[[H:[^:]+]]: index, %[[I0:[^:]+]]: index, %[[J0:[^:]+]]: index, %[[N:[^:]+]]: index, %[[DIAG:[^:]+]]: index, %[[SEED:[^:]+]]: i64)
+// S = Q . K^T  (f16 extended to f32, contract/reassoc for FMAs)
+// CHECK: %[[S0:.+]] = linalg.generic {indexing_maps = [#[[QD]], #[[KD]], #[[RC3]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[Q]], %[[K]] : tensor<2x4xf16>, tensor<3x4xf16>) outs(%{{.+}} : tensor<2x3xf32>)
+// CHECK:   %[[QF:.+]] = arith.extf %{{.+}} : f16 to f32
+// CHECK:   %[[KF:.+]] = arith.extf %{{.+}} : f16 to f32
+// CHECK:   arith.mulf %[[QF]], %[[KF]] fastmath<contract> : f32
 // CHECK:   arith.addf %{{.+}}, %{{.+}} fastmath<reassoc,contract> : f32
-// S = S * scale * log2(e) (0.5 * 1.4427); -inf where !mask; -inf where j0 + c > i0 + r + diag
-// CHECK: %[[S:.+]] = linalg.generic {{.+}} ins(%[[S0]], %[[M]] : tensor<2x3xf32>, tensor<2x3xi1>)
+// x = mask ? S : -inf; -inf where key = j0 + c >= kv_bound or key > i0 + r + diag
+// CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[RC]], #[[RC]], #[[RC]]], iterator_types = ["parallel", "parallel"]} ins(%[[S0]], %[[M]] : tensor<2x3xf32>, tensor<2x3xi1>)
 // CHECK:   ^bb0(%[[X:.+]]: f32, %[[KEEP:.+]]: i1, %{{.+}}: f32):
-// CHECK:   %[[SL:.+]] = arith.constant 0.72134751 : f32
-// CHECK:   %[[XS:.+]] = arith.mulf %[[X]], %[[SL]]
 // CHECK:   %[[NINF:.+]] = arith.constant 0xFF800000 : f32
-// CHECK:   %[[XM:.+]] = arith.select %[[KEEP]], %[[XS]], %[[NINF]]
-// CHECK:   %[[RI:.+]] = linalg.index 0
+// CHECK:   %[[XM:.+]] = arith.select %[[KEEP]], %[[X]], %[[NINF]]
 // CHECK:   %[[CI:.+]] = linalg.index 1
 // CHECK:   %[[KEY:.+]] = arith.addi %[[J0]], %[[CI]]
+// CHECK:   %[[PAST:.+]] = arith.cmpi uge, %[[KEY]], %[[N]]
+// CHECK:   %[[RI:.+]] = linalg.index 0
 // CHECK:   %[[ROW:.+]] = arith.addi %[[I0]], %[[RI]]
 // CHECK:   %[[LIM:.+]] = arith.addi %[[ROW]], %[[DIAG]]
-// CHECK:   %[[HID:.+]] = arith.cmpi sgt, %[[KEY]], %[[LIM]]
+// CHECK:   %[[ABOVE:.+]] = arith.cmpi sgt, %[[KEY]], %[[LIM]]
+// CHECK:   %[[HID:.+]] = arith.ori %[[PAST]], %[[ABOVE]]
 // CHECK:   arith.select %[[HID]], %[[NINF]], %[[XM]]
-// m_new = max(m_old, rowmax(S))
-// CHECK: %[[MNEW:.+]] = linalg.generic {indexing_maps = [#[[RC]], #[[R]]], iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<2x3xf32>) outs(%[[MAX]] : tensor<2xf32>)
+// mb = rowmax(x) * c
+// CHECK: %[[MB0:.+]] = linalg.generic {indexing_maps = [#[[RC]], #[[R2]]], iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<2x3xf32>)
 // CHECK:   arith.maximumf
-// P = exp2(S - m_safe), m_safe = m_new == -inf ? 0 : m_new
-// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[S]], %[[MNEW]] : tensor<2x3xf32>, tensor<2xf32>)
-// CHECK:   %[[ISN:.+]] = arith.cmpf oeq, %{{.+}}, %{{.+}} : f32
-// CHECK:   %[[SAFE:.+]] = arith.select %[[ISN]], %{{.+}}, %{{.+}} : f32
-// CHECK:   %[[D:.+]] = arith.subf %{{.+}}, %[[SAFE]]
-// CHECK:   math.exp2 %[[D]]
-// alpha = exp2(m_old - m_safe)
-// CHECK: %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[MAX]], %[[MNEW]] : tensor<2xf32>, tensor<2xf32>)
-// CHECK:   arith.cmpf oeq
-// CHECK:   arith.select
-// CHECK:   arith.subf
-// CHECK:   math.exp2
-// sum' = alpha * sum + rowsum(P)  (undropped P)
-// CHECK: %[[SSC:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<2xf32>) outs(%[[SUM]] : tensor<2xf32>)
+// CHECK: %[[MB:.+]] = linalg.generic {{.+}} ins(%[[MB0]] : tensor<2xf32>)
+// CHECK:   arith.constant 0.72134751 : f32
 // CHECK:   arith.mulf
-// CHECK: %[[SNEW:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<2x3xf32>) outs(%[[SSC]] : tensor<2xf32>)
+// the guard: any = OR over rows of grow, grow = mb > m + 8 (the lazy
+// rescale's threshold), as an i32; a row-local reduction: a target may take
+// it per warp
+// CHECK: %[[ANY:.+]] = linalg.generic {indexing_maps = [#[[R]], #[[R]], #[[ALL]]], iterator_types = ["reduction"]} ins(%[[MB]], %[[MAX]] : tensor<2xf32>, tensor<2xf32>) outs(%{{.+}} : tensor<i32>) attrs = {attn.row_local_guard}
+// CHECK:   %[[T:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK:   %[[LIMIT:.+]] = arith.addf %{{.+}}, %[[T]]
+// CHECK:   %[[GROW:.+]] = arith.cmpf ogt, %{{.+}}, %[[LIMIT]]
+// CHECK:   %[[GROWI:.+]] = arith.extui %[[GROW]] : i1 to i32
+// CHECK:   arith.ori %{{.+}}, %[[GROWI]]
+// CHECK: %[[ANYX:.+]] = tensor.extract %[[ANY]][] : tensor<i32>
+// CHECK: %[[ANYS:.+]] = arith.cmpi ne, %[[ANYX]], %{{.+}} : i32
+// CHECK: %[[RS:.+]]:3 = scf.if %[[ANYS]] -> (tensor<2xf32>, tensor<2x4xf32>, tensor<2xf32>) {
+// alpha = exp2(m - m'_safe), m' = grow ? mb : m, m'_safe = m' == -inf ? 0 : m'
+// CHECK:   %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[MB]], %[[MAX]] : tensor<2xf32>, tensor<2xf32>)
+// CHECK:     %[[G1:.+]] = arith.cmpf ogt
+// CHECK:     %[[M1:.+]] = arith.select %[[G1]]
+// CHECK:     %[[INF:.+]] = arith.cmpf oeq, %[[M1]]
+// CHECK:     %[[SAFE:.+]] = arith.select %[[INF]], %{{.+}}, %[[M1]]
+// CHECK:     %[[D:.+]] = arith.subf %{{.+}}, %[[SAFE]]
+// CHECK:     math.exp2 %[[D]] fastmath<afn>
+// m' over m (in place)
+// CHECK:   %[[MN:.+]] = linalg.generic {{.+}} ins(%[[MB]] : tensor<2xf32>) outs(%[[MAX]] : tensor<2xf32>)
+// CHECK:     %[[G2:.+]] = arith.cmpf ogt
+// CHECK:     arith.select %[[G2]]
+// acc *= alpha, sum *= alpha (in place)
+// CHECK:   %[[AS:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<2xf32>) outs(%[[ACC]] : tensor<2x4xf32>)
+// CHECK:     arith.mulf
+// CHECK:   %[[SS:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<2xf32>) outs(%[[SUM]] : tensor<2xf32>)
+// CHECK:     arith.mulf
+// CHECK:   scf.yield %[[MN]], %[[AS]], %[[SS]]
+// CHECK: } else {
+// CHECK:   scf.yield %[[MAX]], %[[ACC]], %[[SUM]]
+// -m'_safe
+// CHECK: %[[NEGM:.+]] = linalg.generic {{.+}} ins(%[[RS]]#0 : tensor<2xf32>)
+// CHECK:   arith.select
+// CHECK:   arith.negf
+// P = exp2(fma(x, c, -m'_safe))
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[S]], %[[NEGM]] : tensor<2x3xf32>, tensor<2xf32>)
+// CHECK:   %[[E:.+]] = math.fma %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK:   math.exp2 %[[E]] fastmath<afn>
+// sum'' = sum' + rowsum(P)  (undropped P)
+// CHECK: %[[SNEW:.+]] = linalg.generic {indexing_maps = [#[[RC]], #[[R2]]], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<2x3xf32>) outs(%[[RS]]#2 : tensor<2xf32>)
 // CHECK:   arith.addf %{{.+}}, %{{.+}} fastmath<reassoc,contract>
 // dropout(P) = keep(seed, b, h, i0 + r, j0 + c) ? P / (1 - 0.1) : 0
 // CHECK: %[[PD:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<2x3xf32>)
@@ -59,31 +90,49 @@
 // CHECK:   %[[KEEPD:.+]] = arith.cmpi uge, %{{.+}}, %{{.+}} : i64
 // CHECK:   %[[PS:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
 // CHECK:   arith.select %[[KEEPD]], %[[PS]], %{{.+}} : f32
-// acc' = alpha * acc + dropout(P) . V
-// CHECK: %[[ASC:.+]] = linalg.generic {{.+}} ins(%[[ALPHA]] : tensor<2xf32>) outs(%[[ACC]] : tensor<2x4xf32>)
-// CHECK:   arith.mulf
-// CHECK: %[[ANEW:.+]] = linalg.generic {indexing_maps = [#[[RC3]], #[[KD]], #[[QD]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[PD]], %[[V]] : tensor<2x3xf32>, tensor<3x4xf16>) outs(%[[ASC]] : tensor<2x4xf32>)
+// P rounded to p_type
+// CHECK: %[[PH:.+]] = linalg.generic {{.+}} ins(%[[PD]] : tensor<2x3xf32>) outs(%{{.+}} : tensor<2x3xf16>)
+// CHECK:   arith.truncf %{{.+}} : f32 to f16
+// acc'' = acc' + P . V
+// CHECK: %[[ANEW:.+]] = linalg.generic {indexing_maps = [#[[RC3]], #[[KD]], #[[QD]]], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[PH]], %[[V]] : tensor<2x3xf16>, tensor<3x4xf16>) outs(%[[RS]]#1 : tensor<2x4xf32>)
 // CHECK:   arith.extf
 // CHECK:   arith.mulf {{.+}} fastmath<contract>
 // CHECK:   arith.addf {{.+}} fastmath<reassoc,contract>
-// CHECK: return %[[ANEW]], %[[MNEW]], %[[SNEW]]
-func.func @step(%q: tensor<2x4xf16>, %k: tensor<3x4xf16>, %v: tensor<3x4xf16>, %m: tensor<2x3xi1>, %acc: tensor<2x4xf32>, %mx: tensor<2xf32>, %s: tensor<2xf32>, %b: index, %h: index, %i: index, %j: index, %d: index, %seed: i64) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>) {
-  %a, %mm, %ss = attn.online_attention q(%q) k(%k) v(%v) mask(%m : tensor<2x3xi1>) state(%acc, %mx, %s) at(%b, %h, %i, %j) causal(%d) scale(0.5) dropout(0.1, seed %seed) : tensor<2x4xf16>, tensor<3x4xf16>, tensor<3x4xf16> -> tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>
+// CHECK: return %[[ANEW]], %[[RS]]#0, %[[SNEW]]
+func.func @step(%q: tensor<2x4xf16>, %k: tensor<3x4xf16>, %v: tensor<3x4xf16>, %m: tensor<2x3xi1>, %acc: tensor<2x4xf32>, %mx: tensor<2xf32>, %s: tensor<2xf32>, %b: index, %h: index, %i: index, %j: index, %n: index, %d: index, %seed: i64) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %a, %mm, %ss = attn.online_attention q(%q) k(%k) v(%v) mask(%m : tensor<2x3xi1>) state(%acc, %mx, %s) at(%b, %h, %i, %j) kv_bound(%n) causal(%d) scale(0.5) rescale(8.0) p_type(f16) dropout(0.1, seed %seed)
+      : tensor<2x4xf16>, tensor<3x4xf16>, tensor<3x4xf16> -> tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>
   return %a, %mm, %ss : tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>
 }
 
 // -----
 
-// Additive mask, dynamic tile sizes, no causal, no dropout.
+// Additive mask, dynamic tile sizes, no causal, no dropout, eager rescale
+// (threshold 0: grow = mb > m, so m' = max(m, mb)).
+// x = S * scale * log2(e) + mask * log2(e), then P = exp2(x - m'_safe)
 // CHECK-LABEL: func.func @additive
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<?x3xf32>, tensor<?x3xbf16>)
-// S = S * scale * log2(e) + mask * log2(e)
 // CHECK:   %[[XS:.+]] = arith.mulf
 // CHECK:   %[[MF:.+]] = arith.extf %{{.+}} : bf16 to f32
 // CHECK:   %[[ML:.+]] = arith.mulf %[[MF]], %{{.+}}
 // CHECK:   arith.addf %[[XS]], %[[ML]]
 // CHECK-NOT: linalg.index
+// CHECK: linalg.generic
+// CHECK:   arith.maximumf
+// CHECK-NOT: arith.constant 0.72134751
+// CHECK: linalg.generic
+// CHECK-NOT: arith.addf
+// CHECK:   arith.cmpf ogt
+// CHECK:   arith.ori
+// CHECK: scf.if
+// CHECK: linalg.generic
+// CHECK:   arith.negf
+// CHECK: linalg.generic
+// CHECK-NOT: math.fma
+// CHECK:   %[[D:.+]] = arith.addf
+// CHECK:   math.exp2 %[[D]]
 // CHECK-NOT: mului_extended
+// CHECK-NOT: arith.truncf
 // CHECK: return
 func.func @additive(%q: tensor<?x4xf32>, %k: tensor<3x4xf32>, %v: tensor<3x4xf32>, %m: tensor<?x3xbf16>, %acc: tensor<?x4xf32>, %mx: tensor<?xf32>, %s: tensor<?xf32>, %b: index, %h: index, %i: index, %j: index) -> (tensor<?x4xf32>, tensor<?xf32>, tensor<?xf32>) {
   %a, %mm, %ss = attn.online_attention q(%q) k(%k) v(%v) mask(%m : tensor<?x3xbf16>) state(%acc, %mx, %s) at(%b, %h, %i, %j) scale(0.5) : tensor<?x4xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<?x4xf32>, tensor<?xf32>, tensor<?xf32>
@@ -92,49 +141,103 @@ func.func @additive(%q: tensor<?x4xf32>, %k: tensor<3x4xf32>, %v: tensor<3x4xf32
 
 // -----
 
+// No mask, no causal, positive scale: the scores go straight from the
+// product to the row max, with no modification generic at all.
+// CHECK-LABEL: func.func @plain
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<4x8xf32>)
+// CHECK:   arith.maximumf
+func.func @plain(%q: tensor<4x16xbf16>, %k: tensor<8x16xbf16>, %v: tensor<8x16xbf16>, %acc: tensor<4x16xf32>, %mx: tensor<4xf32>, %s: tensor<4xf32>, %b: index, %h: index, %i: index, %j: index) -> (tensor<4x16xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a, %mm, %ss = attn.online_attention q(%q) k(%k) v(%v) state(%acc, %mx, %s) at(%b, %h, %i, %j) scale(0.25) : tensor<4x16xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16> -> tensor<4x16xf32>, tensor<4xf32>, tensor<4xf32>
+  return %a, %mm, %ss : tensor<4x16xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Packed rows (decode over a GQA group's heads): dropout keys row r by
+// head h + (i0 + r) floordiv sq and position (i0 + r) mod sq.
+// CHECK-LABEL: func.func @packed
+// CHECK-SAME: %[[H:[^:]+]]: index, %[[I0:[^:]+]]: index, %[[J0:[^:]+]]: index, %[[SQ:[^:]+]]: index, %[[SEED:[^:]+]]: i64
+// CHECK: linalg.generic
+// CHECK:   %[[RI:.+]] = linalg.index 0
+// CHECK:   %[[T:.+]] = arith.addi %[[I0]], %[[RI]]
+// CHECK:   %[[HD:.+]] = arith.divui %[[T]], %[[SQ]]
+// CHECK:   %[[HEAD:.+]] = arith.addi %[[H]], %[[HD]]
+// CHECK:   %[[POS:.+]] = arith.remui %[[T]], %[[SQ]]
+// CHECK:   arith.index_castui %[[POS]]
+// CHECK:   arith.index_castui %[[HEAD]]
+func.func @packed(%q: tensor<4x16xbf16>, %k: tensor<8x16xbf16>, %v: tensor<8x16xbf16>, %acc: tensor<4x16xf32>, %mx: tensor<4xf32>, %s: tensor<4xf32>, %b: index, %h: index, %i: index, %j: index, %sq: index, %seed: i64) -> (tensor<4x16xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a, %mm, %ss = attn.online_attention q(%q) k(%k) v(%v) state(%acc, %mx, %s) at(%b, %h, %i, %j) packed(%sq) scale(0.25) dropout(0.2, seed %seed) : tensor<4x16xbf16>, tensor<8x16xbf16>, tensor<8x16xbf16> -> tensor<4x16xf32>, tensor<4xf32>, tensor<4xf32>
+  return %a, %mm, %ss : tensor<4x16xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @finalize
 // CHECK-SAME: (%[[ACC:[^:]+]]: tensor<4x8xf32>, %[[MAX:[^:]+]]: tensor<4xf32>, %[[SUM:[^:]+]]: tensor<4xf32>)
-// out = sum == 0 ? 0 : acc / sum, truncated to f16
-// CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[ACC]], %[[SUM]] : tensor<4x8xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x8xf16>)
+// inv = sum == 0 ? 0 : 1 / sum  (a row that saw no key has acc = 0)
+// CHECK: %[[INV:.+]] = linalg.generic {{.+}} ins(%[[SUM]] : tensor<4xf32>)
 // CHECK:   %[[Z:.+]] = arith.cmpf oeq
-// CHECK:   %[[DIV:.+]] = arith.divf
-// CHECK:   %[[SEL:.+]] = arith.select %[[Z]], %{{.+}}, %[[DIV]]
-// CHECK:   arith.truncf %[[SEL]] : f32 to f16
-// lse = sum == 0 ? -inf : max * ln(2) + ln(sum)
+// CHECK:   %[[R:.+]] = arith.divf
+// CHECK:   arith.select %[[Z]], %{{.+}}, %[[R]]
+// out = acc * inv, truncated to f16
+// CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[ACC]], %[[INV]] : tensor<4x8xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x8xf16>)
+// CHECK:   %[[O:.+]] = arith.mulf
+// CHECK:   arith.truncf %[[O]] : f32 to f16
+// lse = sum == 0 ? -inf : (max + log2(sum)) * ln(2)
 // CHECK: %[[LSE:.+]] = linalg.generic {{.+}} ins(%[[MAX]], %[[SUM]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:   math.log2
 // CHECK:   arith.constant 0.693147182 : f32
-// CHECK:   math.log
 // CHECK:   arith.constant 0xFF800000 : f32
 // CHECK:   arith.select
-// CHECK: return %[[OUT]], %[[LSE]]
-func.func @finalize(%acc: tensor<4x8xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>) -> (tensor<4x8xf16>, tensor<4xf32>) {
+// partial: out stays f32, lse stays in log2 units
+// CHECK: %[[POUT:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4x8xf32>)
+// CHECK-NOT: arith.truncf
+// CHECK: %[[PLSE:.+]] = linalg.generic
+// CHECK:   math.log2
+// CHECK-NOT: 0.693147182
+// CHECK:   arith.select
+// CHECK: return %[[OUT]], %[[LSE]], %[[POUT]], %[[PLSE]]
+func.func @finalize(%acc: tensor<4x8xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>) -> (tensor<4x8xf16>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) {
   %o, %l = attn.online_attention_finalize %acc, %m, %s : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xf16>, tensor<4xf32>
-  return %o, %l : tensor<4x8xf16>, tensor<4xf32>
+  %po, %pl = attn.online_attention_finalize %acc, %m, %s partial : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xf32>, tensor<4xf32>
+  return %o, %l, %po, %pl : tensor<4x8xf16>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>
 }
 
 // -----
 
 // CHECK-DAG: #[[NRD:.+]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
 // CHECK-LABEL: func.func @merge
-// CHECK-SAME: (%[[ACC:[^:]+]]: tensor<3x4x8xf32>, %[[MAX:[^:]+]]: tensor<3x4xf32>, %[[SUM:[^:]+]]: tensor<3x4xf32>)
-// m = max_n max[n]
-// CHECK: %[[M:.+]] = linalg.generic {indexing_maps = [{{.+}}], iterator_types = ["parallel", "reduction"]} ins(%[[MAX]] : tensor<3x4xf32>)
+// CHECK-SAME: (%[[PO:[^:]+]]: tensor<3x4x8xf32>, %[[PL:[^:]+]]: tensor<3x4xf32>)
+// M = max_n lse[n]
+// CHECK: %[[M:.+]] = linalg.generic {indexing_maps = [{{.+}}], iterator_types = ["parallel", "reduction"]} ins(%[[PL]] : tensor<3x4xf32>)
 // CHECK:   arith.maximumf
-// w_n = exp2(max[n] - (m == -inf ? 0 : m))
-// CHECK: %[[W:.+]] = linalg.generic {{.+}} ins(%[[MAX]], %[[M]] : tensor<3x4xf32>, tensor<4xf32>)
+// w_n = exp2(lse[n] - M_safe)
+// CHECK: %[[W:.+]] = linalg.generic {{.+}} ins(%[[PL]], %[[M]] : tensor<3x4xf32>, tensor<4xf32>)
 // CHECK:   arith.cmpf oeq
 // CHECK:   arith.select
+// CHECK:   arith.subf
 // CHECK:   math.exp2
-// sum = sum_n w_n * sum[n]
-// CHECK: %[[S:.+]] = linalg.generic {{.+}} ins(%[[W]], %[[SUM]] : tensor<3x4xf32>, tensor<3x4xf32>)
+// W = sum_n w_n
+// CHECK: %[[WS:.+]] = linalg.generic {{.+}} ins(%[[W]] : tensor<3x4xf32>)
+// CHECK:   arith.addf
+// O = sum_n w_n out[n]
+// CHECK: %[[O:.+]] = linalg.generic {indexing_maps = [{{.+}}, #[[NRD]], {{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[W]], %[[PO]] : tensor<3x4xf32>, tensor<3x4x8xf32>)
 // CHECK:   arith.mulf
 // CHECK:   arith.addf
-// acc = sum_n w_n * acc[n]
-// CHECK: %[[A:.+]] = linalg.generic {indexing_maps = [{{.+}}, #[[NRD]], {{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[W]], %[[ACC]] : tensor<3x4xf32>, tensor<3x4x8xf32>)
+// out = W == 0 ? 0 : O / W  (bf16)
+// CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[O]], %[[WS]] : tensor<4x8xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x8xbf16>)
+// CHECK:   arith.cmpf oeq
+// CHECK:   arith.divf
+// CHECK:   arith.select
+// CHECK:   arith.truncf
+// lse = W == 0 ? -inf : (M_safe + log2 W) ln 2
+// CHECK: %[[LSE:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[WS]] : tensor<4xf32>, tensor<4xf32>)
+// CHECK:   math.log2
 // CHECK:   arith.mulf
-// CHECK:   arith.addf
-// CHECK: return %[[A]], %[[M]], %[[S]]
-func.func @merge(%a: tensor<3x4x8xf32>, %m: tensor<3x4xf32>, %s: tensor<3x4xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) {
-  %na, %nm, %ns = attn.merge_partials %a, %m, %s : tensor<3x4x8xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>
-  return %na, %nm, %ns : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>
+// CHECK:   arith.select
+// CHECK: return %[[OUT]], %[[LSE]]
+func.func @merge(%o: tensor<3x4x8xf32>, %l: tensor<3x4xf32>) -> (tensor<4x8xbf16>, tensor<4xf32>) {
+  %a, %b = attn.merge_partials %o, %l : tensor<3x4x8xf32>, tensor<3x4xf32> -> tensor<4x8xbf16>, tensor<4xf32>
+  return %a, %b : tensor<4x8xbf16>, tensor<4xf32>
 }

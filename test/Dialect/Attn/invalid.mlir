@@ -368,7 +368,7 @@ func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>,
 
 func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>, %acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>, %i: index) -> tensor<64x8xf32> {
   // expected-error @+1 {{all of {acc, new_acc} have same type}}
-  %r:3 = "attn.online_attention"(%q, %k, %v, %acc, %max, %sum, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0>, scale = 1.250000e-01 : f64}>
+  %r:3 = "attn.online_attention"(%q, %k, %v, %acc, %max, %sum, %i, %i, %i, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 1.250000e-01 : f64}>
       : (tensor<64x16xf16>, tensor<32x16xf16>, tensor<32x8xf16>, tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>, index, index, index, index) -> (tensor<64x8xf16>, tensor<64xf32>, tensor<64xf32>)
   return %acc : tensor<64x8xf32>
 }
@@ -377,7 +377,7 @@ func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>,
 
 func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>, %acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>, %i: index) -> tensor<64x8xf32> {
   // expected-error @+1 {{dropout requires a seed operand}}
-  %r:3 = "attn.online_attention"(%q, %k, %v, %acc, %max, %sum, %i, %i, %i, %i) <{dropout_p = 5.000000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0>, scale = 1.250000e-01 : f64}>
+  %r:3 = "attn.online_attention"(%q, %k, %v, %acc, %max, %sum, %i, %i, %i, %i) <{dropout_p = 5.000000e-01 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>, scale = 1.250000e-01 : f64}>
       : (tensor<64x16xf16>, tensor<32x16xf16>, tensor<32x8xf16>, tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>, index, index, index, index) -> (tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>)
   return %acc : tensor<64x8xf32>
 }
@@ -448,80 +448,157 @@ func.func @f(%acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>)
 
 // -----
 
-func.func @f(%acc: tensor<16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{acc must be rank 3 [N, Br, Dv], got rank 2}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
+func.func @f(%acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>) {
+  // expected-error @+1 {{partial out must have f32 elements, got 'f16'}}
+  %o, %l = attn.online_attention_finalize %acc, %max, %sum partial : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x8xf16>, tensor<64xf32>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf16>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{acc must have f32 elements, got 'f16'}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf16>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
+func.func @f(%acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>) {
+  // expected-error @+1 {{a partial finalize returns its lse (the merge weights by it)}}
+  %o = attn.online_attention_finalize %acc, %max, %sum partial : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x8xf32>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<2x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{max dimension 0 must be 4 [N, Br], got 2}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<2x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
+func.func @f(%o: tensor<16x8xf32>, %l: tensor<4x16xf32>) {
+  // expected-error @+1 {{partial out must be rank 3 [N, Br, Dv], got rank 2}}
+  %a = attn.merge_partials %o, %l : tensor<16x8xf32>, tensor<4x16xf32> -> tensor<16x8xf32>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xbf16>) {
-  // expected-error @+1 {{sum must have f32 elements, got 'bf16'}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xbf16> -> tensor<16x8xf32>, tensor<16xf32>, tensor<16xf32>
+func.func @f(%o: tensor<4x16x8xf16>, %l: tensor<4x16xf32>) {
+  // expected-error @+1 {{partial out must have f32 elements, got 'f16'}}
+  %a = attn.merge_partials %o, %l : tensor<4x16x8xf16>, tensor<4x16xf32> -> tensor<16x8xf16>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{merged acc dimension 1 must be 8 [Br, Dv], got 4}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x4xf32>, tensor<16xf32>, tensor<16xf32>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<2x16xf32>) {
+  // expected-error @+1 {{partial lse dimension 0 must be 4 [N, Br], got 2}}
+  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<2x16xf32> -> tensor<16x8xf32>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{merged acc must have f32 elements, got 'f16'}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf16>, tensor<16xf32>, tensor<16xf32>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xbf16>) {
+  // expected-error @+1 {{partial lse must have f32 elements, got 'bf16'}}
+  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xbf16> -> tensor<16x8xf32>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{merged max dimension 0 must be 16 [Br], got 8}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<8xf32>, tensor<16xf32>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+  // expected-error @+1 {{out dimension 1 must be 8 [Br, Dv], got 4}}
+  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x4xf32>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{merged max must have f32 elements, got 'f16'}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<16xf16>, tensor<16xf32>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+  // expected-error @+1 {{out element type must be f16, bf16 or f32}}
+  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x8xi8>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{merged sum must be rank 1 [Br], got rank 2}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<16xf32>, tensor<16x1xf32>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+  // expected-error @+1 {{lse dimension 0 must be 16 [Br], got 8}}
+  %a, %b = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<8xf32>
   return
 }
 
 // -----
 
-func.func @f(%acc: tensor<4x16x8xf32>, %max: tensor<4x16xf32>, %sum: tensor<4x16xf32>) {
-  // expected-error @+1 {{merged sum must have f32 elements, got 'f16'}}
-  %a, %m, %s = attn.merge_partials %acc, %max, %sum : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<16xf32>, tensor<16xf16>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+  // expected-error @+1 {{lse must have f32 elements, got 'f16'}}
+  %a, %b = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x8xbf16>, tensor<16xf16>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{default count must be >= 1, got 0}}
+  %n = attn.kv_split_count default(0)
+  return
+}
+
+// -----
+
+func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>, %acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>, %i: index) -> (tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>) {
+  // expected-error @+1 {{rescale threshold must be in [0, 64] (log2 units), got -1}}
+  %a, %b, %c = attn.online_attention q(%q) k(%k) v(%v) state(%acc, %max, %sum) at(%i, %i, %i, %i) scale(0.125) rescale(-1.0)
+      : tensor<64x16xf16>, tensor<32x16xf16>, tensor<32x8xf16> -> tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
+  return %a, %b, %c : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>, %acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>, %i: index) -> (tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>) {
+  // expected-error @+1 {{p_type must be f16, bf16 or f32, got 'i8'}}
+  %a, %b, %c = attn.online_attention q(%q) k(%k) v(%v) state(%acc, %max, %sum) at(%i, %i, %i, %i) scale(0.125) p_type(i8)
+      : tensor<64x16xf16>, tensor<32x16xf16>, tensor<32x8xf16> -> tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
+  return %a, %b, %c : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>, %m: tensor<64x32xi1>, %acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>, %i: index) -> (tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>) {
+  // expected-error @+1 {{a packed step (rows over heads) takes no mask}}
+  %a, %b, %c = attn.online_attention q(%q) k(%k) v(%v) mask(%m : tensor<64x32xi1>) state(%acc, %max, %sum) at(%i, %i, %i, %i) packed(%i) scale(0.125)
+      : tensor<64x16xf16>, tensor<32x16xf16>, tensor<32x8xf16> -> tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
+  return %a, %b, %c : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// expected-error @+1 {{tiling rescale_threshold must be in [0, 64] (log2 units), got 65}}
+func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 16, rescale_threshold = 65>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{tiling p_type must be f16, bf16 or f32, got 'i32'}}
+func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 16, p_type = i32>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'kv_splits' given twice}}
+func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 16, kv_splits = 2, kv_splits = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected true or false}}
+func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 16, static_tiles = yes>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{unknown #attn.tiling parameter 'warps'}}
+func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 16, warps = 4>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.mma_sync needs warps >= 1, row_tiles >= 1, stages >= 2, shared_bytes >= 0 and max_registers >= 0}}
+func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 1, shared_bytes = 0>} {
   return
 }

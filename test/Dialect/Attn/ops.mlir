@@ -80,24 +80,61 @@ func.func @online_attention(%q: tensor<64x64xf16>, %k: tensor<?x64xf16>, %v: ten
 // CHECK-LABEL: func.func @finalize(
 // CHECK: attn.online_attention_finalize %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf16>, tensor<64xf32>
 // CHECK: attn.online_attention_finalize %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x32xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x32xbf16>{{$}}
+// CHECK: attn.online_attention_finalize %{{.+}}, %{{.+}}, %{{.+}} partial : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf32>, tensor<64xf32>
 func.func @finalize(%acc: tensor<64x64xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>,
                     %acc2: tensor<?x32xf32>, %max2: tensor<?xf32>, %sum2: tensor<?xf32>)
-    -> (tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>) {
+    -> (tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>, tensor<64x64xf32>, tensor<64xf32>) {
   %o, %l = attn.online_attention_finalize %acc, %max, %sum
       : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf16>, tensor<64xf32>
   %o2 = attn.online_attention_finalize %acc2, %max2, %sum2
       : tensor<?x32xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x32xbf16>
-  return %o, %l, %o2 : tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>
+  %po, %pl = attn.online_attention_finalize %acc, %max, %sum partial
+      : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf32>, tensor<64xf32>
+  return %o, %l, %o2, %po, %pl : tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>, tensor<64x64xf32>, tensor<64xf32>
 }
 
 // CHECK-LABEL: func.func @merge(
-// CHECK: attn.merge_partials %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x16x64xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
-func.func @merge(%accs: tensor<4x16x64xf32>, %maxs: tensor<4x16xf32>, %sums: tensor<4x16xf32>)
-    -> (tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>) {
-  %a, %m, %l = attn.merge_partials %accs, %maxs, %sums
-      : tensor<4x16x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
-      -> tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
-  return %a, %m, %l : tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+// CHECK: attn.merge_partials %{{.+}}, %{{.+}} : tensor<4x16x64xf32>, tensor<4x16xf32> -> tensor<16x64xf16>, tensor<16xf32>
+// CHECK: attn.merge_partials %{{.+}}, %{{.+}} : tensor<?x16x64xf32>, tensor<?x16xf32> -> tensor<16x64xf32>{{$}}
+func.func @merge(%o: tensor<4x16x64xf32>, %l: tensor<4x16xf32>, %o2: tensor<?x16x64xf32>, %l2: tensor<?x16xf32>)
+    -> (tensor<16x64xf16>, tensor<16xf32>, tensor<16x64xf32>) {
+  %a, %b = attn.merge_partials %o, %l
+      : tensor<4x16x64xf32>, tensor<4x16xf32> -> tensor<16x64xf16>, tensor<16xf32>
+  %c = attn.merge_partials %o2, %l2 : tensor<?x16x64xf32>, tensor<?x16xf32> -> tensor<16x64xf32>
+  return %a, %b, %c : tensor<16x64xf16>, tensor<16xf32>, tensor<16x64xf32>
+}
+
+// CHECK-LABEL: func.func @split_count(
+// CHECK: %[[N:.+]] = attn.kv_split_count default(4)
+// CHECK: return %[[N]]
+func.func @split_count() -> index {
+  %n = attn.kv_split_count default(4)
+  return %n : index
+}
+
+// The L1 step's options for static tiles and tensor cores.
+// CHECK-LABEL: func.func @online_attention_static(
+// CHECK: attn.online_attention q(%{{.+}}) k(%{{.+}}) v(%{{.+}}) state(%{{.+}}, %{{.+}}, %{{.+}}) at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) kv_bound(%{{.+}}) causal(%{{.+}}) scale(1.250000e-01) rescale(8.000000e+00) p_type(bf16) : tensor<128x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>
+// CHECK: attn.online_attention q(%{{.+}}) k(%{{.+}}) v(%{{.+}}) state(%{{.+}}, %{{.+}}, %{{.+}}) at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) packed(%{{.+}}) scale(1.250000e-01) : tensor<128x64xbf16>
+func.func @online_attention_static(%q: tensor<128x64xbf16>, %k: tensor<32x64xbf16>, %v: tensor<32x64xbf16>,
+                                   %acc: tensor<128x64xf32>, %max: tensor<128xf32>, %sum: tensor<128xf32>,
+                                   %b: index, %h: index, %i0: index, %j0: index, %n: index, %diag: index)
+    -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+  %a, %m, %s = attn.online_attention q(%q) k(%k) v(%v) state(%acc, %max, %sum) at(%b, %h, %i0, %j0)
+      kv_bound(%n) causal(%diag) scale(0.125) rescale(8.0) p_type(bf16)
+      : tensor<128x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>
+      -> tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+  %a2, %m2, %s2 = attn.online_attention q(%q) k(%k) v(%v) state(%a, %m, %s) at(%b, %h, %i0, %j0)
+      packed(%n) scale(0.125)
+      : tensor<128x64xbf16>, tensor<32x64xbf16>, tensor<32x64xbf16>
+      -> tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+  return %a2, %m2, %s2 : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+}
+
+// CHECK-LABEL: func.func @tiling_attrs(
+// CHECK-SAME: #attn.tiling<block_q = 128, block_kv = 32, kv_splits = 4, launch_splits = true, static_tiles = true, pack_heads = true, rescale_threshold = 8, p_type = f16, heaviest_first = 16777216, mapping = #attn.mma_sync<warps = 4, row_tiles = 2, stages = 3, q_from_smem = true, shared_bytes = 81920, max_registers = 168>>
+func.func @tiling_attrs() attributes {t = #attn.tiling<mapping = #attn.mma_sync<shared_bytes = 81920, warps = 4, row_tiles = 2, stages = 3, q_from_smem = true, max_registers = 168>, block_q = 128, block_kv = 32, kv_splits = 4, launch_splits = true, static_tiles = true, pack_heads = true, rescale_threshold = 8, p_type = f16, heaviest_first = 16777216>} {
+  return
 }
 
 // The generic form parses into the same op (and prints in the custom form).

@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -26,9 +27,109 @@ void AttnDialect::initialize() {
       >();
 }
 
+namespace {
+/// Parses `<key = value, ...>` for the struct-like attributes below: each
+/// key once, in any order; `parseValue(key)` parses the value of a known
+/// key and returns failure (with a diagnostic) otherwise.
+ParseResult parseKeyValues(AsmParser &parser,
+                           function_ref<ParseResult(StringRef)> parseValue) {
+  if (parser.parseLess())
+    return failure();
+  llvm::StringSet<> seen;
+  auto one = [&]() -> ParseResult {
+    StringRef key;
+    SMLoc at = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return failure();
+    if (!seen.insert(key).second)
+      return parser.emitError(at) << "'" << key << "' given twice";
+    return parseValue(key);
+  };
+  if (parser.parseCommaSeparatedList(one) || parser.parseGreater())
+    return failure();
+  return success();
+}
+
+ParseResult parseBool(AsmParser &parser, bool &value) {
+  StringRef word;
+  SMLoc at = parser.getCurrentLocation();
+  if (parser.parseKeyword(&word))
+    return failure();
+  if (word != "true" && word != "false")
+    return parser.emitError(at) << "expected true or false";
+  value = word == "true";
+  return success();
+}
+} // namespace
+
+Attribute TilingAttr::parse(AsmParser &parser, Type) {
+  std::optional<int64_t> blockQ, blockKv;
+  int64_t kvSplits = 1, rescale = 0, heaviest = 0;
+  bool launchSplits = false, staticTiles = false, packHeads = false;
+  Type pType;
+  Attribute mapping;
+  SMLoc loc = parser.getCurrentLocation();
+  auto value = [&](StringRef key) -> ParseResult {
+    if (key == "block_q")
+      return parser.parseInteger(blockQ.emplace());
+    if (key == "block_kv")
+      return parser.parseInteger(blockKv.emplace());
+    if (key == "kv_splits")
+      return parser.parseInteger(kvSplits);
+    if (key == "launch_splits")
+      return parseBool(parser, launchSplits);
+    if (key == "static_tiles")
+      return parseBool(parser, staticTiles);
+    if (key == "pack_heads")
+      return parseBool(parser, packHeads);
+    if (key == "rescale_threshold")
+      return parser.parseInteger(rescale);
+    if (key == "p_type")
+      return parser.parseType(pType);
+    if (key == "heaviest_first")
+      return parser.parseInteger(heaviest);
+    if (key == "mapping")
+      return parser.parseAttribute(mapping);
+    return parser.emitError(parser.getCurrentLocation())
+           << "unknown #attn.tiling parameter '" << key << "'";
+  };
+  if (parseKeyValues(parser, value))
+    return {};
+  if (!blockQ || !blockKv) {
+    parser.emitError(loc) << "#attn.tiling needs block_q and block_kv";
+    return {};
+  }
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), *blockQ, *blockKv, kvSplits,
+                    launchSplits, staticTiles, packHeads, rescale, pType, heaviest, mapping);
+}
+
+void TilingAttr::print(AsmPrinter &printer) const {
+  printer << "<block_q = " << getBlockQ() << ", block_kv = " << getBlockKv();
+  if (getKvSplits() != 1)
+    printer << ", kv_splits = " << getKvSplits();
+  if (getLaunchSplits())
+    printer << ", launch_splits = true";
+  if (getStaticTiles())
+    printer << ", static_tiles = true";
+  if (getPackHeads())
+    printer << ", pack_heads = true";
+  if (getRescaleThreshold())
+    printer << ", rescale_threshold = " << getRescaleThreshold();
+  if (getPType())
+    printer << ", p_type = " << getPType();
+  if (getHeaviestFirst())
+    printer << ", heaviest_first = " << getHeaviestFirst();
+  if (getMapping())
+    printer << ", mapping = " << getMapping();
+  printer << ">";
+}
+
 LogicalResult
 TilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                   int64_t blockQ, int64_t blockKv, int64_t kvSplits) {
+                   int64_t blockQ, int64_t blockKv, int64_t kvSplits,
+                   bool launchSplits, bool staticTiles, bool packHeads, int64_t rescaleThreshold,
+                   Type pType, int64_t heaviestFirst, Attribute mapping) {
   if (blockQ <= 0)
     return emitError() << "tiling block_q must be positive, got " << blockQ;
   if (blockKv <= 0)
@@ -36,5 +137,59 @@ TilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kvSplits < 0)
     return emitError() << "tiling kv_splits must be >= 0 (0 = automatic), got "
                        << kvSplits;
+  if (rescaleThreshold < 0 || rescaleThreshold > 64)
+    return emitError() << "tiling rescale_threshold must be in [0, 64] "
+                          "(log2 units), got "
+                       << rescaleThreshold;
+  if (pType && !pType.isF16() && !pType.isBF16() && !pType.isF32())
+    return emitError() << "tiling p_type must be f16, bf16 or f32, got "
+                       << pType;
+  if (heaviestFirst < 0)
+    return emitError() << "tiling heaviest_first must be >= 0 (bytes; 0 = "
+                          "row-major order), got "
+                       << heaviestFirst;
   return success();
+}
+
+Attribute MmaSyncAttr::parse(AsmParser &parser, Type) {
+  int64_t warps = -1, rowTiles = -1, stages = -1, shared = -1, regs = 0;
+  bool qFromSmem = false;
+  SMLoc loc = parser.getCurrentLocation();
+  auto value = [&](StringRef key) -> ParseResult {
+    if (key == "warps")
+      return parser.parseInteger(warps);
+    if (key == "row_tiles")
+      return parser.parseInteger(rowTiles);
+    if (key == "stages")
+      return parser.parseInteger(stages);
+    if (key == "q_from_smem")
+      return parseBool(parser, qFromSmem);
+    if (key == "shared_bytes")
+      return parser.parseInteger(shared);
+    if (key == "max_registers")
+      return parser.parseInteger(regs);
+    return parser.emitError(parser.getCurrentLocation())
+           << "unknown #attn.mma_sync parameter '" << key << "'";
+  };
+  if (parseKeyValues(parser, value))
+    return {};
+  if (warps < 1 || rowTiles < 1 || stages < 2 || shared < 0 || regs < 0) {
+    parser.emitError(loc) << "#attn.mma_sync needs warps >= 1, row_tiles >= "
+                             "1, stages >= 2, shared_bytes >= 0 and "
+                             "max_registers >= 0";
+    return {};
+  }
+  return get(parser.getContext(), warps, rowTiles, stages, qFromSmem, shared,
+             regs);
+}
+
+void MmaSyncAttr::print(AsmPrinter &printer) const {
+  printer << "<warps = " << getWarps() << ", row_tiles = " << getRowTiles()
+          << ", stages = " << getStages();
+  if (getQFromSmem())
+    printer << ", q_from_smem = true";
+  printer << ", shared_bytes = " << getSharedBytes();
+  if (getMaxRegisters())
+    printer << ", max_registers = " << getMaxRegisters();
+  printer << ">";
 }

@@ -198,13 +198,38 @@ LogicalResult OnlineAttentionOp::verify() {
     if (!mTy.getElementType().isInteger(1) &&
         !isa<FloatType>(mTy.getElementType()))
       return emitOpError() << "mask element type must be i1 or a float";
+    if (getPackedSeq())
+      return emitOpError() << "a packed step (rows over heads) takes no mask";
   }
   if (!std::isfinite(getScale().convertToDouble()))
     return emitOpError() << "scale must be finite";
+  if (auto t = getRescaleThreshold()) {
+    double v = t->convertToDouble();
+    if (!(v >= 0.0 && v <= 64.0))
+      return emitOpError() << "rescale threshold must be in [0, 64] (log2 "
+                              "units), got "
+                           << v;
+  }
+  if (auto t = getPType()) {
+    Type p = *t;
+    if (!p.isF16() && !p.isBF16() && !p.isF32())
+      return emitOpError() << "p_type must be f16, bf16 or f32, got " << p;
+  }
   std::optional<double> p;
   if (auto a = getDropoutP())
     p = a->convertToDouble();
   return checkDropout(op, p, static_cast<bool>(getSeed()));
+}
+
+//===----------------------------------------------------------------------===//
+// KvSplitCountOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult KvSplitCountOp::verify() {
+  if (getDefaultCount() < 1)
+    return emitOpError() << "default count must be >= 1, got "
+                         << getDefaultCount();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -229,8 +254,15 @@ LogicalResult OnlineAttentionFinalizeOp::verify() {
   auto outTy = cast<ShapedType>(getOut().getType());
   if (failed(checkShape(op, "out", outTy, {br, accTy.getDimSize(1)}, "[Br, Dv]")))
     return failure();
-  if (!isSupportedElementType(outTy.getElementType()))
+  if (getPartial()) {
+    if (failed(checkF32(op, "partial out", outTy)))
+      return failure();
+    if (!getLse())
+      return emitOpError() << "a partial finalize returns its lse (the "
+                              "merge weights by it)";
+  } else if (!isSupportedElementType(outTy.getElementType())) {
     return emitOpError() << "out element type must be f16, bf16 or f32";
+  }
   if (Value lse = getLse()) {
     auto lseTy = cast<ShapedType>(lse.getType());
     if (failed(checkShape(op, "lse", lseTy, {br}, "[Br]")) ||
@@ -247,29 +279,28 @@ LogicalResult OnlineAttentionFinalizeOp::verify() {
 LogicalResult MergePartialsOp::verify() {
   Operation *op = getOperation();
   const int64_t dyn = ShapedType::kDynamic;
-  auto accTy = cast<ShapedType>(getAcc().getType());
-  if (failed(checkShape(op, "acc", accTy, {dyn, dyn, dyn}, "[N, Br, Dv]")) ||
-      failed(checkF32(op, "acc", accTy)))
+  auto poTy = cast<ShapedType>(getPartialOut().getType());
+  if (failed(checkShape(op, "partial out", poTy, {dyn, dyn, dyn},
+                        "[N, Br, Dv]")) ||
+      failed(checkF32(op, "partial out", poTy)))
     return failure();
-  int64_t n = accTy.getDimSize(0), br = accTy.getDimSize(1),
-          dv = accTy.getDimSize(2);
-  for (auto [name, v] : {std::make_pair("max", getMax()),
-                         std::make_pair("sum", getSum())}) {
-    auto ty = cast<ShapedType>(v.getType());
-    if (failed(checkShape(op, name, ty, {n, br}, "[N, Br]")) ||
-        failed(checkF32(op, name, ty)))
+  int64_t n = poTy.getDimSize(0), br = poTy.getDimSize(1),
+          dv = poTy.getDimSize(2);
+  auto plTy = cast<ShapedType>(getPartialLse().getType());
+  if (failed(checkShape(op, "partial lse", plTy, {n, br}, "[N, Br]")) ||
+      failed(checkF32(op, "partial lse", plTy)))
+    return failure();
+  auto outTy = cast<ShapedType>(getOut().getType());
+  if (failed(checkShape(op, "out", outTy, {br, dv}, "[Br, Dv]")))
+    return failure();
+  if (!isSupportedElementType(outTy.getElementType()))
+    return emitOpError() << "out element type must be f16, bf16 or f32";
+  if (Value lse = getLse()) {
+    auto lseTy = cast<ShapedType>(lse.getType());
+    if (failed(checkShape(op, "lse", lseTy, {br}, "[Br]")) ||
+        failed(checkF32(op, "lse", lseTy)))
       return failure();
   }
-  auto nAcc = cast<ShapedType>(getNewAcc().getType());
-  auto nMax = cast<ShapedType>(getNewMax().getType());
-  auto nSum = cast<ShapedType>(getNewSum().getType());
-  if (failed(checkShape(op, "merged acc", nAcc, {br, dv}, "[Br, Dv]")) ||
-      failed(checkF32(op, "merged acc", nAcc)) ||
-      failed(checkShape(op, "merged max", nMax, {br}, "[Br]")) ||
-      failed(checkF32(op, "merged max", nMax)) ||
-      failed(checkShape(op, "merged sum", nSum, {br}, "[Br]")) ||
-      failed(checkF32(op, "merged sum", nSum)))
-    return failure();
   return success();
 }
 

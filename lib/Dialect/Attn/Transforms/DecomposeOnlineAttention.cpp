@@ -2,7 +2,11 @@
 //
 // Rewrites attn.online_attention, attn.online_attention_finalize and
 // attn.merge_partials into linalg.generic ops on tensors, step by step as
-// their op descriptions state. No intermediate is larger than [Br, Bc].
+// their op descriptions state. This is the one place where the attention
+// math is written: every target lowers these ops (the CPU through loops,
+// the GPU targets by distributing them onto lanes, subgroups and fragments)
+// and none writes a softmax step, a mask, causal, dropout or the split-KV
+// merge again. No intermediate is larger than [Br, Bc].
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -35,40 +39,46 @@ constexpr double kLog2e = 1.4426950408889634;
 constexpr double kLn2 = 0.6931471805599453;
 
 using utils::IteratorType;
-using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+const auto kContract = arith::FastMathFlags::contract;
+const auto kReduce = arith::FastMathFlags::contract | arith::FastMathFlags::reassoc;
+/// The softmax's exponentials tolerate the hardware's approximate exp2 with
+/// subnormals flushed (a probability or rescale factor under 2^-126 is
+/// nothing next to a row sum of at least 1): targets may lower them so.
+const auto kApprox = arith::FastMathFlags::afn;
 
 /// Small helpers over linalg.generic so each math step reads as one call.
 struct Gen {
-  PatternRewriter &rw;
+  OpBuilder &rw;
   Location loc;
   Type f32;
 
-  Value cst(double v) {
-    return arith::ConstantOp::create(rw, loc, f32,
-                                     rw.getF32FloatAttr(static_cast<float>(v)));
-  }
-  Value cstIn(OpBuilder &b, Location l, double v) {
+  Value cst(OpBuilder &b, Location l, double v) {
     return arith::ConstantOp::create(b, l, f32,
                                      b.getF32FloatAttr(static_cast<float>(v)));
   }
-  /// Sizes of `v` as OpFoldResults.
   OpFoldResult dim(Value v, int64_t i) {
     return tensor::getMixedSize(rw, loc, v, i);
   }
   Value empty(ArrayRef<OpFoldResult> sizes, Type elt) {
     return tensor::EmptyOp::create(rw, loc, sizes, elt);
   }
-  Value filled(ArrayRef<OpFoldResult> sizes, double v) {
-    return linalg::FillOp::create(rw, loc, ValueRange{cst(v)},
-                                  ValueRange{empty(sizes, f32)})
+  Value filled(ArrayRef<OpFoldResult> sizes, Attribute v) {
+    Value c = arith::ConstantOp::create(rw, loc, cast<TypedAttr>(v));
+    return linalg::FillOp::create(rw, loc, ValueRange{c},
+                                  ValueRange{empty(sizes, c.getType())})
         .getResult(0);
   }
+  Value filled(ArrayRef<OpFoldResult> sizes, double v) {
+    return filled(sizes, rw.getF32FloatAttr(static_cast<float>(v)));
+  }
   /// One linalg.generic over `numLoops` loops; maps are given as result
-  /// dimension lists over those loops.
+  /// dimension lists over those loops; `body` returns the yielded value.
   Value generic(unsigned numLoops, ValueRange ins, Value init,
                 ArrayRef<SmallVector<unsigned>> inDims,
-                SmallVector<unsigned> outDims,
-                ArrayRef<IteratorType> iters, BodyFn body) {
+                SmallVector<unsigned> outDims, ArrayRef<IteratorType> iters,
+                BodyFn body) {
     MLIRContext *ctx = rw.getContext();
     auto mapOf = [&](ArrayRef<unsigned> dims) {
       SmallVector<AffineExpr> exprs;
@@ -80,15 +90,14 @@ struct Gen {
     for (auto &d : inDims)
       maps.push_back(mapOf(d));
     maps.push_back(mapOf(outDims));
-    return linalg::GenericOp::create(rw, loc, init.getType(), ins,
-                                     ValueRange{init}, maps, iters, body)
+    return linalg::GenericOp::create(
+               rw, loc, init.getType(), ins, ValueRange{init}, maps, iters,
+               [&](OpBuilder &b, Location l, ValueRange args) {
+                 linalg::YieldOp::create(b, l, ValueRange{body(b, l, args)});
+               })
         .getResult(0);
   }
 };
-
-void yield(OpBuilder &b, Location loc, Value v) {
-  linalg::YieldOp::create(b, loc, ValueRange{v});
-}
 
 Value toF32(OpBuilder &b, Location loc, Value v) {
   Type f32 = b.getF32Type();
@@ -100,20 +109,32 @@ Value toF32(OpBuilder &b, Location loc, Value v) {
   return v;
 }
 
+Value negInf(OpBuilder &b, Location loc) {
+  return arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+}
+
 /// m == -inf ? 0 : m: the shift used for exp2, so that a row that saw no key
 /// computes exp2(-inf - 0) = 0 instead of exp2(-inf - -inf) = NaN.
 Value safeMax(OpBuilder &b, Location loc, Value m) {
-  Type f32 = b.getF32Type();
-  Value ninf = arith::ConstantOp::create(
-      b, loc, f32, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0.f));
-  Value isNinf =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m, ninf);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.f));
+  Value isNinf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                       negInf(b, loc));
   return arith::SelectOp::create(b, loc, isNinf, zero, m);
 }
 
-const auto kContract = arith::FastMathFlags::contract;
-const auto kReduce = arith::FastMathFlags::contract | arith::FastMathFlags::reassoc;
+Value exp2(OpBuilder &b, Location loc, Value x) {
+  return math::Exp2Op::create(b, loc, x, kApprox);
+}
+
+/// out + a * b with f32 products of the (extended) operands: the body of
+/// both contractions.
+Value multiplyAdd(OpBuilder &b, Location l, ValueRange a) {
+  Value x = toF32(b, l, a[0]);
+  Value y = toF32(b, l, a[1]);
+  Value p = arith::MulFOp::create(b, l, x, y, kContract);
+  return arith::AddFOp::create(b, l, a[2], p, kReduce);
+}
 
 struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -126,111 +147,187 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
                        red = IteratorType::reduction;
     Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
     OpFoldResult rows = g.dim(q, 0), cols = g.dim(k, 0);
-    double scaleLog2e = op.getScale().convertToDouble() * kLog2e;
-    float ninf = -std::numeric_limits<float>::infinity();
-
-    // Kt = f32(K)^T [D, Bc]: one pass over the key block, so that the
-    // product below runs (r, d, c) with the key index innermost: a
-    // contiguous multiply-add into a row of S instead of a reduction per
-    // element, which the CPU vectorizer handles far better.
-    OpFoldResult d = g.dim(q, 1);
-    Value kt = g.generic(2, {k}, g.empty({d, cols}, f32), {{1, 0}}, {0, 1},
-                         {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
-                           yield(b, l, toF32(b, l, a[0]));
-                         });
-    // S = Q . Kt  (f32 accumulation; contract lets LLVM form FMAs)
-    Value s = g.generic(
-        3, {q, kt}, g.filled({rows, cols}, 0.0), {{0, 1}, {1, 2}}, {0, 2},
-        {par, red, par}, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value p = arith::MulFOp::create(b, l, toF32(b, l, a[0]), a[1],
-                                          kContract);
-          Value r = arith::AddFOp::create(b, l, a[2], p, kReduce);
-          yield(b, l, r);
-        });
-
-    // S = S * scale * log2(e) [+ mask * log2(e) | -inf where !mask],
-    //     -inf where causal and kv_offset + c > q_offset + r + diag
-    SmallVector<Value> ins{s};
-    SmallVector<SmallVector<unsigned>> inDims{{0, 1}};
+    const double scale = op.getScale().convertToDouble();
+    const double scaleLog2e = scale * kLog2e;
     Value mask = op.getMask();
-    if (mask) {
-      ins.push_back(mask);
-      inDims.push_back({0, 1});
-    }
+    const bool additive =
+        mask && !cast<ShapedType>(mask.getType()).getElementType().isInteger(1);
+    // Without an additive mask and with a positive scale, the scores stay
+    // raw until the exponential: rowmax(S c) = c rowmax(S) for c > 0 (also
+    // after rounding, which is monotone), -inf stays -inf, and S c - m is
+    // one fused multiply-add per element instead of a multiply and a
+    // subtract.
+    const bool raw = !additive && scale > 0.0;
+
+    // S = Q . K^T (f32 accumulation)
+    Value s = g.generic(3, {q, k}, g.filled({rows, cols}, 0.0),
+                        {{0, 2}, {1, 2}}, {0, 1}, {par, par, red},
+                        multiplyAdd);
+
+    // Score modifications, each a select or an add on one element, at row
+    // `row` (packed: the position in its head) and key `key`:
+    //   x = raw ? S : S * scale * log2(e)
+    //   x = mask ? x : -inf   |   x + mask * log2(e)
+    //   x = -inf where key >= kv_bound, or causal and key > row + diag
     Value qOff = op.getQOffset(), kvOff = op.getKvOffset(),
-          diag = op.getCausalDiag();
-    s = g.generic(
-        2, ins, g.empty({rows, cols}, f32), inDims, {0, 1}, {par, par},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value x = arith::MulFOp::create(b, l, a[0],
-                                          g.cstIn(b, l, scaleLog2e));
-          Value negInf = g.cstIn(b, l, ninf);
-          if (mask) {
-            if (a[1].getType().isInteger(1)) {
-              x = arith::SelectOp::create(b, l, a[1], x, negInf);
-            } else {
-              Value mv = arith::MulFOp::create(b, l, toF32(b, l, a[1]),
-                                               g.cstIn(b, l, kLog2e));
-              x = arith::AddFOp::create(b, l, x, mv);
+          bound = op.getKvBound(), diag = op.getCausalDiag(),
+          packed = op.getPackedSeq();
+    if (!raw || mask || bound || diag) {
+      SmallVector<Value> ins{s};
+      SmallVector<SmallVector<unsigned>> inDims{{0, 1}};
+      if (mask) {
+        ins.push_back(mask);
+        inDims.push_back({0, 1});
+      }
+      s = g.generic(
+          2, ins, g.empty({rows, cols}, f32), inDims, {0, 1}, {par, par},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value x = a[0];
+            if (!raw)
+              x = arith::MulFOp::create(b, l, x, g.cst(b, l, scaleLog2e));
+            Value ninf = negInf(b, l);
+            if (mask && !additive)
+              x = arith::SelectOp::create(b, l, a[1], x, ninf);
+            if (additive)
+              x = arith::AddFOp::create(
+                  b, l, x,
+                  arith::MulFOp::create(b, l, toF32(b, l, a[1]),
+                                        g.cst(b, l, kLog2e)));
+            if (!bound && !diag)
+              return x;
+            Value key = arith::AddIOp::create(
+                b, l, kvOff, linalg::IndexOp::create(b, l, 1));
+            Value hidden;
+            if (bound)
+              hidden = arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge,
+                                             key, bound);
+            if (diag) {
+              Value row = arith::AddIOp::create(
+                  b, l, qOff, linalg::IndexOp::create(b, l, 0));
+              Value above = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::sgt, key,
+                  arith::AddIOp::create(b, l, row, diag));
+              hidden = hidden ? arith::OrIOp::create(b, l, hidden, above)
+                              : above;
             }
-          }
-          if (diag) {
-            Value r = linalg::IndexOp::create(b, l, 0);
-            Value c = linalg::IndexOp::create(b, l, 1);
-            Value key = arith::AddIOp::create(b, l, kvOff, c);
-            Value lim = arith::AddIOp::create(
-                b, l, arith::AddIOp::create(b, l, qOff, r), diag);
-            Value hidden = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sgt, key, lim);
-            x = arith::SelectOp::create(b, l, hidden, negInf, x);
-          }
-          yield(b, l, x);
-        });
+            if (hidden)
+              x = arith::SelectOp::create(b, l, hidden, ninf, x);
+            return x;
+          });
+    }
 
-    // m_new = max(m_old, rowmax(S))
-    Value mOld = op.getMax();
-    Value mNew = g.generic(2, {s}, mOld, {{0, 1}}, {0}, {par, red},
+    // mb = rowmax(S)  (raw: then times scale * log2(e))
+    Value mb = g.generic(2, {s}, g.filled({rows}, -INFINITY), {{0, 1}}, {0},
+                         {par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
+                           return arith::MaximumFOp::create(b, l, a[1], a[0]);
+                         });
+    if (raw)
+      mb = g.generic(1, {mb}, g.empty({rows}, f32), {{0}}, {0}, {par},
+                     [&](OpBuilder &b, Location l, ValueRange a) {
+                       return arith::MulFOp::create(b, l, a[0],
+                                                    g.cst(b, l, scaleLog2e));
+                     });
+
+    // grow = mb > m + T. The rescale runs only if some row grows (the
+    // guard; with T = 0 that is whenever a row's max moves). Rows that do
+    // not grow keep their max, so alpha = exp2(m - m) = 1 for them (or
+    // their acc and sum are still 0 where m = -inf): the guarded region is
+    // the identity on those rows, and a target may evaluate the guard over
+    // any set of rows that contains the rows it owns (a warp's, say).
+    Value mOld = op.getMax(), acc = op.getAcc(), sum = op.getSum();
+    double threshold = 0.0;
+    if (auto t = op.getRescaleThreshold())
+      threshold = t->convertToDouble();
+    // The grow predicate, in both bodies that test it (no i1 tile: some
+    // targets have no boolean storage).
+    auto grows = [&](OpBuilder &b, Location l, Value mBlock, Value mRow) {
+      Value limit = mRow;
+      if (threshold > 0.0)
+        limit = arith::AddFOp::create(b, l, mRow, g.cst(b, l, threshold));
+      return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, mBlock,
+                                   limit);
+    };
+    // any = OR over rows of grow, as an i32 (0 or 1: not every target can
+    // store booleans).
+    Type i32 = rw.getI32Type();
+    Value anyInit = g.filled({}, rw.getI32IntegerAttr(0));
+    Value any = g.generic(1, {mb, mOld}, anyInit, {{0}, {0}}, {}, {red},
+                          [&](OpBuilder &b, Location l, ValueRange a) {
+                            Value grow = arith::ExtUIOp::create(
+                                b, l, i32, grows(b, l, a[0], a[1]));
+                            return arith::OrIOp::create(b, l, a[2], grow);
+                          });
+    any.getDefiningOp()->setAttr(kRowLocalGuardAttrName, rw.getUnitAttr());
+    Value anyScalar = arith::CmpIOp::create(
+        rw, loc, arith::CmpIPredicate::ne,
+        tensor::ExtractOp::create(rw, loc, any, ValueRange{}),
+        arith::ConstantIntOp::create(rw, loc, i32, 0));
+    auto rescale = scf::IfOp::create(
+        rw, loc, TypeRange{mOld.getType(), acc.getType(), sum.getType()},
+        anyScalar, /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(rw);
+      rw.setInsertionPointToStart(&rescale.getThenRegion().front());
+      // m' = grow ? mb : m, alpha = exp2(m - m'_safe)
+      auto newMax = [&](OpBuilder &b, Location l, Value mBlock, Value mRow) {
+        return arith::SelectOp::create(b, l, grows(b, l, mBlock, mRow), mBlock,
+                                       mRow);
+      };
+      Value alpha = g.generic(
+          1, {mb, mOld}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value mNew = newMax(b, l, a[0], a[1]);
+            return exp2(b, l,
+                        arith::SubFOp::create(b, l, a[1], safeMax(b, l, mNew)));
+          });
+      // m' over m, acc' = alpha acc, sum' = alpha sum: in place (the old
+      // ones are dead), so that both branches yield the same buffers
+      Value mNew = g.generic(1, {mb}, mOld, {{0}}, {0}, {par},
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               return newMax(b, l, a[0], a[1]);
+                             });
+      Value accScaled = g.generic(
+          2, {alpha}, acc, {{0}}, {0, 1}, {par, par},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            return arith::MulFOp::create(b, l, a[1], a[0]);
+          });
+      Value sumScaled = g.generic(
+          1, {alpha}, sum, {{0}}, {0}, {par},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            return arith::MulFOp::create(b, l, a[1], a[0]);
+          });
+      scf::YieldOp::create(rw, loc, ValueRange{mNew, accScaled, sumScaled});
+      rw.setInsertionPointToStart(&rescale.getElseRegion().front());
+      scf::YieldOp::create(rw, loc, ValueRange{mOld, acc, sum});
+    }
+    Value mNew = rescale.getResult(0);
+    acc = rescale.getResult(1);
+    sum = rescale.getResult(2);
+
+    // P = exp2(S - m'_safe), as exp2(fma(S, scale log2 e, -m'_safe)) raw
+    Value negM = g.generic(1, {mNew}, g.empty({rows}, f32), {{0}}, {0}, {par},
                            [&](OpBuilder &b, Location l, ValueRange a) {
-                             yield(
-                                 b, l, arith::MaximumFOp::create(b, l, a[1], a[0]));
+                             return arith::NegFOp::create(b, l,
+                                                          safeMax(b, l, a[0]));
                            });
-
-    // P = exp2(S - m_safe),  m_safe = m_new == -inf ? 0 : m_new
-    Value p = g.generic(2, {s, mNew}, g.empty({rows, cols}, f32),
-                        {{0, 1}, {0}}, {0, 1}, {par, par},
-                        [&](OpBuilder &b, Location l, ValueRange a) {
-                          Value d = arith::SubFOp::create(
-                              b, l, a[0], safeMax(b, l, a[1]));
-                          yield(b, l,
-                                                  math::Exp2Op::create(b, l, d));
-                        });
-
-    // alpha = exp2(m_old - m_safe)
-    Value alpha = g.generic(1, {mOld, mNew}, g.empty({rows}, f32), {{0}, {0}},
-                            {0}, {par},
-                            [&](OpBuilder &b, Location l, ValueRange a) {
-                              Value d = arith::SubFOp::create(
-                                  b, l, a[0], safeMax(b, l, a[1]));
-                              yield(
-                                  b, l, math::Exp2Op::create(b, l, d));
-                            });
-
-    // sum' = alpha * sum + rowsum(P)   (undropped P: lse ignores dropout)
-    // (rescaled in place: the old sum is dead afterwards, so bufferization
-    // reuses the loop-carried buffer)
-    Value sumScaled = g.generic(
-        1, {alpha}, op.getSum(), {{0}}, {0}, {par},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          yield(b, l, arith::MulFOp::create(b, l, a[0], a[1]));
-        });
-    Value sumNew = g.generic(
-        2, {p}, sumScaled, {{0, 1}}, {0}, {par, red},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          yield(b, l,
-                                  arith::AddFOp::create(b, l, a[1], a[0], kReduce));
+    Value p = g.generic(
+        2, {s, negM}, g.empty({rows, cols}, f32), {{0, 1}, {0}}, {0, 1},
+        {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value e = raw ? math::FmaOp::create(b, l, a[0],
+                                              g.cst(b, l, scaleLog2e), a[1])
+                              .getResult()
+                        : arith::AddFOp::create(b, l, a[0], a[1]).getResult();
+          return exp2(b, l, e);
         });
 
-    // dropout(P) = keep(seed, b, h, q_offset + r, kv_offset + c) ? P / (1 - p) : 0
+    // sum'' = sum' + rowsum(P)   (P before dropout: lse ignores dropout)
+    Value sumNew = g.generic(2, {p}, sum, {{0, 1}}, {0}, {par, red},
+                             [&](OpBuilder &b, Location l, ValueRange a) {
+                               return arith::AddFOp::create(b, l, a[1], a[0],
+                                                            kReduce);
+                             });
+
+    // dropout(P) = keep(seed, b, h, row, key) ? P / (1 - p) : 0
     Value pv = p;
     if (auto dp = op.getDropoutP()) {
       double prob = dp->convertToDouble();
@@ -238,38 +335,38 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
       pv = g.generic(
           2, {p}, g.empty({rows, cols}, f32), {{0, 1}}, {0, 1}, {par, par},
           [&](OpBuilder &b, Location l, ValueRange a) {
-            Value r = linalg::IndexOp::create(b, l, 0);
-            Value c = linalg::IndexOp::create(b, l, 1);
-            Value row = arith::AddIOp::create(b, l, qOff, r);
-            Value col = arith::AddIOp::create(b, l, kvOff, c);
-            Value keep =
-                buildDropoutKeep(b, l, seed, batch, head, row, col, prob);
+            Value row = arith::AddIOp::create(
+                b, l, qOff, linalg::IndexOp::create(b, l, 0));
+            Value h = head;
+            if (packed) {
+              // Packed rows: position (q_offset + r) mod sq of head
+              // head + (q_offset + r) floordiv sq.
+              h = arith::AddIOp::create(
+                  b, l, head, arith::DivUIOp::create(b, l, row, packed));
+              row = arith::RemUIOp::create(b, l, row, packed);
+            }
+            Value key = arith::AddIOp::create(
+                b, l, kvOff, linalg::IndexOp::create(b, l, 1));
+            Value keep = buildDropoutKeep(b, l, seed, batch, h, row, key, prob);
             Value scaled = arith::MulFOp::create(
-                b, l, a[0], g.cstIn(b, l, 1.0 / (1.0 - prob)));
-            yield(
-                b, l,
-                arith::SelectOp::create(b, l, keep, scaled, g.cstIn(b, l, 0.0)));
+                b, l, a[0], g.cst(b, l, 1.0 / (1.0 - prob)));
+            return arith::SelectOp::create(b, l, keep, scaled,
+                                           g.cst(b, l, 0.0));
           });
     }
+    // P rounded to p_type for the product (what 16-bit matrix units take)
+    if (auto pt = op.getPType(); pt && !pt->isF32()) {
+      Type pType = *pt;
+      pv = g.generic(2, {pv}, g.empty({rows, cols}, pType), {{0, 1}}, {0, 1},
+                     {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+                       return arith::TruncFOp::create(b, l, pType, a[0]);
+                     });
+    }
 
-    // acc' = alpha * acc + dropout(P) . V
-    Value acc = op.getAcc();
-    Value accScaled = g.generic(
-        2, {alpha}, acc, {{0}}, {0, 1},
-        {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
-          yield(b, l, arith::MulFOp::create(b, l, a[0], a[1]));
-        });
-    // Loops (r, c, d) with the reduction over keys in the middle: the
-    // innermost loop then walks a row of V and of acc contiguously, which
-    // is what the CPU's vectorizer (and any later tiling) wants.
-    Value accNew = g.generic(
-        3, {pv, v}, accScaled, {{0, 1}, {1, 2}}, {0, 2}, {par, red, par},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value m = arith::MulFOp::create(b, l, a[0], toF32(b, l, a[1]),
-                                          kContract);
-          yield(b, l,
-                                  arith::AddFOp::create(b, l, a[2], m, kReduce));
-        });
+    // acc'' = acc' + P . V   (loops (r, c, d): the reduction over keys in
+    // the middle, so the innermost loop walks a row of V and of acc)
+    Value accNew = g.generic(3, {pv, v}, acc, {{0, 1}, {1, 2}}, {0, 2},
+                             {par, red, par}, multiplyAdd);
 
     rw.replaceOp(op, {accNew, mNew, sumNew});
     return success();
@@ -284,38 +381,43 @@ struct DecomposeFinalize : OpRewritePattern<OnlineAttentionFinalizeOp> {
     Type f32 = rw.getF32Type();
     Gen g{rw, loc, f32};
     const IteratorType par = IteratorType::parallel;
-    Value acc = op.getAcc();
+    Value acc = op.getAcc(), max = op.getMax(), sum = op.getSum();
     OpFoldResult rows = g.dim(acc, 0), dv = g.dim(acc, 1);
     Type outElt = op.getOut().getType().getElementType();
+    const bool partial = op.getPartial();
 
-    // out = sum == 0 ? 0 : acc / sum
-    Value out = g.generic(
-        2, {acc, op.getSum()}, g.empty({rows, dv}, outElt), {{0, 1}, {0}},
-        {0, 1}, {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value zero = g.cstIn(b, l, 0.0);
-          Value isZero = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
-                                               a[1], zero);
-          Value q = arith::DivFOp::create(b, l, a[0], a[1]);
-          Value r = arith::SelectOp::create(b, l, isZero, zero, q);
-          if (!outElt.isF32())
-            r = arith::TruncFOp::create(b, l, outElt, r);
-          yield(b, l, r);
-        });
+    // inv = sum == 0 ? 0 : 1 / sum  (a row that saw no key has acc = 0)
+    Value inv = g.generic(1, {sum}, g.empty({rows}, f32), {{0}}, {0}, {par},
+                          [&](OpBuilder &b, Location l, ValueRange a) {
+                            Value zero = g.cst(b, l, 0.0);
+                            Value empty = arith::CmpFOp::create(
+                                b, l, arith::CmpFPredicate::OEQ, a[0], zero);
+                            Value r = arith::DivFOp::create(
+                                b, l, g.cst(b, l, 1.0), a[0]);
+                            return arith::SelectOp::create(b, l, empty, zero, r);
+                          });
+    // out = acc * inv  (converted to the element type unless partial)
+    Value out = g.generic(2, {acc, inv}, g.empty({rows, dv}, outElt),
+                          {{0, 1}, {0}}, {0, 1}, {par, par},
+                          [&](OpBuilder &b, Location l, ValueRange a) {
+                            Value r = arith::MulFOp::create(b, l, a[0], a[1]);
+                            if (!outElt.isF32())
+                              r = arith::TruncFOp::create(b, l, outElt, r);
+                            return r;
+                          });
     SmallVector<Value> results{out};
     if (op.getLse()) {
-      // lse = sum == 0 ? -inf : max * ln(2) + ln(sum)
+      // lse2 = sum == 0 ? -inf : max + log2(sum); final: lse2 * ln(2)
       results.push_back(g.generic(
-          1, {op.getMax(), op.getSum()}, g.empty({rows}, f32), {{0}, {0}}, {0},
-          {par}, [&](OpBuilder &b, Location l, ValueRange a) {
-            Value isZero = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OEQ, a[1], g.cstIn(b, l, 0.0));
-            Value m = arith::MulFOp::create(b, l, a[0], g.cstIn(b, l, kLn2));
-            Value r = arith::AddFOp::create(b, l, m,
-                                            math::LogOp::create(b, l, a[1]));
-            Value ninf =
-                g.cstIn(b, l, -std::numeric_limits<double>::infinity());
-            yield(
-                b, l, arith::SelectOp::create(b, l, isZero, ninf, r));
+          1, {max, sum}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value empty = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OEQ, a[1], g.cst(b, l, 0.0));
+            Value x = arith::AddFOp::create(b, l, a[0],
+                                            math::Log2Op::create(b, l, a[1]));
+            if (!partial)
+              x = arith::MulFOp::create(b, l, x, g.cst(b, l, kLn2));
+            return arith::SelectOp::create(b, l, empty, negInf(b, l), x);
           }));
     }
     rw.replaceOp(op, results);
@@ -332,40 +434,73 @@ struct DecomposeMergePartials : OpRewritePattern<MergePartialsOp> {
     Gen g{rw, loc, f32};
     const IteratorType par = IteratorType::parallel,
                        red = IteratorType::reduction;
-    Value acc = op.getAcc(), max = op.getMax(), sum = op.getSum();
-    OpFoldResult n = g.dim(acc, 0), rows = g.dim(acc, 1), dv = g.dim(acc, 2);
+    Value pOut = op.getPartialOut(), pLse = op.getPartialLse();
+    OpFoldResult n = g.dim(pOut, 0), rows = g.dim(pOut, 1), dv = g.dim(pOut, 2);
+    Type outElt = op.getOut().getType().getElementType();
 
-    // m = max_n max[n]     (loops: r, n)
-    Value m = g.generic(
-        2, {max}, g.filled({rows}, -std::numeric_limits<double>::infinity()),
-        {{1, 0}}, {0}, {par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
-          yield(b, l,
-                                  arith::MaximumFOp::create(b, l, a[1], a[0]));
-        });
-    // w_n = exp2(max[n] - (m == -inf ? 0 : m))
+    // M = max_n lse[n]     (loops: r, n)
+    Value m = g.generic(2, {pLse}, g.filled({rows}, -INFINITY), {{1, 0}}, {0},
+                        {par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
+                          return arith::MaximumFOp::create(b, l, a[1], a[0]);
+                        });
+    // w_n = exp2(lse[n] - M_safe), M_safe = M == -inf ? 0 : M
     Value w = g.generic(
-        2, {max, m}, g.empty({n, rows}, f32), {{0, 1}, {1}}, {0, 1}, {par, par},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value d = arith::SubFOp::create(b, l, a[0], safeMax(b, l, a[1]));
-          yield(b, l, math::Exp2Op::create(b, l, d));
+        2, {pLse, m}, g.empty({n, rows}, f32), {{0, 1}, {1}}, {0, 1},
+        {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+          return exp2(b, l,
+                      arith::SubFOp::create(b, l, a[0], safeMax(b, l, a[1])));
         });
-    // sum = sum_n w_n * sum[n]     (loops: r, n)
-    Value s = g.generic(
-        2, {w, sum}, g.filled({rows}, 0.0), {{1, 0}, {1, 0}}, {0}, {par, red},
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value x = arith::MulFOp::create(b, l, a[0], a[1], kContract);
-          yield(b, l,
-                                  arith::AddFOp::create(b, l, a[2], x, kReduce));
-        });
-    // acc = sum_n w_n * acc[n]     (loops: r, d, n)
-    Value a2 = g.generic(
-        3, {w, acc}, g.filled({rows, dv}, 0.0), {{2, 0}, {2, 0, 1}}, {0, 1},
+    // W = sum_n w_n     (loops: r, n)
+    Value wSum = g.generic(2, {w}, g.filled({rows}, 0.0), {{1, 0}}, {0},
+                           {par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
+                             return arith::AddFOp::create(b, l, a[1], a[0],
+                                                          kReduce);
+                           });
+    // O = sum_n w_n out[n]     (loops: r, d, n)
+    Value o = g.generic(
+        3, {w, pOut}, g.filled({rows, dv}, 0.0), {{2, 0}, {2, 0, 1}}, {0, 1},
         {par, par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
           Value x = arith::MulFOp::create(b, l, a[0], a[1], kContract);
-          yield(b, l,
-                                  arith::AddFOp::create(b, l, a[2], x, kReduce));
+          return arith::AddFOp::create(b, l, a[2], x, kReduce);
         });
-    rw.replaceOp(op, {a2, m, s});
+    // out = W == 0 ? 0 : O / W
+    Value out = g.generic(
+        2, {o, wSum}, g.empty({rows, dv}, outElt), {{0, 1}, {0}}, {0, 1},
+        {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+          Value zero = g.cst(b, l, 0.0);
+          Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                              a[1], zero);
+          Value r = arith::SelectOp::create(
+              b, l, empty, zero, arith::DivFOp::create(b, l, a[0], a[1]));
+          if (!outElt.isF32())
+            r = arith::TruncFOp::create(b, l, outElt, r);
+          return r;
+        });
+    SmallVector<Value> results{out};
+    if (op.getLse()) {
+      // lse = W == 0 ? -inf : (M_safe + log2 W) ln(2)
+      results.push_back(g.generic(
+          1, {m, wSum}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
+          [&](OpBuilder &b, Location l, ValueRange a) {
+            Value empty = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OEQ, a[1], g.cst(b, l, 0.0));
+            Value x = arith::AddFOp::create(b, l, safeMax(b, l, a[0]),
+                                            math::Log2Op::create(b, l, a[1]));
+            x = arith::MulFOp::create(b, l, x, g.cst(b, l, kLn2));
+            return arith::SelectOp::create(b, l, empty, negInf(b, l), x);
+          }));
+    }
+    rw.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// attn.kv_split_count where no runtime chooses the count: its default.
+struct LowerKvSplitCount : OpRewritePattern<KvSplitCountOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KvSplitCountOp op,
+                                PatternRewriter &rw) const override {
+    rw.replaceOpWithNewOp<arith::ConstantIndexOp>(op, op.getDefaultCount());
     return success();
   }
 };
@@ -407,4 +542,8 @@ void mlir::attn::populateDecomposeOnlineAttentionPatterns(
     RewritePatternSet &patterns) {
   patterns.add<DecomposeOnlineAttention, DecomposeFinalize,
                DecomposeMergePartials>(patterns.getContext());
+}
+
+void mlir::attn::populateLowerKvSplitCountPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerKvSplitCount>(patterns.getContext());
 }

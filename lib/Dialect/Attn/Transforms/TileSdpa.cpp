@@ -1,11 +1,14 @@
 //===- TileSdpa.cpp - attn.sdpa to FlashAttention-2 tiles (L0 -> L1) ------===//
 //
 // Rewrites attn.sdpa into scf.forall tiles over (B, Hq, query blocks[, KV
-// chunks]) whose bodies run an scf.for over key blocks folding each block
-// into the running (acc, max, sum) state with attn.online_attention.
-// docs/FlashAttentionRewrite.md describes the structure and its invariants.
+// chunks]) whose bodies run scf.for loops over key blocks folding each block
+// into the running (acc, max, sum) state with attn.online_attention. The
+// tiling decisions (#attn.tiling) come from the op or the pass options and
+// are recorded on every forall. docs/FlashAttentionRewrite.md describes the
+// structure and its invariants.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
@@ -17,9 +20,11 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <functional>
 #include <limits>
 #include <thread>
 
@@ -88,6 +93,9 @@ struct IndexMath {
   OpFoldResult ceilDiv(OpFoldResult x, int64_t d) {
     return apply({x}, [&](ArrayRef<AffineExpr> s) { return s[0].ceilDiv(d); });
   }
+  OpFoldResult floorDiv(OpFoldResult x, int64_t d) {
+    return apply({x}, [&](ArrayRef<AffineExpr> s) { return s[0].floorDiv(d); });
+  }
   OpFoldResult mul(OpFoldResult x, int64_t d) {
     return apply({x}, [&](ArrayRef<AffineExpr> s) { return s[0] * d; });
   }
@@ -112,15 +120,20 @@ int64_t staticOr(OpFoldResult v) {
 /// loops.
 struct SdpaInfo {
   SdpaOp op;
+  TilingAttr tiling;
   Value q, k, v, mask, seed;
   Type elt;
   OpFoldResult batch, hq, sq, hkv, skv;
   int64_t d, dv;
   int64_t br, bc;
   bool causal;
-  FloatAttr scale, dropout;
-  OpFoldResult diag; // Skv - Sq
+  bool staticTiles, packHeads;
+  FloatAttr scale, dropout, rescale;
+  TypeAttr pType;
+  OpFoldResult diag;  // Skv - Sq
   OpFoldResult group; // Hq / Hkv (GQA), a constant when both are static
+  /// Rows of the (possibly packed) query view: Sq, or Group x Sq packed.
+  OpFoldResult rows;
 };
 
 /// The running state of one query tile.
@@ -163,25 +176,54 @@ public:
     return arith::SelectOp::create(rw, loc, isOne, zero, idx);
   }
 
-  /// [1, 1, rows, cols] slice of a rank-4 tensor as a rank-2 tile.
-  Value slice2d(Location loc, Value src, OpFoldResult i0, OpFoldResult i1,
-                OpFoldResult off, OpFoldResult rows, OpFoldResult cols) {
+  /// The [rows, cols] tile of a rank-4 tensor at (i0, i1, off, col0), padded
+  /// to [padRows, padCols] when those are given (static tiles) and larger.
+  /// The padding is `padValue`: zeros for Q, K and V (a padded row of V
+  /// meets P = 0, and 0 x anything finite is 0), poison for the mask (the
+  /// keys and rows it pads are masked or never written).
+  Value tile(Location loc, Value src, ArrayRef<OpFoldResult> offsets,
+             OpFoldResult rows, OpFoldResult cols, int64_t padRows,
+             int64_t padCols, function_ref<Value()> padValue) {
     auto srcTy = cast<RankedTensorType>(src.getType());
     auto ty = RankedTensorType::get({staticOr(rows), staticOr(cols)},
                                     srcTy.getElementType());
-    OpFoldResult zero = rw.getIndexAttr(0), one = rw.getIndexAttr(1);
-    // The mask slice also starts at a column offset; q/k/v start at 0.
-    return tensor::ExtractSliceOp::create(
-        rw, loc, ty, src, ArrayRef<OpFoldResult>{i0, i1, off, zero},
-        ArrayRef<OpFoldResult>{one, one, rows, cols},
+    OpFoldResult one = rw.getIndexAttr(1);
+    Value t = tensor::ExtractSliceOp::create(
+        rw, loc, ty, src, offsets, ArrayRef<OpFoldResult>{one, one, rows, cols},
         ArrayRef<OpFoldResult>{one, one, one, one});
+    if (padRows < 0 || (ty.getDimSize(0) == padRows && ty.getDimSize(1) == padCols))
+      return t;
+    IndexMath m{rw, loc};
+    auto padTy =
+        RankedTensorType::get({padRows, padCols}, srcTy.getElementType());
+    OpFoldResult zero = rw.getIndexAttr(0);
+    SmallVector<OpFoldResult> high{
+        m.apply({rows}, [&](ArrayRef<AffineExpr> s) { return padRows - s[0]; }),
+        m.apply({cols}, [&](ArrayRef<AffineExpr> s) { return padCols - s[0]; })};
+    return tensor::PadOp::create(rw, loc, padTy, t,
+                                 ArrayRef<OpFoldResult>{zero, zero}, high,
+                                 padValue());
   }
 
+  std::function<Value()> zeroOf(Location loc, Type elt) {
+    return [this, loc, elt] {
+      return arith::ConstantOp::create(rw, loc, elt, rw.getZeroAttr(elt))
+          .getResult();
+    };
+  }
+
+  /// How the blocks of one key loop are masked.
+  enum class Edge {
+    None,  // every key of every block is visible to every row of the tile
+    Tail,  // static tiles: the last block may run past Skv (kv_bound)
+    Causal // blocks straddling the diagonal (and, static, the tail)
+  };
+
   /// Emits `scf.for %jb = lo to hi` over key blocks, folding each into the
-  /// state; `causal` attaches the causal mask (only diagonal blocks need it).
+  /// state.
   State keyLoop(Location loc, Value b, Value h, Value hkv, Value qTile,
                 OpFoldResult i0, OpFoldResult rows, OpFoldResult lo,
-                OpFoldResult hi, bool causal, State init) {
+                OpFoldResult hi, Edge edge, State init) {
     IndexMath m{rw, loc};
     Value lb = m.val(lo), ub = m.val(hi);
     Value step = arith::ConstantIndexOp::create(rw, loc, 1);
@@ -189,106 +231,98 @@ public:
                                    ValueRange{init.acc, init.max, init.sum});
     // The body is built after the loop exists: folding index math needs the
     // induction variable to have a parent op.
-    {
-          OpBuilder::InsertionGuard g(rw);
-          rw.setInsertionPointToStart(loop.getBody());
-          Location l = loc;
-          Value jb = loop.getInductionVar();
-          ValueRange iter = loop.getRegionIterArgs();
-          IndexMath mm{rw, l};
-          OpFoldResult j0 = mm.mul(jb, info.bc);
-          OpFoldResult cols = mm.tileSize(info.bc, j0, info.skv);
-          OpFoldResult zero = rw.getIndexAttr(0);
-          OpFoldResult dAttr = rw.getIndexAttr(info.d),
-                       dvAttr = rw.getIndexAttr(info.dv);
-          auto kvSlice = [&](Value src, OpFoldResult width) -> Value {
-            auto srcTy = cast<RankedTensorType>(src.getType());
-            auto ty = RankedTensorType::get({staticOr(cols), staticOr(width)},
-                                            srcTy.getElementType());
-            OpFoldResult one = rw.getIndexAttr(1);
-            return tensor::ExtractSliceOp::create(
-                rw, l, ty, src, ArrayRef<OpFoldResult>{b, hkv, j0, zero},
-                ArrayRef<OpFoldResult>{one, one, cols, width},
-                ArrayRef<OpFoldResult>{one, one, one, one});
-          };
-          Value kTile = kvSlice(info.k, dAttr);
-          Value vTile = kvSlice(info.v, dvAttr);
-          Value maskTile;
-          if (info.mask) {
-            Value mb = maskIndex(l, 0, b), mh = maskIndex(l, 1, h);
-            auto mTy = cast<RankedTensorType>(info.mask.getType());
-            auto ty = RankedTensorType::get({staticOr(rows), staticOr(cols)},
-                                            mTy.getElementType());
-            OpFoldResult one = rw.getIndexAttr(1);
-            maskTile = tensor::ExtractSliceOp::create(
-                rw, l, ty, info.mask,
-                ArrayRef<OpFoldResult>{mb, mh, i0, j0},
-                ArrayRef<OpFoldResult>{one, one, rows, cols},
-                ArrayRef<OpFoldResult>{one, one, one, one});
-          }
-          Value diag = causal ? mm.val(info.diag) : Value();
-          auto stepOp = OnlineAttentionOp::create(
-              rw, l, iter[0].getType(), iter[1].getType(), iter[2].getType(),
-              qTile, kTile, vTile, maskTile, iter[0], iter[1], iter[2], b, h,
-              mm.val(i0), mm.val(j0), diag, info.dropout ? info.seed : Value(),
-              info.scale, info.dropout);
-          if (loop.getBody()->mightHaveTerminator())
-            rw.eraseOp(loop.getBody()->getTerminator());
-          rw.setInsertionPointToEnd(loop.getBody());
-          scf::YieldOp::create(rw, l, stepOp.getResults());
+    OpBuilder::InsertionGuard g(rw);
+    rw.setInsertionPointToStart(loop.getBody());
+    Value jb = loop.getInductionVar();
+    ValueRange iter = loop.getRegionIterArgs();
+    IndexMath mm{rw, loc};
+    OpFoldResult j0 = mm.mul(jb, info.bc);
+    // Static tiles: blocks of the unmasked loop are whole by construction;
+    // others are [min(Bc, Skv - j0)] keys padded to Bc.
+    OpFoldResult cols = info.staticTiles && edge == Edge::None
+                            ? rw.getIndexAttr(info.bc)
+                            : mm.tileSize(info.bc, j0, info.skv);
+    OpFoldResult zero = rw.getIndexAttr(0);
+    int64_t padKv = info.staticTiles ? info.bc : -1;
+    Value kTile = tile(loc, info.k, {b, hkv, j0, zero}, cols,
+                       rw.getIndexAttr(info.d), padKv, info.d,
+                       zeroOf(loc, info.elt));
+    Value vTile = tile(loc, info.v, {b, hkv, j0, zero}, cols,
+                       rw.getIndexAttr(info.dv), padKv, info.dv,
+                       zeroOf(loc, info.elt));
+    Value maskTile;
+    if (info.mask) {
+      Value mb = maskIndex(loc, 0, b), mh = maskIndex(loc, 1, h);
+      Type mElt = cast<RankedTensorType>(info.mask.getType()).getElementType();
+      maskTile = tile(loc, info.mask, {mb, mh, i0, j0}, rows, cols,
+                      info.staticTiles ? info.br : -1, info.bc, [&] {
+                        return ub::PoisonOp::create(rw, loc, mElt).getResult();
+                      });
     }
+    Value bound = info.staticTiles && edge != Edge::None ? mm.val(info.skv)
+                                                         : Value();
+    Value diag = edge == Edge::Causal ? mm.val(info.diag) : Value();
+    Value packed = info.packHeads ? mm.val(info.sq) : Value();
+    auto stepOp = OnlineAttentionOp::create(
+        rw, loc, iter[0].getType(), iter[1].getType(), iter[2].getType(),
+        qTile, kTile, vTile, maskTile, iter[0], iter[1], iter[2], b, h,
+        mm.val(i0), mm.val(j0), bound, diag, packed,
+        info.dropout ? info.seed : Value(), info.scale, info.rescale,
+        info.pType, info.dropout);
+    if (loop.getBody()->mightHaveTerminator())
+      rw.eraseOp(loop.getBody()->getTerminator());
+    rw.setInsertionPointToEnd(loop.getBody());
+    scf::YieldOp::create(rw, loc, stepOp.getResults());
     return {loop.getResult(0), loop.getResult(1), loop.getResult(2)};
   }
 
-  /// The state of query tile (b, h, i0) over key blocks [lo, hi); with
-  /// causal, restricted to the blocks the tile can see and split into the
-  /// fully visible prefix (no mask) and the diagonal blocks (masked).
-  State tileState(Location loc, Value b, Value h, OpFoldResult i0,
-                  OpFoldResult rows, OpFoldResult lo, OpFoldResult hi,
-                  bool wholeRange) {
+  /// The key blocks query tile `i0` (of `rows` rows) visits: all of them,
+  /// or with causal those up to its last row's diagonal.
+  OpFoldResult visitedBlocks(Location loc, OpFoldResult i0, OpFoldResult rows) {
     IndexMath m{rw, loc};
-    Value hkv;
-    if (auto g = getConstantIntValue(info.group)) {
-      hkv = m.val(m.apply({h}, [&](ArrayRef<AffineExpr> s) {
-        return s[0].floorDiv(*g);
-      }));
-    } else {
-      hkv = arith::DivUIOp::create(rw, loc, h, m.val(info.group));
-    }
-    Value qTile = slice2d(loc, info.q, b, h, i0, rows, rw.getIndexAttr(info.d));
-    State st = initState(loc, rows);
     if (!info.causal)
-      return keyLoop(loc, b, h, hkv, qTile, i0, rows, lo, hi, false, st);
-
-    OpFoldResult nTotal = m.ceilDiv(info.skv, info.bc);
+      return m.ceilDiv(info.skv, info.bc);
     // Last key any row of the tile sees is i0 + rows - 1 + diag.
     OpFoldResult visitEnd = m.clampSum({i0, rows, info.diag}, 0, info.skv);
-    OpFoldResult nVisit = m.ceilDiv(visitEnd, info.bc);
-    // Keys every row of the tile sees: [0, i0 + diag + 1).
-    OpFoldResult fullEnd = m.clampSum({i0, info.diag}, 1, info.skv);
-    OpFoldResult nFull =
-        m.apply({fullEnd}, [&](ArrayRef<AffineExpr> s) {
-          return s[0].floorDiv(info.bc);
-        });
-    // A partial last block is fully visible once every key is.
+    return m.ceilDiv(visitEnd, info.bc);
+  }
+
+  /// The state of query tile (b, h, i0) over key blocks [lo, hi) (within
+  /// the blocks it visits), split into the blocks every row of the tile
+  /// sees whole (no mask but an explicit one) and the rest (the diagonal,
+  /// and with static tiles the tail past Skv).
+  State tileState(Location loc, Value b, Value h, Value hkv, Value qTile,
+                  OpFoldResult i0, OpFoldResult rows, OpFoldResult lo,
+                  OpFoldResult hi, bool wholeRange) {
+    IndexMath m{rw, loc};
+    State st = initState(loc, info.staticTiles ? rw.getIndexAttr(info.br)
+                                               : rows);
     auto skvC = getConstantIntValue(info.skv);
-    if (!(skvC && *skvC % info.bc == 0)) {
+    bool dividesSkv = skvC && *skvC % info.bc == 0;
+    if (!info.causal && (!info.staticTiles || dividesSkv))
+      return keyLoop(loc, b, h, hkv, qTile, i0, rows, lo, hi, Edge::None, st);
+
+    // The keys every row of the tile sees: [0, limit), limit = Skv, or with
+    // causal min(Skv, i0 + diag + 1) (the first row's diagonal).
+    OpFoldResult limit =
+        info.causal ? m.clampSum({i0, info.diag}, 1, info.skv) : info.skv;
+    OpFoldResult nWhole = m.floorDiv(limit, info.bc);
+    if (!info.staticTiles && !dividesSkv) {
+      // A partial last block of dynamic size is whole once every key is
+      // visible.
       Value isAll = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::eq,
-                                          m.val(fullEnd), m.val(info.skv));
-      nFull = arith::SelectOp::create(rw, loc, isAll, m.val(nTotal),
-                                      m.val(nFull))
-                  .getResult();
+                                          m.val(limit), m.val(info.skv));
+      nWhole = arith::SelectOp::create(
+                   rw, loc, isAll, m.val(m.ceilDiv(info.skv, info.bc)),
+                   m.val(nWhole))
+                   .getResult();
     }
-    OpFoldResult fullLo = lo, fullHi, diagHi;
-    if (wholeRange) {
-      fullHi = nFull;
-      diagHi = nVisit;
-    } else {
-      fullHi = m.max({lo, m.min({nFull, hi})});
-      diagHi = m.max({fullHi, m.min({hi, nVisit})});
-    }
-    st = keyLoop(loc, b, h, hkv, qTile, i0, rows, fullLo, fullHi, false, st);
-    return keyLoop(loc, b, h, hkv, qTile, i0, rows, fullHi, diagHi, true, st);
+    // (Over the whole visited range, nWhole <= hi already: the first row
+    // sees no more keys than the last.)
+    OpFoldResult mid = wholeRange ? nWhole : m.max({lo, m.min({nWhole, hi})});
+    st = keyLoop(loc, b, h, hkv, qTile, i0, rows, lo, mid, Edge::None, st);
+    return keyLoop(loc, b, h, hkv, qTile, i0, rows, mid, hi,
+                   info.causal ? Edge::Causal : Edge::Tail, st);
   }
 
 private:
@@ -302,6 +336,56 @@ int64_t autoKvSplits(const SdpaInfo &info, int64_t parallelism) {
   if (!b || !hq || !sq || !skv)
     return 1;
   return chooseKvSplits(*b, *hq, *sq, *skv, info.br, info.bc, parallelism);
+}
+
+/// t ([B, Hq, S, ...]) seen as [B, Hkv, Group x S, ...] (expand Hq into
+/// (Hkv, Group), collapse (Group, S)), and back.
+Value packRows(OpBuilder &b, Location loc, Value t, const SdpaInfo &info) {
+  auto ty = cast<RankedTensorType>(t.getType());
+  int64_t rank = ty.getRank();
+  auto g = getConstantIntValue(info.group);
+  auto hkv = getConstantIntValue(info.hkv);
+  SmallVector<int64_t> expShape{ty.getDimSize(0), hkv.value_or(ShapedType::kDynamic),
+                                g.value_or(ShapedType::kDynamic)};
+  SmallVector<OpFoldResult> expSizes{tensor::getMixedSize(b, loc, t, 0),
+                                     info.hkv, info.group};
+  SmallVector<ReassociationIndices> expMap{{0}, {1, 2}};
+  for (int64_t i = 2; i < rank; ++i) {
+    expShape.push_back(ty.getDimSize(i));
+    expSizes.push_back(tensor::getMixedSize(b, loc, t, i));
+    expMap.push_back({i + 1});
+  }
+  auto expTy = RankedTensorType::get(expShape, ty.getElementType());
+  Value e = tensor::ExpandShapeOp::create(b, loc, expTy, t, expMap, expSizes);
+  SmallVector<ReassociationIndices> colMap{{0}, {1}, {2, 3}};
+  for (int64_t i = 4; i < rank + 1; ++i)
+    colMap.push_back({i});
+  return tensor::CollapseShapeOp::create(b, loc, e, colMap);
+}
+
+Value unpackRows(OpBuilder &b, Location loc, Value t, RankedTensorType to,
+                 const SdpaInfo &info) {
+  auto ty = cast<RankedTensorType>(t.getType());
+  int64_t rank = ty.getRank();
+  auto g = getConstantIntValue(info.group);
+  SmallVector<int64_t> expShape{ty.getDimSize(0), ty.getDimSize(1),
+                                g.value_or(ShapedType::kDynamic),
+                                to.getDimSize(2)};
+  SmallVector<OpFoldResult> expSizes{tensor::getMixedSize(b, loc, t, 0),
+                                     tensor::getMixedSize(b, loc, t, 1),
+                                     info.group, info.sq};
+  SmallVector<ReassociationIndices> expMap{{0}, {1}, {2, 3}};
+  for (int64_t i = 3; i < rank; ++i) {
+    expShape.push_back(ty.getDimSize(i));
+    expSizes.push_back(tensor::getMixedSize(b, loc, t, i));
+    expMap.push_back({i + 1});
+  }
+  auto expTy = RankedTensorType::get(expShape, ty.getElementType());
+  Value e = tensor::ExpandShapeOp::create(b, loc, expTy, t, expMap, expSizes);
+  SmallVector<ReassociationIndices> colMap{{0}, {1, 2}};
+  for (int64_t i = 3; i < rank + 1; ++i)
+    colMap.push_back({i});
+  return tensor::CollapseShapeOp::create(b, loc, to, e, colMap);
 }
 } // namespace
 
@@ -318,14 +402,35 @@ int64_t mlir::attn::chooseKvSplits(int64_t batch, int64_t headsQ,
   return std::max<int64_t>(n, 1);
 }
 
+std::pair<Value, Value> mlir::attn::splitKeyBlocks(OpBuilder &b, Location loc,
+                                                   Value blocks, Value split,
+                                                   Value splits) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value chunk = arith::DivUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, blocks,
+                            arith::SubIOp::create(b, loc, splits, one)),
+      splits);
+  Value begin = arith::MinUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, split, chunk), blocks);
+  Value end = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, begin, chunk), blocks);
+  return {begin, end};
+}
+
+TilingAttr mlir::attn::resolveTiling(SdpaOp op,
+                                     const SdpaTilingOptions &options) {
+  if (auto t = op.getTilingAttr())
+    return t;
+  return TilingAttr::get(op.getContext(), options.blockQ, options.blockKv,
+                         options.kvSplits);
+}
+
 LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
                                    const SdpaTilingOptions &options) {
-  int64_t br = options.blockQ, bc = options.blockKv, splits = options.kvSplits;
-  if (auto t = op.getTilingAttr()) {
-    br = t.getBlockQ();
-    bc = t.getBlockKv();
-    splits = t.getKvSplits();
-  }
+  TilingAttr tiling = resolveTiling(op, options);
+  int64_t br = tiling.getBlockQ(), bc = tiling.getBlockKv(),
+          splits = tiling.getKvSplits();
   if (br < 1 || bc < 1)
     return op.emitOpError() << "tile sizes must be positive, got block_q = "
                             << br << ", block_kv = " << bc;
@@ -352,18 +457,35 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   info.skv = tensor::getMixedSize(rewriter, loc, info.k, 2);
   info.d = op.getQueryType().getDimSize(3);
   info.dv = op.getValueType().getDimSize(3);
-  // A tile larger than a static extent only makes the types dynamic.
-  if (auto s = getConstantIntValue(info.sq); s && *s > 0)
-    br = std::min(br, *s);
-  if (auto s = getConstantIntValue(info.skv); s && *s > 0)
-    bc = std::min(bc, *s);
+  info.staticTiles = tiling.getStaticTiles();
+  info.packHeads = tiling.getPackHeads();
+  if (info.packHeads && info.mask)
+    return op.emitOpError() << "pack_heads tiles rows over the heads of a GQA "
+                               "group, which a mask would have to gather; "
+                               "tile this op without it";
+  if (info.packHeads && getConstantIntValue(info.sq) != 1)
+    return op.emitOpError() << "pack_heads needs a static query length of 1 "
+                               "(decode)";
+  // A tile larger than a static extent only makes the types dynamic
+  // (static tiles keep their shape: the target maps it onto hardware).
+  if (!info.staticTiles) {
+    if (auto s = getConstantIntValue(info.sq); s && *s > 0)
+      br = std::min(br, *s);
+    if (auto s = getConstantIntValue(info.skv); s && *s > 0)
+      bc = std::min(bc, *s);
+  }
   info.br = br;
   info.bc = bc;
-  info.causal = op.getCausal();
+  // One packed query row sees every key: causal changes nothing.
+  info.causal = op.getCausal() && !info.packHeads;
   info.scale = rewriter.getF64FloatAttr(op.getEffectiveScale());
   info.dropout = op.getDropoutPAttr();
   if (info.dropout && info.dropout.getValueAsDouble() == 0.0)
     info.dropout = nullptr;
+  if (tiling.getRescaleThreshold())
+    info.rescale = rewriter.getF64FloatAttr(tiling.getRescaleThreshold());
+  if (Type p = tiling.getPType(); p && !p.isF32())
+    info.pType = TypeAttr::get(p);
   if (info.causal)
     info.diag = m.apply({info.skv, info.sq},
                         [](ArrayRef<AffineExpr> s) { return s[0] - s[1]; });
@@ -377,19 +499,33 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
                                         m.val(info.hkv))
                      .getResult();
   }
+  info.rows = info.packHeads
+                  ? m.apply({info.group, info.sq},
+                            [](ArrayRef<AffineExpr> s) { return s[0] * s[1]; })
+                  : info.sq;
 
   if (splits == 0)
     splits = autoKvSplits(info, options.parallelism);
   OpFoldResult nTotal = m.ceilDiv(info.skv, bc);
   if (auto n = getConstantIntValue(nTotal))
     splits = std::max<int64_t>(1, std::min(splits, *n)); // no empty chunks
-  OpFoldResult nQBlocks = m.ceilDiv(info.sq, br);
+  const bool launchSplits = tiling.getLaunchSplits() && splits > 1;
+  // The decision actually taken, recorded on the foralls.
+  TilingAttr taken = TilingAttr::get(
+      op.getContext(), br, bc, splits, launchSplits, info.staticTiles,
+      info.packHeads, tiling.getRescaleThreshold(), tiling.getPType(),
+      tiling.getHeaviestFirst(), tiling.getMapping());
+
+  // The tiled tensors: q, out and lse with rows over the heads of a group
+  // when packed ([B, Hkv, Group x Sq, ...]), else as they are.
+  Value qRows = info.packHeads ? packRows(rewriter, loc, info.q, info) : info.q;
+  OpFoldResult heads = info.packHeads ? info.hkv : info.hq;
+  OpFoldResult nQBlocks = m.ceilDiv(info.rows, br);
 
   auto outTy = cast<RankedTensorType>(op.getOut().getType());
   auto lseTy = op.getLse() ? cast<RankedTensorType>(op.getLse().getType())
                            : RankedTensorType();
-  auto emptyLike = [&](RankedTensorType ty,
-                       ArrayRef<OpFoldResult> sizes) -> Value {
+  auto emptyOf = [&](RankedTensorType ty, ArrayRef<OpFoldResult> sizes) -> Value {
     SmallVector<Value> dyn;
     for (auto [i, s] : llvm::enumerate(ty.getShape()))
       if (ShapedType::isDynamic(s))
@@ -398,141 +534,222 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   };
   OpFoldResult dvAttr = rewriter.getIndexAttr(info.dv);
   SmallVector<Value> finalOuts{
-      emptyLike(outTy, {info.batch, info.hq, info.sq, dvAttr})};
+      emptyOf(outTy, {info.batch, info.hq, info.sq, dvAttr})};
   if (lseTy)
-    finalOuts.push_back(emptyLike(lseTy, {info.batch, info.hq, info.sq}));
+    finalOuts.push_back(emptyOf(lseTy, {info.batch, info.hq, info.sq}));
+  if (info.packHeads)
+    for (Value &t : finalOuts)
+      t = packRows(rewriter, loc, t, info);
 
   SdpaTiler tiler(rewriter, info);
   OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+  Type f32 = rewriter.getF32Type();
 
-  // Normalizes a tile's state and writes out[b, h, i0:i0+rows] (and lse).
-  auto finalizeAndInsert = [&](scf::ForallOp forall, Location l, Value b,
-                               Value h, OpFoldResult i0, OpFoldResult rows,
-                               State st) {
-    auto tileOutTy = RankedTensorType::get({staticOr(rows), info.dv}, info.elt);
-    Type tileLseTy =
-        lseTy ? RankedTensorType::get({staticOr(rows)}, rewriter.getF32Type())
-              : Type();
-    auto fin = OnlineAttentionFinalizeOp::create(rewriter, l, tileOutTy,
-                                                 tileLseTy, st.acc, st.max,
-                                                 st.sum);
-    OpBuilder::InsertionGuard g(rewriter);
-    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-    auto outArgs = forall.getRegionIterArgs();
-    tensor::ParallelInsertSliceOp::create(
-        rewriter, l, fin.getOut(), outArgs[0],
-        ArrayRef<OpFoldResult>{b, h, i0, zero},
-        ArrayRef<OpFoldResult>{one, one, rows, dvAttr},
-        ArrayRef<OpFoldResult>{one, one, one, one});
-    if (lseTy)
-      tensor::ParallelInsertSliceOp::create(
-          rewriter, l, fin.getLse(), outArgs[1],
-          ArrayRef<OpFoldResult>{b, h, i0}, ArrayRef<OpFoldResult>{one, one, rows},
-          ArrayRef<OpFoldResult>{one, one, one});
+  // A forall over (B, heads, query blocks[, chunks]) with the tile's
+  // coordinates: b, h (query head, or KV head when packed), its KV head,
+  // i0 and rows.
+  struct Tile {
+    Value b, h, hkv, qTile;
+    OpFoldResult i0, rows;
+  };
+  auto tileAt = [&](ValueRange ivs) {
+    IndexMath mm{rewriter, loc};
+    Tile t;
+    t.b = ivs[0];
+    t.h = ivs[1];
+    if (info.packHeads) {
+      t.hkv = ivs[1];
+      // The packed rows' heads start at the group's first query head.
+      t.h = mm.val(mm.apply({ivs[1], info.group}, [](ArrayRef<AffineExpr> s) {
+        return s[0] * s[1];
+      }));
+    } else if (auto g = getConstantIntValue(info.group)) {
+      t.hkv = mm.val(mm.apply(
+          {ivs[1]}, [&](ArrayRef<AffineExpr> s) { return s[0].floorDiv(*g); }));
+    } else {
+      t.hkv = arith::DivUIOp::create(rewriter, loc, ivs[1], mm.val(info.group));
+    }
+    t.i0 = mm.mul(ivs[2], br);
+    t.rows = mm.tileSize(br, t.i0, info.rows);
+    t.qTile = tiler.tile(loc, qRows, {t.b, ivs[1], t.i0, zero}, t.rows,
+                         rewriter.getIndexAttr(info.d),
+                         info.staticTiles ? br : -1, info.d,
+                         tiler.zeroOf(loc, info.elt));
+    return t;
+  };
+  // Rows [0, rows) of a static tile (the padding is not written).
+  auto validRows = [&](Value t, OpFoldResult rows) -> Value {
+    auto ty = cast<RankedTensorType>(t.getType());
+    if (ty.getDimSize(0) == staticOr(rows))
+      return t;
+    SmallVector<OpFoldResult> offs(ty.getRank(), zero), sizes, strides(ty.getRank(), one);
+    sizes.push_back(rows);
+    for (int64_t i = 1; i < ty.getRank(); ++i)
+      sizes.push_back(rewriter.getIndexAttr(ty.getDimSize(i)));
+    return tensor::ExtractSliceOp::create(rewriter, loc, t, offs, sizes,
+                                          strides);
+  };
+  auto replaceWith = [&](scf::ForallOp forall) {
+    SmallVector<Value> results(forall.getResults());
+    if (info.packHeads) {
+      results[0] = unpackRows(rewriter, loc, results[0], outTy, info);
+      if (lseTy)
+        results[1] = unpackRows(rewriter, loc, results[1], lseTy, info);
+    }
+    rewriter.replaceOp(op, results);
   };
 
   if (splits == 1) {
     auto forall = scf::ForallOp::create(
-        rewriter, loc, ArrayRef<OpFoldResult>{info.batch, info.hq, nQBlocks},
+        rewriter, loc, ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks},
         finalOuts, std::nullopt);
+    forall->setAttr(kTilingAttrName, taken);
     rewriter.setInsertionPointToStart(forall.getBody());
-    Location l = loc;
-    IndexMath mm{rewriter, l};
-    auto ivs = forall.getInductionVars();
-    OpFoldResult i0 = mm.mul(ivs[2], br);
-    OpFoldResult rows = mm.tileSize(br, i0, info.sq);
-    State st = tiler.tileState(l, ivs[0], ivs[1], i0, rows, zero, nTotal,
-                               /*wholeRange=*/true);
-    finalizeAndInsert(forall, l, ivs[0], ivs[1], i0, rows, st);
-    rewriter.replaceOp(op, forall.getResults());
+    Tile t = tileAt(forall.getInductionVars());
+    OpFoldResult nVisit = tiler.visitedBlocks(loc, t.i0, t.rows);
+    State st = tiler.tileState(loc, t.b, t.h, t.hkv, t.qTile, t.i0, t.rows,
+                               zero, nVisit, /*wholeRange=*/true);
+    auto tileOutTy = RankedTensorType::get(
+        {cast<RankedTensorType>(st.acc.getType()).getDimSize(0), info.dv},
+        info.elt);
+    Type tileLseTy = lseTy ? st.max.getType() : Type();
+    auto fin = OnlineAttentionFinalizeOp::create(
+        rewriter, loc, tileOutTy, tileLseTy, st.acc, st.max, st.sum,
+        /*partial=*/false);
+    Value outTile = validRows(fin.getOut(), t.rows);
+    Value lseTile = lseTy ? validRows(fin.getLse(), t.rows) : Value();
+    rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+    auto outArgs = forall.getRegionIterArgs();
+    Value hIv = forall.getInductionVars()[1];
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, outTile, outArgs[0],
+        ArrayRef<OpFoldResult>{t.b, hIv, t.i0, zero},
+        ArrayRef<OpFoldResult>{one, one, t.rows, dvAttr},
+        ArrayRef<OpFoldResult>{one, one, one, one});
+    if (lseTy)
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, lseTile, outArgs[1],
+          ArrayRef<OpFoldResult>{t.b, hIv, t.i0},
+          ArrayRef<OpFoldResult>{one, one, t.rows},
+          ArrayRef<OpFoldResult>{one, one, one});
+    rewriter.setInsertionPointAfter(forall);
+    replaceWith(forall);
     return success();
   }
 
-  // Split-KV: phase 1 computes partial states of N key chunks in parallel.
-  Type f32 = rewriter.getF32Type();
-  OpFoldResult nAttr = rewriter.getIndexAttr(splits);
+  // Split-KV, phase 1: the partial results (O = acc / sum in f32, lse in
+  // log2 units) of N chunks of each tile's visited key blocks, in parallel.
+  // The count is a constant, or read from attn.kv_split_count where a
+  // runtime chooses it per launch.
+  Value nValue = launchSplits
+                     ? KvSplitCountOp::create(rewriter, loc,
+                                              rewriter.getIndexType(), splits)
+                           .getResult()
+                     : Value();
+  OpFoldResult nFold =
+      launchSplits ? OpFoldResult(nValue) : rewriter.getIndexAttr(splits);
   auto partTy = [&](bool withDv) {
-    SmallVector<int64_t> shape{staticOr(info.batch), staticOr(info.hq), splits,
-                               staticOr(info.sq)};
+    SmallVector<int64_t> shape{staticOr(info.batch), staticOr(heads),
+                               launchSplits ? ShapedType::kDynamic : splits,
+                               staticOr(info.rows)};
     if (withDv)
       shape.push_back(info.dv);
     return RankedTensorType::get(shape, f32);
   };
-  SmallVector<OpFoldResult> partSizes{info.batch, info.hq, nAttr, info.sq, dvAttr};
+  SmallVector<OpFoldResult> partSizes{info.batch, heads, nFold, info.rows,
+                                      dvAttr};
   SmallVector<Value> partOuts{
-      emptyLike(partTy(true), partSizes),
-      emptyLike(partTy(false), ArrayRef(partSizes).drop_back()),
-      emptyLike(partTy(false), ArrayRef(partSizes).drop_back())};
-  OpFoldResult perChunk = m.apply({nTotal}, [&](ArrayRef<AffineExpr> s) {
-    return s[0].ceilDiv(splits);
-  });
+      emptyOf(partTy(true), partSizes),
+      emptyOf(partTy(false), ArrayRef(partSizes).drop_back())};
   auto partial = scf::ForallOp::create(
       rewriter, loc,
-      ArrayRef<OpFoldResult>{info.batch, info.hq, nQBlocks, nAttr}, partOuts,
+      ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks, nFold}, partOuts,
       std::nullopt);
+  partial->setAttr(kTilingAttrName, taken);
   {
     OpBuilder::InsertionGuard g(rewriter);
     rewriter.setInsertionPointToStart(partial.getBody());
-    IndexMath mm{rewriter, loc};
     auto ivs = partial.getInductionVars();
-    OpFoldResult i0 = mm.mul(ivs[2], br);
-    OpFoldResult rows = mm.tileSize(br, i0, info.sq);
-    OpFoldResult lo = mm.apply({ivs[3], perChunk}, [](ArrayRef<AffineExpr> s) {
-      return s[0] * s[1];
-    });
-    OpFoldResult hi = mm.minmax(
-        {ivs[3], perChunk, nTotal}, /*isMin=*/true,
-        [](ArrayRef<AffineExpr> s) {
-          return SmallVector<AffineExpr>{s[0] * s[1] + s[1], s[2]};
-        });
-    State st = tiler.tileState(loc, ivs[0], ivs[1], i0, rows, lo, hi,
-                               /*wholeRange=*/false);
+    Tile t = tileAt(ivs);
+    IndexMath mm{rewriter, loc};
+    // Chunk s of N takes blocks [s * per, (s + 1) * per) of the tile's
+    // visited blocks, per = ceil(visited / N): chunks of equal work
+    // (causal tiles visit fewer blocks), the last ones possibly empty.
+    // Read in the body from the partial results' extent, so that the count
+    // is whatever they were sized with.
+    Value n = launchSplits ? tensor::DimOp::create(rewriter, loc,
+                                                   partial.getRegionIterArgs()[1], 2)
+                                 .getResult()
+                           : mm.val(nFold);
+    Value nVisit = mm.val(tiler.visitedBlocks(loc, t.i0, t.rows));
+    auto [lo, hi] = splitKeyBlocks(rewriter, loc, nVisit, ivs[3], n);
+    State st = tiler.tileState(loc, t.b, t.h, t.hkv, t.qTile, t.i0, t.rows, lo,
+                               hi, /*wholeRange=*/false);
+    auto fin = OnlineAttentionFinalizeOp::create(
+        rewriter, loc, st.acc.getType(), st.max.getType(), st.acc, st.max,
+        st.sum, /*partial=*/true);
+    Value oTile = validRows(fin.getOut(), t.rows);
+    Value lTile = validRows(fin.getLse(), t.rows);
     rewriter.setInsertionPointToStart(partial.getTerminator().getBody());
     auto outArgs = partial.getRegionIterArgs();
-    SmallVector<OpFoldResult> offs{ivs[0], ivs[1], ivs[3], i0, zero};
-    SmallVector<OpFoldResult> sizes{one, one, one, rows, dvAttr};
+    SmallVector<OpFoldResult> offs{t.b, ivs[1], ivs[3], t.i0, zero};
+    SmallVector<OpFoldResult> sizes{one, one, one, t.rows, dvAttr};
     SmallVector<OpFoldResult> strides(5, one);
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, st.acc, outArgs[0],
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, oTile, outArgs[0],
                                           offs, sizes, strides);
-    SmallVector<Value> stats{st.max, st.sum};
-    for (auto [i, v] : llvm::enumerate(stats))
-      tensor::ParallelInsertSliceOp::create(
-          rewriter, loc, v, outArgs[i + 1], ArrayRef(offs).drop_back(),
-          ArrayRef(sizes).drop_back(), ArrayRef(strides).drop_back());
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, lTile, outArgs[1], ArrayRef(offs).drop_back(),
+        ArrayRef(sizes).drop_back(), ArrayRef(strides).drop_back());
   }
 
-  // Phase 2 merges the N partial states of each query tile.
+  // Phase 2 merges the N partial results of each query tile.
   auto merge = scf::ForallOp::create(
-      rewriter, loc, ArrayRef<OpFoldResult>{info.batch, info.hq, nQBlocks},
+      rewriter, loc, ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks},
       finalOuts, std::nullopt);
+  merge->setAttr(kTilingAttrName, taken);
   rewriter.setInsertionPointToStart(merge.getBody());
   IndexMath mm{rewriter, loc};
   auto ivs = merge.getInductionVars();
   OpFoldResult i0 = mm.mul(ivs[2], br);
-  OpFoldResult rows = mm.tileSize(br, i0, info.sq);
+  OpFoldResult rows = mm.tileSize(br, i0, info.rows);
   int64_t rowsS = staticOr(rows);
-  auto accTy = RankedTensorType::get({splits, rowsS, info.dv}, f32);
-  auto vecTy = RankedTensorType::get({splits, rowsS}, f32);
-  Value pAcc = tensor::ExtractSliceOp::create(
+  int64_t nS = launchSplits ? ShapedType::kDynamic : splits;
+  OpFoldResult nIn =
+      launchSplits ? OpFoldResult(tensor::DimOp::create(
+                                      rewriter, loc, partial.getResult(1), 2)
+                                      .getResult())
+                   : nFold;
+  auto accTy = RankedTensorType::get({nS, rowsS, info.dv}, f32);
+  auto vecTy = RankedTensorType::get({nS, rowsS}, f32);
+  Value pOut = tensor::ExtractSliceOp::create(
       rewriter, loc, accTy, partial.getResult(0),
       ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0, zero},
-      ArrayRef<OpFoldResult>{one, one, nAttr, rows, dvAttr},
+      ArrayRef<OpFoldResult>{one, one, nIn, rows, dvAttr},
       SmallVector<OpFoldResult>(5, one));
-  SmallVector<Value> pVec;
-  for (int i = 1; i < 3; ++i)
-    pVec.push_back(tensor::ExtractSliceOp::create(
-        rewriter, loc, vecTy, partial.getResult(i),
-        ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0},
-        ArrayRef<OpFoldResult>{one, one, nAttr, rows},
-        SmallVector<OpFoldResult>(4, one)));
-  auto stAccTy = RankedTensorType::get({rowsS, info.dv}, f32);
-  auto stVecTy = RankedTensorType::get({rowsS}, f32);
-  auto merged = MergePartialsOp::create(rewriter, loc, stAccTy, stVecTy,
-                                        stVecTy, pAcc, pVec[0], pVec[1]);
-  finalizeAndInsert(merge, loc, ivs[0], ivs[1], i0, rows,
-                    {merged.getNewAcc(), merged.getNewMax(),
-                     merged.getNewSum()});
-  rewriter.replaceOp(op, merge.getResults());
+  Value pLse = tensor::ExtractSliceOp::create(
+      rewriter, loc, vecTy, partial.getResult(1),
+      ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0},
+      ArrayRef<OpFoldResult>{one, one, nIn, rows},
+      SmallVector<OpFoldResult>(4, one));
+  auto mergedOutTy = RankedTensorType::get({rowsS, info.dv}, info.elt);
+  Type mergedLseTy = lseTy ? RankedTensorType::get({rowsS}, f32) : Type();
+  auto merged = MergePartialsOp::create(rewriter, loc, mergedOutTy,
+                                        mergedLseTy, pOut, pLse);
+  rewriter.setInsertionPointToStart(merge.getTerminator().getBody());
+  auto outArgs = merge.getRegionIterArgs();
+  tensor::ParallelInsertSliceOp::create(
+      rewriter, loc, merged.getOut(), outArgs[0],
+      ArrayRef<OpFoldResult>{ivs[0], ivs[1], i0, zero},
+      ArrayRef<OpFoldResult>{one, one, rows, dvAttr},
+      ArrayRef<OpFoldResult>{one, one, one, one});
+  if (lseTy)
+    tensor::ParallelInsertSliceOp::create(
+        rewriter, loc, merged.getLse(), outArgs[1],
+        ArrayRef<OpFoldResult>{ivs[0], ivs[1], i0},
+        ArrayRef<OpFoldResult>{one, one, rows},
+        ArrayRef<OpFoldResult>{one, one, one});
+  rewriter.setInsertionPointAfter(merge);
+  replaceWith(merge);
   return success();
 }
 

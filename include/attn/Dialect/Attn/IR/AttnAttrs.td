@@ -7,23 +7,92 @@ include "mlir/IR/AttrTypeBase.td"
 
 def Attn_TilingAttr : AttrDef<Attn_Dialect, "Tiling"> {
   let mnemonic = "tiling";
-  let summary = "Tile sizes for the FlashAttention rewrite of one attn.sdpa";
+  let summary = "The tiling decisions of the FlashAttention rewrite for one attn.sdpa";
   let description = [{
-    Chooses the tiles of `attn-tile-sdpa` for one op, overriding the pass
-    options, so that a tuner can set them per op:
+    What `attn-tile-sdpa` does with one op, and what the target lowerings
+    after it read back: the attribute is either set on an `attn.sdpa` by a
+    target's configuration pass (or by hand, or by a tuner), or chosen from
+    the tiling pass's options; the tiling pass then records the decision it
+    took on every `scf.forall` it creates (`attn.tiling`), so that a target
+    pass and the JIT read launch geometry from the IR instead of deriving it
+    again.
 
     - `block_q`: query rows per parallel tile (Br),
-    - `block_kv`: keys per step of the sequential loop (Bc),
-    - `kv_splits`: number of chunks the key loop is split into and run in
-      parallel (split-KV / flash-decoding); 1 disables it, 0 lets the pass
-      choose from the shapes.
+    - `block_kv`: keys per step of the sequential key loop (Bc),
+    - `kv_splits`: chunks the key loop is split into and run in parallel
+      (split-KV / flash-decoding); 1 disables it, 0 lets the tiling pass
+      choose from static shapes.
+    - `launch_splits`: with `kv_splits` > 1, the chunk count is not baked
+      into the kernels: the tiles read it from `attn.kv_split_count`, which
+      a GPU target turns into the extent of the partial workspaces, so that
+      a runtime chooses it per launch (`kv_splits` is the count a host
+      that does not choose uses).
+    - `static_tiles`: every tile has the static shape [Br, ...] or [Bc,
+      ...]; tails are padded *tiles* (never padded copies in memory) whose
+      extra keys are masked by `kv_bound` and whose extra rows are never
+      written. Targets with fixed fragment shapes (tensor cores,
+      cooperative matrices) ask for it; the CPU takes tail tiles of
+      dynamic size instead.
+    - `pack_heads`: a tile's rows enumerate (query head of a GQA group,
+      query position) pairs instead of positions of one head, so that a
+      decode step (few query positions) fills the tile with the heads that
+      share one K/V head, which is then read once per group.
+    - `rescale_threshold`: the lazy rescale of the online softmax (log2
+      units): the running max only moves when a row's block max exceeds it
+      by more than this; 0 moves it every block (the textbook recurrence).
+    - `p_type`: the element type the probabilities are rounded to before
+      P . V (f16 / bf16 on tensor cores, whose products take 16-bit
+      operands); absent: f32.
+    - `heaviest_first`: on GPU targets, causal grids start their heaviest
+      query blocks first, in groups of heads whose K and V fit this many
+      bytes (meant to stay in L2); 0 keeps the row-major order.
+    - `mapping`: the target's mapping of tiles onto hardware (e.g.
+      `#attn.mma_sync<...>`), opaque to the tiling pass.
 
     Example: `{tiling = #attn.tiling<block_q = 64, block_kv = 32, kv_splits = 1>}`
   }];
   let parameters = (ins "int64_t":$block_q, "int64_t":$block_kv,
-                        DefaultValuedParameter<"int64_t", "1">:$kv_splits);
-  let assemblyFormat = "`<` struct(params) `>`";
+                        DefaultValuedParameter<"int64_t", "1">:$kv_splits,
+                        DefaultValuedParameter<"bool", "false">:$launch_splits,
+                        DefaultValuedParameter<"bool", "false">:$static_tiles,
+                        DefaultValuedParameter<"bool", "false">:$pack_heads,
+                        DefaultValuedParameter<"int64_t", "0">:$rescale_threshold,
+                        OptionalParameter<"::mlir::Type">:$p_type,
+                        DefaultValuedParameter<"int64_t", "0">:$heaviest_first,
+                        OptionalParameter<"::mlir::Attribute">:$mapping);
+  let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "int64_t":$block_q, "int64_t":$block_kv,
+                     CArg<"int64_t", "1">:$kv_splits), [{
+      return $_get($_ctxt, block_q, block_kv, kv_splits, false, false, false,
+                   0, Type(), 0, Attribute());
+    }]>
+  ];
+}
+
+def Attn_MmaSyncAttr : AttrDef<Attn_Dialect, "MmaSync"> {
+  let mnemonic = "mma_sync";
+  let summary = "How the NVIDIA tensor-core target maps a tile onto a workgroup";
+  let description = [{
+    The `mapping` of an `#attn.tiling` for `convert-attn-tiles-to-nvgpu`:
+    `warps` warps of `row_tiles` m16 row tiles each (block_q = 16 x warps x
+    row_tiles), a ring of `stages` K/V tiles in dynamic shared memory
+    filled by cp.async, Q read from shared memory per key block
+    (`q_from_smem`) or held in registers, `shared_bytes` of dynamic shared
+    memory, `max_registers` per thread asked of ptxas (0: what one
+    workgroup may have). Chosen by `attn-configure-nvgpu` from
+    docs/NVIDIA.md's measured table.
+
+    Example: `#attn.mma_sync<warps = 4, row_tiles = 2, stages = 3,
+    q_from_smem = true, shared_bytes = 81920>`
+  }];
+  let parameters = (ins "int64_t":$warps, "int64_t":$row_tiles,
+                        "int64_t":$stages,
+                        DefaultValuedParameter<"bool", "false">:$q_from_smem,
+                        "int64_t":$shared_bytes,
+                        DefaultValuedParameter<"int64_t", "0">:$max_registers);
+  let hasCustomAssemblyFormat = 1;
 }
 
 #endif // ATTN_ATTRS_TD

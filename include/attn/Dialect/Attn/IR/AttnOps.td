@@ -101,32 +101,51 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention",
   let summary = "One FlashAttention-2 step: fold a key block into the running state";
   let description = [{
     The body of the sequential key loop of a tiled `attn.sdpa`. For a query
-    tile `q` (`[Br, D]`, rows are global query indices `q_offset + r`), a
-    key/value block `k` (`[Bc, D]`) and `v` (`[Bc, Dv]`) whose rows are
-    global key indices `kv_offset + c`, and the running state
+    tile `q` (`[Br, D]`), a key/value block `k` (`[Bc, D]`) and `v` (`[Bc,
+    Dv]`) and the running state
 
     - `acc` `[Br, Dv]` f32: the un-normalized output,
     - `max` `[Br]` f32: the row maximum of the scores, in log2 units
       (score * scale * log2(e)), `-inf` while nothing was seen,
     - `sum` `[Br]` f32: the row sum of `exp2(score - max)`,
 
-    it computes
+    it computes, with `c = scale * log2(e)` and `T = rescale_threshold`
+    (0 when absent):
 
     ```
-    S      = (q . k^T) * scale * log2(e)  [+ mask * log2(e) | -inf where !mask]
-    S      = -inf where causal and kv_offset+c > q_offset+r + diag
-    m_new  = max(max, rowmax(S))
+    S      = (q . k^T) * c  [+ mask * log2(e) | -inf where !mask]
+    S      = -inf where key >= kv_bound, or causal and key > row + diag
+    grow   = rowmax(S) > max + T                  (per row)
+    m_new  = grow ? max(max, rowmax(S)) : max
     m_safe = m_new == -inf ? 0 : m_new            (no -inf - -inf)
     P      = exp2(S - m_safe)
-    alpha  = exp2(max - m_safe)
+    alpha  = exp2(max - m_safe)                   (1 where !grow)
     sum'   = alpha * sum + rowsum(P)
-    acc'   = alpha * acc + dropout(P) . v
+    acc'   = alpha * acc + p_type(dropout(P)) . v
     max'   = m_new
     ```
 
-    `causal(%diag)` enables the causal mask with `diag = Skv - Sq`;
-    `batch` and `head` (the query head) key the dropout generator with the
-    global indices. Shapes may be dynamic: a tail tile is simply smaller.
+    Row `r` of the tile is query `row = q_offset + r` of head `head`, key
+    `c` of the block is `key = kv_offset + c`. With `packed(%sq)` the rows
+    of the tile enumerate (head, position) pairs of a GQA group instead:
+    row `r` is position `(q_offset + r) mod sq` of query head `head +
+    (q_offset + r) floordiv sq` (decode packs the heads that share one K/V
+    head into one tile). `causal(%diag)` enables the causal mask with `diag
+    = Skv - Sq`; `kv_bound(%n)` masks keys at or past `n` (the padded tail
+    of a static-shaped block); `batch`, `head` and the row key the dropout
+    generator with global indices. A packed step takes no mask (its rows
+    would be a gather of the mask).
+
+    The lazy rescale (`rescale_threshold` T > 0) lets the max lag a row's
+    true max by up to T, so P stays below 2^T and most blocks skip the
+    rescale; the result is the same up to rounding (out = acc / sum and lse
+    = max + log2(sum) hold for any shift). T = 0 is the textbook recurrence.
+    `p_type` (f16 or bf16) rounds P before the P . V product (what 16-bit
+    tensor-core products take); sum uses the unrounded P.
+
+    Shapes may be dynamic (a tail tile is simply smaller) or static (a
+    padded tail tile: `kv_bound` masks its extra keys, its extra rows are
+    not written by anyone).
 
     Example:
 
@@ -143,9 +162,13 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention",
     Optional<AnyRankedTensor>:$mask,
     AnyRankedTensor:$acc, AnyRankedTensor:$max, AnyRankedTensor:$sum,
     Index:$batch, Index:$head, Index:$q_offset, Index:$kv_offset,
+    Optional<Index>:$kv_bound,
     Optional<Index>:$causal_diag,
+    Optional<Index>:$packed_seq,
     Optional<I64>:$seed,
     F64Attr:$scale,
+    OptionalAttr<F64Attr>:$rescale_threshold,
+    OptionalAttr<TypeAttr>:$p_type,
     OptionalAttr<F64Attr>:$dropout_p
   );
   let results = (outs AnyRankedTensor:$new_acc, AnyRankedTensor:$new_max,
@@ -155,8 +178,12 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention",
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     `state` `(` $acc `,` $max `,` $sum `)`
     `at` `(` $batch `,` $head `,` $q_offset `,` $kv_offset `)`
+    (`kv_bound` `(` $kv_bound^ `)`)?
     (`causal` `(` $causal_diag^ `)`)?
+    (`packed` `(` $packed_seq^ `)`)?
     `scale` `(` $scale `)`
+    (`rescale` `(` $rescale_threshold^ `)`)?
+    (`p_type` `(` $p_type^ `)`)?
     (`dropout` `(` $dropout_p^ `,` `seed` $seed `)`)?
     attr-dict `:` type($query) `,` type($key) `,` type($value)
     `->` type($new_acc) `,` type($new_max) `,` type($new_sum)
@@ -164,55 +191,92 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention",
   let hasVerifier = 1;
 }
 
+def Attn_KvSplitCountOp : Attn_Op<"kv_split_count", [Pure]> {
+  let summary = "The split-KV chunk count of this launch";
+  let description = [{
+    The number of chunks the key loop of a split-KV tiling is cut into when
+    a runtime chooses it per launch (`#attn.tiling<..., launch_splits =
+    true>`): the tiles compute their chunk's key blocks from it and the
+    partial results are sized by it. It has no folder on purpose: the count
+    must not be baked into the kernels. A GPU target reads it in a kernel
+    from the extent of the partial workspaces and, on the host, uses
+    `default` (the count of a host that does not choose); a target without
+    launch-time choice lowers it to `default`.
+
+    ```mlir
+    %n = attn.kv_split_count default(4)
+    ```
+  }];
+  let arguments = (ins I64Attr:$default_count);
+  let results = (outs Index:$count);
+  let assemblyFormat = "`default` `(` $default_count `)` attr-dict";
+  let hasVerifier = 1;
+}
+
 def Attn_OnlineAttentionFinalizeOp : Attn_Op<"online_attention_finalize", [Pure]> {
   let summary = "Normalize the running state into the output tile and lse";
   let description = [{
-    `out = sum == 0 ? 0 : acc / sum` (converted to the output element type)
-    and `lse = sum == 0 ? -inf : max * ln(2) + ln(sum)`: a row that saw no
-    key yields 0 and -inf, never NaN.
+    With `inv = 1 / sum` and `empty = sum == 0` (a row that saw no key):
+
+    ```
+    lse2 = empty ? -inf : max + log2(sum)         (log2 units)
+    out  = empty ? 0 : acc * inv
+    ```
+
+    Without `partial`, `out` is converted to the output element type and
+    `lse = lse2 * ln(2)` (natural log): the final result of a tile. With
+    `partial`, `out` stays f32 and `lse` is `lse2` in log2 units: one
+    split-KV chunk's partial result, which `attn.merge_partials` combines.
+    No case yields NaN.
 
     ```mlir
     %o, %lse = attn.online_attention_finalize %acc, %max, %sum
         : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>
         -> tensor<64x64xf16>, tensor<64xf32>
+    %po, %plse = attn.online_attention_finalize %acc, %max, %sum partial
+        : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>
+        -> tensor<64x64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$acc, AnyRankedTensor:$max,
-                       AnyRankedTensor:$sum);
+                       AnyRankedTensor:$sum, UnitAttr:$partial);
   let results = (outs AnyRankedTensor:$out, Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
-    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max) `,`
-    type($sum) `->` type($out) (`,` type($lse)^)?
+    $acc `,` $max `,` $sum (`partial` $partial^)? attr-dict `:` type($acc)
+    `,` type($max) `,` type($sum) `->` type($out) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
 }
 
 def Attn_MergePartialsOp : Attn_Op<"merge_partials", [Pure]> {
-  let summary = "Exactly combine split-KV partial states";
+  let summary = "Exactly combine split-KV partial results into the output";
   let description = [{
-    Given N partial states over disjoint key ranges (`acc` `[N, Br, Dv]`,
-    `max` and `sum` `[N, Br]`, in the units of `attn.online_attention`),
-    returns the state over their union:
+    Given the partial results of N chunks over disjoint key ranges, as
+    `attn.online_attention_finalize partial` writes them (`out` `[N, Br,
+    Dv]` f32 normalized outputs, `lse` `[N, Br]` log-sum-exps in log2
+    units, -inf for a chunk that saw no key), returns the result over their
+    union:
 
     ```
-    m   = max_n max[n]
-    w_n = exp2(max[n] - (m == -inf ? 0 : m))
-    sum = sum_n w_n * sum[n],   acc = sum_n w_n * acc[n]
+    M      = max_n lse[n],   M_safe = M == -inf ? 0 : M
+    w_n    = exp2(lse[n] - M_safe)                (0 for an empty chunk)
+    W      = sum_n w_n
+    out    = W == 0 ? 0 : (sum_n w_n * out[n]) / W     (output element type)
+    lse    = W == 0 ? -inf : (M_safe + log2(W)) * ln(2)
     ```
 
     ```mlir
-    %a, %m, %l = attn.merge_partials %accs, %maxs, %sums
-        : tensor<4x16x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
-        -> tensor<16x64xf32>, tensor<16xf32>, tensor<16xf32>
+    %o, %l = attn.merge_partials %outs, %lses
+        : tensor<4x16x64xf32>, tensor<4x16xf32>
+        -> tensor<16x64xf16>, tensor<16xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$acc, AnyRankedTensor:$max,
-                       AnyRankedTensor:$sum);
-  let results = (outs AnyRankedTensor:$new_acc, AnyRankedTensor:$new_max,
-                      AnyRankedTensor:$new_sum);
+  let arguments = (ins AnyRankedTensor:$partial_out,
+                       AnyRankedTensor:$partial_lse);
+  let results = (outs AnyRankedTensor:$out, Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
-    $acc `,` $max `,` $sum attr-dict `:` type($acc) `,` type($max) `,`
-    type($sum) `->` type($new_acc) `,` type($new_max) `,` type($new_sum)
+    $partial_out `,` $partial_lse attr-dict `:` type($partial_out) `,`
+    type($partial_lse) `->` type($out) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
 }

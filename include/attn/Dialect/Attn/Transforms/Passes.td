@@ -62,7 +62,8 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::affine::AffineDialect",
-                           "::mlir::linalg::LinalgDialect"];
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::ub::UBDialect"];
 }
 
 def AttnDecomposeOnlineAttentionPass : Pass<"attn-decompose-online-attention"> {

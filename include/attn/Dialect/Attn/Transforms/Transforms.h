@@ -9,6 +9,11 @@
 
 namespace mlir::attn {
 class SdpaOp;
+class TilingAttr;
+
+/// The discardable attribute by which attn-tile-sdpa records on every
+/// scf.forall it creates the #attn.tiling it applied.
+constexpr llvm::StringLiteral kTilingAttrName = "attn.tiling";
 
 /// Tile sizes for tileSdpa; kvSplits: 1 = off, 0 = automatic.
 struct SdpaTilingOptions {
@@ -29,12 +34,34 @@ int64_t chooseKvSplits(int64_t batch, int64_t headsQ, int64_t seqQ,
                        int64_t seqKv, int64_t blockQ, int64_t blockKv,
                        int64_t parallelism);
 
+/// The tiling of `op`: its `tiling` attribute, else block_q, block_kv and
+/// kv_splits from `options`.
+TilingAttr resolveTiling(SdpaOp op, const SdpaTilingOptions &options);
+
 /// Rewrites one attn.sdpa into its tiled FlashAttention-2 form.
 LogicalResult tileSdpa(RewriterBase &rewriter, SdpaOp op,
                        const SdpaTilingOptions &options);
 
+/// The key blocks [begin, end) that chunk `split` of `splits` takes out of
+/// the `blocks` a tile visits: contiguous chunks of ceil(blocks / splits)
+/// blocks, the last ones possibly empty (begin == end). The one split-KV
+/// chunking of every target.
+std::pair<Value, Value> splitKeyBlocks(OpBuilder &b, Location loc, Value blocks,
+                                       Value split, Value splits);
+
 /// Patterns decomposing the L1 online-softmax ops into linalg on tensors.
 void populateDecomposeOnlineAttentionPatterns(RewritePatternSet &patterns);
+
+/// attn.kv_split_count as its default count, for targets where no runtime
+/// chooses it per launch.
+void populateLowerKvSplitCountPatterns(RewritePatternSet &patterns);
+
+/// The discardable attribute attn-decompose-online-attention puts on the
+/// `any` reduction that guards the rescale of the online softmax: the
+/// scf.if it guards is the identity on every row whose reduced operand is
+/// false, so a target may compute the reduction over any set of rows that
+/// contains the rows it owns (a warp's rows, say) instead of the tile's.
+constexpr llvm::StringLiteral kRowLocalGuardAttrName = "attn.row_local_guard";
 
 /// Builds the dropout keep decision shared by every lowering: Philox-4x32-10
 /// keyed by `seed` (i64), counter (j, i, h, b) as i32 words (each index
