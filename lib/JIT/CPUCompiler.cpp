@@ -181,6 +181,11 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   options.kvSplits = spec.kv_splits;
   options.parallelism = hostParallelism();
   PassManager pm(&context);
+  // --mlir-print-ir-after-all and friends where the tool registered them.
+  if (failed(mlir::attn::jit::configurePassManager(pm))) {
+    error = "cpu: bad pass-manager options: " + diagnostics;
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
   mlir::attn::buildAttnToCPUPipeline(pm, options);
   if (failed(pm.run(*module))) {
     error = "cpu: the pipeline failed: " +

@@ -2,8 +2,9 @@
 #include "attn/JIT/CUDA.h"
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
-#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
 #include "attn/Conversion/SplitKV.h"
+#include "attn/Conversion/TileDistribution.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -120,6 +121,11 @@ attn_status mlir::attn::jit::compileCudaKernel(
   bool split = spec.kv_splits != 1;
   pipeline.kvSplits = split ? std::max<int64_t>(2, spec.kv_splits) : 1;
   PassManager pm(&context);
+  // --mlir-print-ir-after-all and friends where the tool registered them.
+  if (failed(mlir::attn::jit::configurePassManager(pm))) {
+    error = "cuda: bad pass-manager options: " + diagnostics;
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
   buildAttnToNVVMPipeline(pm, pipeline);
   if (failed(pm.run(*module))) {
     error = "cuda: attn-to-nvvm-pipeline failed: " + diagnostics;
@@ -133,10 +139,10 @@ attn_status mlir::attn::jit::compileCudaKernel(
   SmallVector<gpu::LaunchFuncOp> launches;
   module->walk([&](gpu::BinaryOp op) { binaries.push_back(op); });
   module->walk([&](gpu::LaunchFuncOp op) { launches.push_back(op); });
-  if (binaries.size() != 1 || launches.size() != (split ? 2u : 1u) ||
+  if (binaries.size() != 1 || launches.empty() || launches.size() > 4 ||
       binaries[0].getObjects().size() != 1) {
-    error = std::string("cuda: expected one kernel binary and ") +
-            (split ? "two launches" : "one launch") + " after the pipeline";
+    error = "cuda: expected one kernel binary and one to four launches after "
+            "the pipeline";
     return ATTN_ERROR_COMPILE;
   }
   auto object = cast<gpu::ObjectAttr>(binaries[0].getObjects()[0]);
@@ -146,86 +152,92 @@ attn_status mlir::attn::jit::compileCudaKernel(
   metadata.format = cuda::BinaryFormat::PTX;
   metadata.chip = options.chip;
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
-  // Generic: a thread per row, the K/V tiles in static shared memory;
-  // tensor cores: 16 rows per warp, the K/V ring in dynamic shared memory.
-  int64_t rows = options.blockQ, threads = options.blockQ, shared = 0;
-  int64_t blockKv = 0;
-  bool packHeads = false;
-  if (tensorCores) {
-    NVGPUGeometry geo = resolveNVGPUGeometry(
-        tensorCoreOptions(pipeline), spec.head_dim, dv, 2, spec.causal != 0,
-        spec.seq_q, spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0,
-        spec.seq_kv, spec.return_lse != 0);
-    rows = geo.blockQ;
-    packHeads = geo.packHeads;
-    threads = 32 * geo.warps; // rows = 16 rowTiles warps
-    shared = geo.sharedBytes;
-    blockKv = geo.blockKv;
+  using E = cuda::Extent;
+  auto infoOf = [](gpu::LaunchFuncOp l) {
+    return l->getAttrOfType<DictionaryAttr>(kLaunchInfoAttrName);
+  };
+  // The tensor-core kernels (and every kernel of the tiled form) describe
+  // their launch in the IR (attn.launch, TileDistribution.h); the generic
+  // kernel's pair is described here.
+  bool described = llvm::all_of(launches, infoOf);
+  // cp.async moves 16-byte chunks of q, k and v rows.
+  metadata.alignBytes = tensorCores ? kNVGPUGlobalAlignment : 0;
+  int64_t splitRows = options.blockQ, splitBlockKv = 0;
+  bool packed = false;
+  if (described) {
+    for (gpu::LaunchFuncOp l : launches) {
+      DictionaryAttr info = infoOf(l);
+      if (info.get("splits")) {
+        splitRows = cast<IntegerAttr>(info.get("block_q")).getInt();
+        splitBlockKv = cast<IntegerAttr>(info.get("block_kv")).getInt();
+        packed = cast<StringAttr>(info.get("heads")).getValue() == "Hkv";
+      }
+    }
   } else {
     ConvertAttnToGPUOptions generic;
     generic.blockKv = options.blockKv;
-    blockKv = resolveBlockKv(generic, spec.head_dim, dv, ::attn::dtypeBytes(spec.dtype));
+    splitBlockKv = resolveBlockKv(generic, spec.head_dim, dv,
+                                  ::attn::dtypeBytes(spec.dtype));
   }
-  // cp.async moves 16-byte chunks of q, k and v rows.
-  metadata.alignBytes = tensorCores ? kNVGPUGlobalAlignment : 0;
-  using E = cuda::Extent;
   if (split) {
-    // The runtime picks the chunk count per launch (SplitKV.h): both
-    // kernels read it from the workspaces' dimension 2.
-    metadata.kvSplits = {rows, blockKv, kMaxKvSplits};
+    // The runtime picks the chunk count per launch (SplitKV.h): the
+    // kernels read it from the workspaces' dimension 2. Packed decode's
+    // partials are [B, Hkv, splits, group, (Dv)].
+    metadata.kvSplits = {splitRows, splitBlockKv, kMaxKvSplits};
     using W = cuda::WorkspaceDim;
+    W heads = W::of(packed ? E::Hkv : E::Hq), rows = W::of(packed ? E::Group : E::Sq);
     metadata.workspaces.push_back(
         {"partial_out",
-         {W::of(E::B), W::of(E::Hq), W::splits(), W::of(E::Sq), W::constant(dv)},
+         {W::of(E::B), heads, W::splits(), rows, W::constant(dv)},
          4});
     metadata.workspaces.push_back(
-        {"partial_lse", {W::of(E::B), W::of(E::Hq), W::splits(), W::of(E::Sq)},
-         4});
+        {"partial_lse", {W::of(E::B), heads, W::splits(), rows}, 4});
   }
   std::vector<std::string> names = entryArgNames(spec);
   for (auto [index, launch] : llvm::enumerate(launches)) {
-    bool merge = index == 1;
     cuda::Kernel &kernel = metadata.kernels.emplace_back();
     kernel.entry = launch.getKernelName().str();
-    kernel.onlyWhenSplit = merge;
-    int64_t wantThreads = merge ? kSplitKVMergeThreads : threads;
-    int64_t wantShared = merge ? 0 : shared;
-    std::optional<int64_t> launched =
+    DictionaryAttr info = described ? infoOf(launch) : DictionaryAttr();
+    // What the IR says (the block and shared memory from the launch).
+    std::optional<int64_t> threads =
         getConstantIntValue(launch.getBlockSizeX());
-    if (!launched || *launched != wantThreads) {
-      error = "cuda: kernel '" + kernel.entry +
-              "': the block size is not the expected " +
-              std::to_string(wantThreads) + " threads";
-      return ATTN_ERROR_COMPILE;
-    }
-    std::optional<int64_t> dynamicShared =
+    std::optional<int64_t> shared =
         launch.getDynamicSharedMemorySize()
             ? getConstantIntValue(launch.getDynamicSharedMemorySize())
             : std::optional<int64_t>(0);
-    if (!dynamicShared || *dynamicShared != wantShared) {
+    if (!threads || !shared || *threads < 1 || *threads > 1024) {
       error = "cuda: kernel '" + kernel.entry +
-              "': the dynamic shared memory is not the expected " +
-              std::to_string(wantShared) + " bytes";
+              "': the block size or dynamic shared memory is not a constant";
       return ATTN_ERROR_COMPILE;
     }
-    if (merge) {
-      // SplitKV.h's merge: whole rows per workgroup, a thread per element.
-      int64_t mergeRows = std::max<int64_t>(1, kSplitKVMergeThreads / dv);
-      kernel.grid[0] = {E::Sq, mergeRows, 1};
-      kernel.grid[1] = {E::Hq, 1, 1};
-    } else if (packHeads) {
-      // A GQA group's query heads are the rows (decode, NVGPUGeometry).
-      kernel.grid[0] = {E::Group, rows, 1};
-      kernel.grid[1] = {E::Hkv, 1, 1};
-      kernel.grid[1].timesSplits = split;
+    if (info) {
+      auto str = [&](StringRef key) {
+        auto a = dyn_cast_or_null<StringAttr>(info.get(key));
+        return a ? a.getValue() : StringRef();
+      };
+      StringRef when = str("when");
+      kernel.when = when == "split"     ? cuda::Kernel::When::Split
+                    : when == "unsplit" ? cuda::Kernel::When::Unsplit
+                                        : cuda::Kernel::When::Always;
+      int64_t rows = cast<IntegerAttr>(info.get("block_q")).getInt();
+      kernel.grid[0] = {str("rows") == "Group" ? E::Group : E::Sq, rows, 1};
+      kernel.grid[1] = {str("heads") == "Hkv" ? E::Hkv : E::Hq, 1, 1};
+      kernel.grid[1].timesSplits = info.get("splits") != nullptr;
     } else {
+      // The generic kernel: a thread per row, split-KV's partial kernel
+      // writing the result itself when the launch's count is 1, and
+      // SplitKV.h's merge (whole rows per workgroup, a thread per element).
+      bool merge = index == 1;
+      kernel.when = merge ? cuda::Kernel::When::Split : cuda::Kernel::When::Always;
+      int64_t rows =
+          merge ? std::max<int64_t>(1, kSplitKVMergeThreads / dv) : options.blockQ;
       kernel.grid[0] = {E::Sq, rows, 1};
       kernel.grid[1] = {E::Hq, 1, 1};
-      kernel.grid[1].timesSplits = split;
+      kernel.grid[1].timesSplits = split && !merge;
     }
     kernel.grid[2] = {E::B, 1, 1};
-    kernel.block[0] = static_cast<unsigned>(wantThreads);
-    kernel.sharedBytes = static_cast<unsigned>(wantShared);
+    kernel.block[0] = static_cast<unsigned>(*threads);
+    kernel.sharedBytes = static_cast<unsigned>(*shared);
     for (Value operand : launch.getKernelOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand);
       // The dropout seed: one 64-bit scalar parameter.
@@ -243,8 +255,8 @@ attn_status mlir::attn::jit::compileCudaKernel(
       } else if (split && memref && memref.getElementType().isF32() &&
                  isa_and_nonnull<memref::AllocOp, memref::CastOp>(
                      operand.getDefiningOp())) {
-        // SplitKV.h's host allocations: [B, Hq, splits, Sq, Dv] partial
-        // outputs and [B, Hq, splits, Sq] partial lse.
+        // The split-KV workspaces the host allocates: [B, heads, splits,
+        // rows, Dv] partial outputs and [B, heads, splits, rows] lse.
         name = memref.getRank() == 5 ? "partial_out" : "partial_lse";
       } else {
         error = "cuda: a parameter of kernel '" + kernel.entry +

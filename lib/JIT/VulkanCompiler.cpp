@@ -700,6 +700,10 @@ public:
       module = source->clone();
       options.kvSplits = n;
       PassManager pm(&context);
+      // --mlir-print-ir-after-all and friends where the tool registered
+      // them.
+      if (failed(mlir::attn::jit::configurePassManager(pm)))
+        return failure();
       std::string buildError;
       if (failed(
               mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {

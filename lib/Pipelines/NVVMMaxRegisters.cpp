@@ -7,7 +7,7 @@
 // step of attn-to-nvvm-pipeline gives every outlined kernel that uses
 // mma.sync (nvgpu.mma.sync or nvvm.mma.sync) `nvvm.maxnreg`: max-registers,
 // or the budget the kernel's conversion recorded in its body
-// (kNVVMMaxRegistersAttr, AttnToNVGPU.h: 168 for three 4-warp workgroups
+// (kNVVMMaxRegistersAttr, TilesToNVGPU.h: 168 for three 4-warp workgroups
 // per SM; the attribute is removed), or by default the most one workgroup
 // of known_block_size threads can have (65536 / threads, at most 255, a
 // multiple of 8), so ptxas uses what the kernel needs (one workgroup per
@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Pipelines/Pipelines.h"
-#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

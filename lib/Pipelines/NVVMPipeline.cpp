@@ -2,7 +2,9 @@
 #include "attn/Pipelines/Pipelines.h"
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
-#include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -17,9 +19,9 @@
 
 using namespace mlir;
 
-attn::ConvertAttnToNVGPUOptions
+attn::ConfigureNVGPUOptions
 mlir::attn::tensorCoreOptions(const AttnToNVVMPipelineOptions &opts) {
-  ConvertAttnToNVGPUOptions tc;
+  ConfigureNVGPUOptions tc;
   tc.warps = opts.warps;
   tc.stages = opts.stages;
   tc.rowTiles = opts.rowTiles;
@@ -32,22 +34,40 @@ mlir::attn::tensorCoreOptions(const AttnToNVVMPipelineOptions &opts) {
 void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
                                          const AttnToNVVMPipelineOptions &opts) {
   // attn.sdpa in destination-passing form -> one gpu.launch per op over the
-  // caller's memrefs: grid (ceildiv(Sq, block-q), Hq, B), block-q threads.
-  // With tensor-cores, the ops the mma.sync kernel supports go there first;
-  // the rest fall through to the generic kernel.
-  if (opts.tensorCores)
-    pm.addPass(createConvertAttnToNVGPUPass(tensorCoreOptions(opts)));
+  // caller's memrefs (or a split-KV pair). With tensor-cores, the ops the
+  // mma.sync kernel supports get their tiling and mapping
+  // (attn-configure-nvgpu); the generic kernel takes the rest.
+  if (opts.tensorCores) {
+    AttnConfigureNVGPUPassOptions configure;
+    ConfigureNVGPUOptions tc = tensorCoreOptions(opts);
+    configure.warps = tc.warps;
+    configure.stages = tc.stages;
+    configure.kvSplits = tc.kvSplits;
+    configure.rowTiles = tc.rowTiles;
+    configure.blockKv = tc.blockKv;
+    configure.chip = tc.chip;
+    pm.addPass(createAttnConfigureNVGPUPass(configure));
+  }
   ConvertAttnToGPUOptions gpuOptions;
   gpuOptions.blockQ = opts.blockQ;
   gpuOptions.blockKv = opts.blockKv;
   gpuOptions.kvSplits = opts.kvSplits;
   pm.addPass(createConvertAttnToGPUPass(gpuOptions));
+  // The shared tiled form (L1: tiles and key loops; L2: the online softmax
+  // as linalg on tensors), then its mapping onto tensor cores: mma.sync
+  // fragments, cp.async staging, the grid. Requires: the configured ops.
+  // Guarantees: gpu.launch ops over the caller's memrefs.
+  pm.addPass(createAttnTileSdpaPass());
+  pm.addPass(createAttnDecomposeOnlineAttentionPass());
+  pm.addPass(createConvertAttnTilesToNVGPUPass());
 
   // The launch body becomes a gpu.func kernel in a gpu.module; its
   // parameters are exactly the memrefs it reads. (Canonicalizing first
   // would hoist the body's constants out of the launch, making them kernel
   // parameters.)
   pm.addPass(createGpuKernelOutliningPass());
+  // Each kernel's launch description (attn.launch) onto its launches.
+  pm.addPass(createAttnLaunchInfoPass());
   // The mma.sync kernels get the registers they need (no ptxas occupancy
   // cap, which spills the 256-thread D = 64 kernels).
   pm.addPass(createNVVMMaxRegistersPass());
@@ -101,7 +121,6 @@ std::string mlir::attn::findCudaToolkit() {
 
 void mlir::attn::registerAttnToNVVMPipeline() {
   registerConvertAttnToGPUPass();
-  registerConvertAttnToNVGPUPass();
   registerNVVMMaxRegistersPass();
   PassPipelineRegistration<AttnToNVVMPipelineOptions>(
       "attn-to-nvvm-pipeline",

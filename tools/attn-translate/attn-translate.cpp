@@ -317,6 +317,10 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
 int main(int argc, char **argv) {
   mlir::attn::registerAllPasses();
   registerPassManagerCLOptions();
+  // The JIT's pipelines (--attn-to-ptx, --attn-to-cubin) honour
+  // --mlir-print-ir-after-all and the other pass-manager options too.
+  mlir::attn::jit::setPassManagerConfigurator(
+      [](PassManager &pm) { return applyPassManagerCLOptions(pm); });
   registerAllTranslations();
   TranslateFromMLIRRegistration reg(
       "attn-to-llvmir",

@@ -1,6 +1,6 @@
 //===- KernelOperands.h - memrefs behind a JIT entry's attn.sdpa -*- C++ -*-===//
 //
-// The GPU kernel conversions (convert-attn-to-gpu, convert-attn-to-nvgpu)
+// The GPU kernel conversions (convert-attn-to-gpu, attn-configure-nvgpu)
 // take attn.sdpa in the JIT's destination-passing form: each operand is a
 // bufferization.to_tensor of a memref and each result's only use is a
 // bufferization.materialize_in_destination into one. These find those

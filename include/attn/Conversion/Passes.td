@@ -43,4 +43,144 @@ def ConvertAttnToLinalgPass : Pass<"convert-attn-to-linalg"> {
                            "::mlir::math::MathDialect"];
 }
 
+def AttnConfigureNVGPUPass : Pass<"attn-configure-nvgpu"> {
+  let summary = "Choose the tensor-core tiling and mapping of each attn.sdpa";
+  let description = [{
+    The first step of the NVIDIA tensor-core target. For every `attn.sdpa`
+    that the mma.sync kernel handles (f16 or bf16, D and Dv multiples of 16
+    up to 256, in the JIT's destination-passing form with unit-stride rows)
+    and that carries no `tiling` yet, sets `tiling` to the decision
+    `attn-tile-sdpa` applies and `convert-attn-tiles-to-nvgpu` maps onto a
+    workgroup: static tiles of `block_q = 16 x warps x row_tiles` rows and
+    `block_kv` keys, the lazy rescale (threshold 8), P rounded to the
+    element type, packed GQA heads for decode (a static Sq = 1 without a
+    mask or dropout), causal grids heaviest first, and the
+    `#attn.mma_sync<warps, row_tiles, stages, q_from_smem, shared_bytes,
+    max_registers>` mapping. The choices come from one table of measured
+    geometries (`resolveNVGPUGeometry`, docs/NVIDIA.md); options force them.
+
+    With `kv-splits` > 1 the chunk count is chosen per launch, so the op is
+    cloned into two alternatives that write the same destinations: one
+    with `kv_splits = 1` and `attn.launch_when = "unsplit"` (what a launch
+    with one chunk runs) and one with `kv_splits = N, launch_splits` and
+    `attn.launch_when = "split"`; the runtime launches one or the other.
+
+    Requires: nothing (ops it does not handle, and ops that already carry
+    a `tiling`, are left as they are). Guarantees: every op it handles has
+    a `tiling` attribute whose mapping is `#attn.mma_sync` and whose sizes
+    fit the mapping (block_q = 16 warps row_tiles, shared_bytes = the K/V
+    ring plus Q unless Q aliases the last stage). Errors: options out of
+    range, a chip before sm_80.
+
+    ```mlir
+    // D = 128, f16, sm_90a, no mask: 4 warps of two row tiles, 32-key
+    // blocks, a 3-stage ring
+    %o = attn.sdpa %q, %k, %v {tiling = #attn.tiling<block_q = 128,
+        block_kv = 32, static_tiles = true, rescale_threshold = 8,
+        p_type = f16, mapping = #attn.mma_sync<warps = 4, row_tiles = 2,
+        stages = 3, q_from_smem = true, shared_bytes = 81920>>} : ...
+    ```
+  }];
+  let options = [
+    Option<"warps", "warps", "int64_t", /*default=*/"0",
+           "Warps per workgroup (16 query rows per row tile each): 1, 2, 4 "
+           "or 8; 0 = the table's choice">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "K/V tiles in flight in the cp.async ring, 2 to 4; 0 = the "
+           "table's choice">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"1",
+           "1: one kernel; N > 1: split-KV kernels whose chunk count a "
+           "runtime chooses per launch (N when none does)">,
+    Option<"rowTiles", "row-tiles", "int64_t", /*default=*/"0",
+           "m16 tiles of query rows per warp, 1 or 2; 0 = the table's "
+           "choice">,
+    Option<"blockKv", "block-kv", "int64_t", /*default=*/"0",
+           "Keys per K/V tile: 16, 32 or 64; 0 = the table's choice">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target GPU (sm_80, sm_90, sm_90a): some geometries depend on it">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def ConvertAttnTilesToNVGPUPass : Pass<"convert-attn-tiles-to-nvgpu", "::mlir::ModuleOp"> {
+  let summary = "Map the tiled attention form onto tensor cores (mma.sync, cp.async, ldmatrix)";
+  let description = [{
+    Lowers each tiled attention whose `attn.tiling` has an `#attn.mma_sync`
+    mapping (the output of `attn-configure-nvgpu`, `attn-tile-sdpa` and
+    `attn-decompose-online-attention`, in the JIT's destination-passing
+    form) to a `gpu.launch`: a workgroup per query tile (grid x = query
+    blocks, in heaviest-first order for causal grids of 16 blocks or more;
+    y = heads, times the split-KV chunks; z = batch), `warps` warps of
+    `row_tiles` m16 row tiles. It writes no attention math of its own: it
+    distributes the tiled form's ops onto the threads.
+
+    - Layouts: the [Br, Bc] and [Br, Dv] tiles live in mma.sync m16n8 C
+      fragments (thread 4g + t of a warp holds rows g and g + 8 of each of
+      its m16 row tiles, columns 2t and 2t + 1 of each 8-column tile); a
+      row vector holds a thread's rows, reduced over the quad by xor
+      shuffles, except sums that only ever add (the running sum), which
+      stay per thread until a non-linear use. Elementwise generics are
+      evaluated per element from their bodies, with `linalg.index` bound to
+      the element's row and column; row reductions combine a thread's
+      elements then the quad; the rescale guard (`attn.row_local_guard`) is
+      a warp vote.
+    - Contractions: Q.K^T and P.V are mma.sync m16n8k16 with f32
+      accumulators; P's C fragments are reused as A fragments.
+    - Staging: Q and a ring of `stages` K/V tiles in dynamic shared memory,
+      filled by cp.async (rows past the end zero-filled) and read by
+      ldmatrix through an XOR swizzle; the key loops become one software
+      pipeline over the tile's key blocks.
+    - Split-KV: the chunk count is the partial workspaces' extent, which
+      the host code allocates; the merge forall becomes a second kernel.
+
+    Requires: the tiled form of such an op: foralls carrying `attn.tiling`
+    with static tiles and the mapping, key loops whose K and V tiles are
+    slices of the function's tensors at block x block_kv, operands from
+    `bufferization.to_tensor` of memrefs with unit-stride rows, results
+    materialized into memrefs. Guarantees: no such forall is left; the
+    function launches one kernel (or a partial and a merge kernel) over the
+    caller's memrefs (and host-allocated workspaces), whose only other
+    parameter is the dropout seed; rows of q, k and v must be 16-byte
+    aligned (the runtime checks it at launch).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def AttnLaunchInfoPass : Pass<"attn-launch-info", "::mlir::ModuleOp"> {
+  let summary = "Move each kernel's launch description onto its launches";
+  let description = [{
+    After `gpu-kernel-outlining`. The GPU targets describe how a runtime
+    launches each kernel they build (its grid in terms of the problem's
+    extents, when it runs among alternatives; TileDistribution.h lists the
+    keys) in an `attn.launches` dictionary on the function holding the
+    `gpu.launch`, keyed by the kernel's symbol `"module::function"`
+    (outlining keeps no attribute of `gpu.launch`, and an attribute of the
+    function survives every cleanup pass). This pass moves each entry onto
+    the `gpu.launch_func` ops of that kernel as `attn.launch`, where the JIT
+    and `attn-translate` read the launch metadata.
+
+    Requires: outlined kernels. Guarantees: no function carries
+    `attn.launches`; every `gpu.launch_func` of a described kernel carries
+    its `attn.launch`. Errors: a description whose kernel has no
+    `gpu.launch_func` in that function.
+
+    ```mlir
+    // before
+    func.func @f(...) attributes {attn.launches = {"f_kernels::f_split_kv_merge" = {kind = "merge", ...}}} {
+      gpu.launch_func @f_kernels::@f_split_kv_merge ...
+    // after
+    func.func @f(...) {
+      gpu.launch_func @f_kernels::@f_split_kv_merge ... {attn.launch = {kind = "merge", ...}}
+    ```
+  }];
+}
+
 #endif // ATTN_CONVERSION_PASSES_TD

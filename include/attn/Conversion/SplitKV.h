@@ -1,6 +1,7 @@
 //===- SplitKV.h - split-KV workspaces and the merge kernel -----*- C++ -*-===//
 //
-// Split-KV on the GPU kernels (convert-attn-to-gpu, convert-attn-to-nvgpu):
+// Split-KV on the generic GPU kernel (convert-attn-to-gpu; the tensor-core
+// kernel's comes from the tiled form, TileDistribution.h):
 // the key blocks a workgroup would walk are cut into `splits` chunks, one
 // workgroup per (query block, head x split, batch). Each writes its chunk's
 // normalized partial output and log-sum-exp into workspaces, and a second

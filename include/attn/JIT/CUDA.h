@@ -24,7 +24,7 @@ struct CudaCompileOptions {
   int64_t rowTiles = 0; // tensor cores: m16 row tiles per warp (0 = 1)
 };
 
-/// Whether convert-attn-to-nvgpu handles `spec`: f16 or bf16, D and Dv
+/// Whether the tensor-core kernel (attn-configure-nvgpu) handles `spec`: f16 or bf16, D and Dv
 /// multiples of 16 up to 256, any mask, any dropout, the default variant.
 bool tensorCoreEligible(const attn_spec &spec);
 

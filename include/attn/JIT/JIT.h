@@ -10,8 +10,14 @@
 #define ATTN_JIT_JIT_H
 
 #include "attn/runtime/attn.h"
+#include "mlir/Support/LLVM.h"
 
+#include <functional>
 #include <string>
+
+namespace mlir {
+class PassManager;
+} // namespace mlir
 
 namespace mlir::attn::jit {
 
@@ -29,6 +35,16 @@ std::string buildKernelSource(const attn_spec &spec);
 /// kernels take (the Vulkan runtime stages every tensor packed, so the
 /// kernel never needs strides).
 std::string buildDenseKernelSource(const attn_spec &spec);
+
+/// What every JIT pipeline's pass manager gets before its passes (IR
+/// printing, timing, crash reproducers): a tool that registered MLIR's
+/// pass-manager command-line options sets applyPassManagerCLOptions here,
+/// so `attn-translate --attn-to-ptx --mlir-print-ir-after-all` follows the
+/// op through the whole pipeline. Unset (a library user): nothing.
+using PassManagerConfigurator = std::function<LogicalResult(PassManager &)>;
+void setPassManagerConfigurator(PassManagerConfigurator configure);
+/// Applies the configurator set above, if any.
+LogicalResult configurePassManager(PassManager &pm);
 
 } // namespace mlir::attn::jit
 

@@ -11,7 +11,7 @@
 
 namespace mlir::attn {
 
-struct ConvertAttnToNVGPUOptions; // attn/Conversion/AttnToNVGPU/AttnToNVGPU.h
+struct ConfigureNVGPUOptions; // attn/Conversion/TilesToNVGPU/TilesToNVGPU.h
 
 /// Options of attn-to-cpu-pipeline.
 struct AttnToCPUPipelineOptions
@@ -67,8 +67,9 @@ struct AttnToNVVMPipelineOptions
       llvm::cl::init(0)};
   Option<bool> tensorCores{
       *this, "tensor-cores",
-      llvm::cl::desc("Use the mma.sync kernel (convert-attn-to-nvgpu) "
-                     "where it applies"),
+      llvm::cl::desc("Use the mma.sync kernel (attn-configure-nvgpu, the "
+                     "tiled form, convert-attn-tiles-to-nvgpu) where it "
+                     "applies"),
       llvm::cl::init(false)};
   Option<int64_t> warps{
       *this, "warps",
@@ -99,9 +100,8 @@ struct AttnToNVVMPipelineOptions
 void buildAttnToNVVMPipeline(OpPassManager &pm,
                              const AttnToNVVMPipelineOptions &options);
 
-/// The options its convert-attn-to-nvgpu step runs with: what the JIT must
-/// resolve the same geometry from for the launch metadata.
-ConvertAttnToNVGPUOptions
+/// The options its attn-configure-nvgpu step runs with.
+ConfigureNVGPUOptions
 tensorCoreOptions(const AttnToNVVMPipelineOptions &options);
 
 /// Its step that sets nvvm.maxnreg on the mma.sync kernels after outlining

@@ -23,6 +23,7 @@
 #include "attn/Conversion/KernelOperands.h"
 #include "attn/Conversion/SplitKV.h"
 
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 
@@ -750,7 +751,12 @@ struct ConvertAttnToGPUPass
 
   void runOnOperation() override {
     SmallVector<SdpaOp> ops;
-    getOperation().walk([&](SdpaOp op) { ops.push_back(op); });
+    // Ops a target configured for its own tile mapping (a tiling with a
+    // mapping) go through the tiled form instead.
+    getOperation().walk([&](SdpaOp op) {
+      if (!op.getTilingAttr() || !op.getTilingAttr().getMapping())
+        ops.push_back(op);
+    });
     for (SdpaOp op : ops)
       if (failed(convert(op)))
         return signalPassFailure();

@@ -113,7 +113,7 @@ public:
     size_t count = 0;
     for (size_t i = 0; i < metadata.kernels.size(); ++i) {
       const Kernel &k = metadata.kernels[i];
-      if (k.onlyWhenSplit && splits == 1)
+      if (!k.runs(splits))
         continue;
       Launch &l = launches[count];
       l.kernel = i;

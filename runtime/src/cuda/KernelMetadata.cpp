@@ -414,6 +414,14 @@ bool isLaunchTensor(const std::string &name) {
   return false;
 }
 
+/// Whether some kernel runs at split count `splits`.
+bool anyKernelRuns(const std::vector<Kernel> &kernels, int64_t splits) {
+  for (const Kernel &k : kernels)
+    if (k.runs(splits))
+      return true;
+  return false;
+}
+
 int findWorkspace(const KernelMetadata &m, const std::string &name) {
   for (size_t i = 0; i < m.workspaces.size(); ++i)
     if (m.workspaces[i].name == name)
@@ -719,7 +727,10 @@ bool parseKernel(const Json &obj, const std::string &path,
 
 void writeKernel(std::ostream &os, const Kernel &k) {
   os << "    {\n      \"entry\": " << quote(k.entry) << ",\n      \"when\": \""
-     << (k.onlyWhenSplit ? "split" : "always") << "\",\n      \"grid\": [";
+     << (k.when == Kernel::When::Split     ? "split"
+         : k.when == Kernel::When::Unsplit ? "unsplit"
+                                            : "always")
+     << "\",\n      \"grid\": [";
   for (int i = 0; i < 3; ++i) {
     os << (i ? ", " : "") << "{\"of\": \"" << extentName(k.grid[i].of)
        << "\", \"ceildiv\": " << k.grid[i].ceildiv << ", \"times\": ";
@@ -883,8 +894,10 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
               " entries; expected 1 to 4";
       return false;
     }
-    const std::pair<const char *, bool> kWhen[] = {{"always", false},
-                                                   {"split", true}};
+    const std::pair<const char *, Kernel::When> kWhen[] = {
+        {"always", Kernel::When::Always},
+        {"split", Kernel::When::Split},
+        {"unsplit", Kernel::When::Unsplit}};
     for (size_t i = 0; i < kernels->items.size(); ++i) {
       const Json &kj = kernels->items[i];
       std::string path = "kernels[" + std::to_string(i) + "]";
@@ -894,18 +907,30 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
       }
       Kernel k;
       Fields f(kj, path + ": ", error);
-      if (f.has("when") && !f.name("when", kWhen, k.onlyWhenSplit))
+      if (f.has("when") && !f.name("when", kWhen, k.when))
         return false;
-      // The first kernel produces the result (or the partials the others
-      // merge): it runs whatever the split count.
-      if (i == 0 && k.onlyWhenSplit) {
-        error = "metadata: " + path +
-                ": 'when' is 'split'; the first kernel must be 'always'";
-        return false;
-      }
       if (!parseKernel(kj, path, m, k, error))
         return false;
+      if (k.when != Kernel::When::Always && m.kvSplits.max == 0) {
+        error = "metadata: " + path + ": 'when' is '" +
+                (k.when == Kernel::When::Split ? "split" : "unsplit") +
+                "', but the metadata has no 'kv_splits' (the split count "
+                "is always 1)";
+        return false;
+      }
       m.kernels.push_back(std::move(k));
+    }
+    // Whatever the launch's split count, something computes the result.
+    for (int64_t splits : {int64_t(1), int64_t(2)}) {
+      if (splits > 1 && m.kvSplits.max == 0)
+        continue;
+      bool any = anyKernelRuns(m.kernels, splits);
+      if (!any) {
+        error = std::string("metadata: no kernel runs when the split count ") +
+                (splits == 1 ? "is 1" : "is above 1") +
+                " ('when' of every kernel excludes it)";
+        return false;
+      }
     }
   }
 

@@ -598,7 +598,42 @@ func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 16, warps =
 
 // -----
 
-// expected-error @+1 {{#attn.mma_sync needs warps >= 1, row_tiles >= 1, stages >= 2, shared_bytes >= 0 and max_registers >= 0}}
-func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 1, shared_bytes = 0>} {
+// expected-error @+1 {{#attn.mma_sync needs warps 1, 2, 4 or 8, row_tiles 1 or 2, stages in [2, 4], shared_bytes a positive multiple of 16 and max_registers in [0, 255]}}
+func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 1, shared_bytes = 4096>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.mma_sync needs warps 1, 2, 4 or 8, row_tiles 1 or 2, stages in [2, 4], shared_bytes a positive multiple of 16 and max_registers in [0, 255]}}
+func.func @f() attributes {t = #attn.mma_sync<warps = 3, row_tiles = 1, stages = 2, shared_bytes = 4096>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.mma_sync needs warps 1, 2, 4 or 8, row_tiles 1 or 2, stages in [2, 4], shared_bytes a positive multiple of 16 and max_registers in [0, 255]}}
+func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 3, stages = 2, shared_bytes = 4096>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.mma_sync needs warps 1, 2, 4 or 8, row_tiles 1 or 2, stages in [2, 4], shared_bytes a positive multiple of 16 and max_registers in [0, 255]}}
+func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 2, shared_bytes = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.mma_sync needs warps 1, 2, 4 or 8, row_tiles 1 or 2, stages in [2, 4], shared_bytes a positive multiple of 16 and max_registers in [0, 255]}}
+func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 2, shared_bytes = 4100>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.mma_sync needs warps 1, 2, 4 or 8, row_tiles 1 or 2, stages in [2, 4], shared_bytes a positive multiple of 16 and max_registers in [0, 255]}}
+func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 2, shared_bytes = 4096, max_registers = 256>} {
   return
 }

@@ -13,11 +13,13 @@
 // RUN: %ptxas -v -arch=sm_80 %t/k80.ptx -o %t/k80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
 // CHECK: .extern .shared .align 16 .b8 __attn_tc_dynamic_smem[];
-// split-KV by default (the pair in one module), one kernel with
-// --kv-splits=1
+// split-KV by default: the unsplit kernel (what a launch with one chunk
+// runs) and the split pair, in one module; one kernel with --kv-splits=1
+// SPLIT-DAG: .visible .entry attn_kernel(
 // SPLIT-DAG: .visible .entry attn_kernel_split_kv_merge(
 // SPLIT-DAG: .visible .entry attn_kernel_split_kv(
-// ONE: .visible .entry attn_kernel_kernel(
+// ONE: .visible .entry attn_kernel(
+// ONE-NOT: .entry
 // K/V tiles (and Q) reach shared memory by cp.async, 16 bytes at a time
 // with a source size (0 zero-fills rows past the end), in commit groups
 // CHECK-DAG: cp.async.cg.shared.global [{{.*}}], [{{.*}}], 16, %r{{[0-9]+}};
@@ -34,22 +36,36 @@
 // META: "align_bytes": 16
 // META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64}
 // META: {"name": "partial_out", "shape": ["B", "Hq", "splits", "Sq", 128], "element_bytes": 4}
-// META: "entry": "attn_kernel_split_kv",
-// META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}]
-// META: "block": [128, 1, 1]
+// META: "entry": "attn_kernel",
+// META-NEXT: "when": "unsplit",
+// META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}]
+// META-NEXT: "block": [128, 1, 1]
 // two stages of K and V, 64 x 128 f16 each
-// META: "shared_bytes": 65536
-// META: {"field": "data", "tensor": "lse", "type": "ptr"}
-// the merge writes out and lse: a row per workgroup at Dv = 128
+// META-NEXT: "shared_bytes": 65536
+// the unsplit kernel writes out and lse itself
+// META-DAG: {"field": "data", "tensor": "out", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "lse", "type": "ptr"}
+// META: "entry": "attn_kernel_split_kv",
+// META-NEXT: "when": "split",
+// META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}]
+// META-NEXT: "block": [128, 1, 1]
+// META-NEXT: "shared_bytes": 65536
+// the partial kernel writes the workspaces only
+// META-NOT: "tensor": "out"
+// META-NOT: "tensor": "lse"
+// META: {"field": "data", "tensor": "partial_out", "type": "ptr"}
+// META-NOT: "tensor": "out"
+// META-NOT: "tensor": "lse"
 // META: "entry": "attn_kernel_split_kv_merge",
+// the merge writes out and lse: a row per workgroup
 // META-NEXT: "when": "split",
 // META-NEXT: "grid": [{"of": "Sq", "ceildiv": 1, "times": 1}
-// META: {"field": "data", "tensor": "lse", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "out", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "lse", "type": "ptr"}
 
-// Every kernel of the module (the split-KV pair: merge and partial):
+// Every kernel of the module (unsplit, partial and merge):
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // PTXAS: 0 bytes spill stores, 0 bytes spill loads
-// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 
 func.func @attention(%q: tensor<2x8x200x128xf16>, %k: tensor<2x2x300x128xf16>,

@@ -463,7 +463,7 @@ KernelMetadata splitMetadata() {
   addDescriptor(first.params, "partial_lse", 4);
   Kernel merge;
   merge.entry = "attn_kernel_0";
-  merge.onlyWhenSplit = true;
+  merge.when = Kernel::When::Split;
   merge.grid[0] = {Extent::Sq, 64, 1};
   merge.grid[1] = {Extent::Hq, 1, 1};
   merge.grid[2] = {Extent::B, 1, 1};
@@ -500,7 +500,7 @@ void expectSameKernels(const KernelMetadata &x, const KernelMetadata &y) {
     const Kernel &a = x.kernels[k], &b = y.kernels[k];
     SCOPED_TRACE("kernel " + std::to_string(k));
     EXPECT_EQ(a.entry, b.entry);
-    EXPECT_EQ(a.onlyWhenSplit, b.onlyWhenSplit);
+    EXPECT_EQ(a.when, b.when);
     for (int i = 0; i < 3; ++i) {
       EXPECT_EQ(a.grid[i].of, b.grid[i].of);
       EXPECT_EQ(a.grid[i].ceildiv, b.grid[i].ceildiv);
@@ -630,8 +630,8 @@ TEST(CudaMetadata, RoundTripsSplitKernels) {
   expectSameWorkspaces(back, m);
   expectSameKernels(back, m);
   ASSERT_EQ(back.kernels.size(), 2u);
-  EXPECT_FALSE(back.kernels[0].onlyWhenSplit);
-  EXPECT_TRUE(back.kernels[1].onlyWhenSplit);
+  EXPECT_EQ(back.kernels[0].when, Kernel::When::Always);
+  EXPECT_EQ(back.kernels[1].when, Kernel::When::Split);
   EXPECT_TRUE(back.kernels[0].grid[1].timesSplits);
   EXPECT_EQ(back.workspaces[0].shape[2].kind, WorkspaceDim::Kind::Splits);
   EXPECT_EQ(back.workspaces[0].shape[4].kind, WorkspaceDim::Kind::Constant);
@@ -640,13 +640,55 @@ TEST(CudaMetadata, RoundTripsSplitKernels) {
   EXPECT_EQ(writeMetadata(back), text);
 }
 
+// Alternatives of one launch: a kernel for a split count of 1 (writing the
+// result itself), the partial and merge kernels for more.
+TEST(CudaMetadata, UnsplitAndSplitAlternatives) {
+  KernelMetadata m = splitMetadata();
+  Kernel unsplit = m.kernels[0];
+  unsplit.entry = "attn_kernel";
+  unsplit.when = Kernel::When::Unsplit;
+  unsplit.grid[1].timesSplits = false;
+  unsplit.params.clear();
+  addDescriptor(unsplit.params, "q", 4);
+  addDescriptor(unsplit.params, "out", 4);
+  m.kernels[0].when = Kernel::When::Split;
+  m.kernels.insert(m.kernels.begin(), unsplit);
+  EXPECT_TRUE(m.kernels[0].runs(1));
+  EXPECT_FALSE(m.kernels[0].runs(2));
+  EXPECT_FALSE(m.kernels[1].runs(1));
+  EXPECT_TRUE(m.kernels[1].runs(3));
+  EXPECT_TRUE(m.kernels[2].runs(2));
+  std::string text = writeMetadata(m);
+  EXPECT_NE(text.find("\"when\": \"unsplit\""), std::string::npos) << text;
+  KernelMetadata back;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(text, back, error)) << error;
+  expectSameKernels(back, m);
+  EXPECT_EQ(writeMetadata(back), text);
+  // Without a kernel for a count above 1, it is refused.
+  text = replace(text, "\"when\": \"split\"", "\"when\": \"unsplit\"");
+  text = replace(text, "\"when\": \"split\"", "\"when\": \"unsplit\"");
+  EXPECT_FALSE(parseMetadata(text, back, error));
+  EXPECT_NE(error.find("no kernel runs when the split count is above 1"),
+            std::string::npos)
+      << error;
+  // Nor may a kernel depend on the count without kv_splits.
+  KernelMetadata one = sampleMetadata();
+  one.kernels[0].when = Kernel::When::Unsplit;
+  EXPECT_FALSE(parseMetadata(writeMetadata(one), back, error));
+  EXPECT_NE(error.find("'when' is 'unsplit', but the metadata has no "
+                       "'kv_splits'"),
+            std::string::npos)
+      << error;
+}
+
 TEST(CudaMetadata, WhenDefaultsToAlways) {
   std::string text = replace(writeMetadata(splitMetadata()),
                              "\"when\": \"always\",", "");
   KernelMetadata m;
   std::string error;
   ASSERT_TRUE(parseMetadata(text, m, error)) << error;
-  EXPECT_FALSE(m.kernels[0].onlyWhenSplit);
+  EXPECT_EQ(m.kernels[0].when, Kernel::When::Always);
   // So is the workspace list empty when absent.
   text = replace(writeMetadata(sampleMetadata()), "\"workspace\": [],", "");
   ASSERT_TRUE(parseMetadata(text, m, error)) << error;
@@ -665,7 +707,7 @@ TEST(CudaMetadata, ReadsVersion1) {
   ASSERT_EQ(m.kernels.size(), 1u);
   const Kernel &k = m.kernels[0];
   EXPECT_EQ(k.entry, "attn_kernel_kernel");
-  EXPECT_FALSE(k.onlyWhenSplit);
+  EXPECT_EQ(k.when, Kernel::When::Always);
   EXPECT_EQ(k.grid[0].of, Extent::Sq);
   EXPECT_EQ(k.grid[0].ceildiv, 128);
   EXPECT_EQ(k.grid[2].times, 2);
@@ -804,12 +846,13 @@ TEST(CudaMetadata, RejectsBadSplitFields) {
       // when
       {"\"when\": \"split\"", "\"when\": \"sometimes\"",
        "metadata: kernels[1]: 'when' is 'sometimes'; expected one of always, "
-       "split"},
+       "split, unsplit"},
       {"\"when\": \"split\"", "\"when\": 1",
        "metadata: kernels[1]: 'when' must be a string"},
       {"\"when\": \"always\"", "\"when\": \"split\"",
-       "metadata: kernels[0]: 'when' is 'split'; the first kernel must be "
-       "'always'"},
+       "metadata: no kernel runs when the split count is 1 ('when' of every "
+       "kernel excludes it)"},
+
       // times
       {"\"times\": \"splits\"", "\"times\": \"split\"",
        "metadata: kernels[0].grid[1]: 'times' is 'split'; expected a positive "

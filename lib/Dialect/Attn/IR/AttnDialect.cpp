@@ -173,10 +173,13 @@ Attribute MmaSyncAttr::parse(AsmParser &parser, Type) {
   };
   if (parseKeyValues(parser, value))
     return {};
-  if (warps < 1 || rowTiles < 1 || stages < 2 || shared < 0 || regs < 0) {
-    parser.emitError(loc) << "#attn.mma_sync needs warps >= 1, row_tiles >= "
-                             "1, stages >= 2, shared_bytes >= 0 and "
-                             "max_registers >= 0";
+  if (!llvm::is_contained({1, 2, 4, 8}, warps) || rowTiles < 1 ||
+      rowTiles > 2 || stages < 2 || stages > 4 || shared <= 0 ||
+      shared % 16 != 0 || regs < 0 || regs > 255) {
+    parser.emitError(loc) << "#attn.mma_sync needs warps 1, 2, 4 or 8, "
+                             "row_tiles 1 or 2, stages in [2, 4], "
+                             "shared_bytes a positive multiple of 16 and "
+                             "max_registers in [0, 255]";
     return {};
   }
   return get(parser.getContext(), warps, rowTiles, stages, qFromSmem, shared,

@@ -371,9 +371,11 @@ Value unpackRows(OpBuilder &b, Location loc, Value t, RankedTensorType to,
   SmallVector<int64_t> expShape{ty.getDimSize(0), ty.getDimSize(1),
                                 g.value_or(ShapedType::kDynamic),
                                 to.getDimSize(2)};
-  SmallVector<OpFoldResult> expSizes{tensor::getMixedSize(b, loc, t, 0),
-                                     tensor::getMixedSize(b, loc, t, 1),
-                                     info.group, info.sq};
+  // Sizes from the sdpa, not from `t`: a tensor.dim of the tiled result
+  // would be a second use of it (targets find the result's destination
+  // through its single use).
+  SmallVector<OpFoldResult> expSizes{info.batch, info.hkv, info.group,
+                                     info.sq};
   SmallVector<ReassociationIndices> expMap{{0}, {1}, {2, 3}};
   for (int64_t i = 3; i < rank; ++i) {
     expShape.push_back(ty.getDimSize(i));
@@ -604,6 +606,8 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
         rewriter, loc, ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks},
         finalOuts, std::nullopt);
     forall->setAttr(kTilingAttrName, taken);
+    if (auto when = op->getAttr(kLaunchWhenAttrName))
+      forall->setAttr(kLaunchWhenAttrName, when);
     rewriter.setInsertionPointToStart(forall.getBody());
     Tile t = tileAt(forall.getInductionVars());
     OpFoldResult nVisit = tiler.visitedBlocks(loc, t.i0, t.rows);
@@ -666,6 +670,8 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
       ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks, nFold}, partOuts,
       std::nullopt);
   partial->setAttr(kTilingAttrName, taken);
+  if (auto when = op->getAttr(kLaunchWhenAttrName))
+    partial->setAttr(kLaunchWhenAttrName, when);
   {
     OpBuilder::InsertionGuard g(rewriter);
     rewriter.setInsertionPointToStart(partial.getBody());
@@ -707,6 +713,8 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
       rewriter, loc, ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks},
       finalOuts, std::nullopt);
   merge->setAttr(kTilingAttrName, taken);
+  if (auto when = op->getAttr(kLaunchWhenAttrName))
+    merge->setAttr(kLaunchWhenAttrName, when);
   rewriter.setInsertionPointToStart(merge.getBody());
   IndexMath mm{rewriter, loc};
   auto ivs = merge.getInductionVars();

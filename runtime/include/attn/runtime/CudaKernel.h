@@ -85,9 +85,14 @@ struct Kernel {
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0; // dynamic shared memory per block
   std::vector<Param> params;
-  /// Launched only when the launch's split count is > 1 (the merge of
-  /// split-KV partial results); otherwise always launched.
-  bool onlyWhenSplit = false;
+  /// When it runs: always, or (alternatives of one launch) only when the
+  /// launch's split count is > 1 (the split-KV partial and merge kernels)
+  /// or only when it is 1 (the kernel that writes the result itself).
+  enum class When { Always, Split, Unsplit };
+  When when = When::Always;
+  bool runs(int64_t splits) const {
+    return when == When::Always || (when == When::Split) == (splits > 1);
+  }
 };
 
 /// Split-KV geometry: the first kernel's workgroups have blockQ rows and
@@ -114,8 +119,9 @@ struct KernelMetadata {
   /// Allocated (all in one stream-ordered allocation) only for launches
   /// whose split count is > 1; with one split their pointers are 0.
   std::vector<Workspace> workspaces;
-  /// 1..4 kernels launched in order on the caller's stream; the first is
-  /// never onlyWhenSplit.
+  /// 1..4 kernels launched in order on the caller's stream (those whose
+  /// `when` holds for the launch's split count); for every count some
+  /// kernel runs.
   std::vector<Kernel> kernels;
   attn_spec spec{};
 };

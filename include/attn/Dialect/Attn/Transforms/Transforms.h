@@ -15,6 +15,15 @@ class TilingAttr;
 /// scf.forall it creates the #attn.tiling it applied.
 constexpr llvm::StringLiteral kTilingAttrName = "attn.tiling";
 
+/// One attention compiled to alternatives chosen at each launch: the
+/// discardable attribute (a string) on an attn.sdpa, which attn-tile-sdpa
+/// copies onto its foralls and the GPU targets into their kernels' launch
+/// information, saying when the alternative runs: "unsplit" (the launch's
+/// split-KV count is 1) or "split" (it is more); absent: always.
+constexpr llvm::StringLiteral kLaunchWhenAttrName = "attn.launch_when";
+constexpr llvm::StringLiteral kLaunchUnsplit = "unsplit";
+constexpr llvm::StringLiteral kLaunchSplit = "split";
+
 /// Tile sizes for tileSdpa; kvSplits: 1 = off, 0 = automatic.
 struct SdpaTilingOptions {
   int64_t blockQ = 64;
