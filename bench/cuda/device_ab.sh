@@ -21,7 +21,7 @@
 # (default tc_), SIZES (default 512,...,16384), BACKENDS (default flash;
 # flash,cudnn,efficient adds PyTorch's other two, once per shape).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 ART=${ARTIFACTS:-.carry/cuda}
 OUT=${OUT:-bench-out}
 mkdir -p "$OUT"

@@ -35,7 +35,7 @@
 # check failed (vk_bench.py's list); 2 when the set-up failed (no loader,
 # missing libraries, no device).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 T0=$(date +%s)
 CARRY=${CARRY:-.carry/vulkan}
 OUT=${OUT:-bench-out}

@@ -128,7 +128,7 @@ m=$(LD_LIBRARY_PATH="$A/lib:$D/lib/deps:$D/lib/stubs" ldd "$A/bin/attn-run" "$A/
 
 # The CUDA comparison's kernels, built by the same compiler.
 CUDA_ALL="$STAGE/cuda-all"
-ATTN_BUILD_DIR="$BUILD" ATTN_AB_BUILD= ATTN_AB_TAG= \
+ATTN_BUILD_DIR="$BUILD" ATTN_AB_BUILD='' ATTN_AB_TAG='' \
   bench/cuda/make_artifacts.sh "$CUDA_ALL" > "$STAGE/cuda.log" 2>&1 \
   || { cat "$STAGE/cuda.log" >&2; echo "make_carry.sh: make_artifacts.sh failed" >&2; exit 1; }
 for dt in f16 bf16; do
