@@ -5,7 +5,9 @@
 #
 #   1. the Vulkan loader: where `ldconfig -p` lists no libvulkan.so.1, the
 #      loader debs ($CARRY/debs/lib*.deb, Debian's libvulkan1 and glvnd)
-#      are unpacked into / (as the device notes say), then ldconfig;
+#      are unpacked into / (as the device notes say), then ldconfig (where
+#      the loader is there but the probe below finds no driver, glvnd
+#      alone is unpacked and the probe retried);
 #   2. the JIT (attn.tar.xz: attn-run, libattn.so, vk-info, the CUDA
 #      tensor-core artifacts; deps.tar.xz: the libraries they need that
 #      the machine may lack, vulkaninfo) is unpacked into $VK_ROOT (default
@@ -48,17 +50,23 @@ die() { echo "device_run.sh: FAILED: $*" | tee -a "$OUT/run.log"; exit 2; }
 say() { echo "$*" | tee -a "$OUT/run.log"; }
 
 # 1. the loader
+# unpack_debs PATTERN: Debian's debs matching it into / (root only).
+UNPACKED=""
+unpack_debs() {
+  [ "$(id -u)" = 0 ] || die "cannot unpack $CARRY/debs into / without root"
+  ls "$CARRY"/debs/$1 >/dev/null 2>&1 || die "no $1 in $CARRY/debs"
+  for f in "$CARRY"/debs/$1; do
+    dpkg -x "$f" / || die "dpkg -x $f /"
+    UNPACKED="$UNPACKED $(basename "$f")"
+  done
+  ldconfig
+}
 if ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
   say "vulkan loader: $(ldconfig -p | grep -m1 'libvulkan\.so\.1 ')"
 else
-  [ "$(id -u)" = 0 ] || die "no Vulkan loader here, and not root to unpack $CARRY/debs into /"
-  ls "$CARRY"/debs/lib*.deb >/dev/null 2>&1 || die "no loader debs in $CARRY/debs"
-  for f in "$CARRY"/debs/lib*.deb; do
-    dpkg -x "$f" / || die "dpkg -x $f /"
-  done
-  ldconfig
+  unpack_debs 'lib*.deb'
   ldconfig -p | grep -q 'libvulkan\.so\.1 ' || die "still no libvulkan.so.1 after unpacking the debs"
-  say "vulkan loader: unpacked $(ls "$CARRY"/debs/lib*.deb | xargs -n1 basename | tr '\n' ' ')"
+  say "vulkan loader: unpacked$UNPACKED"
 fi
 
 # 2. the JIT
@@ -95,8 +103,17 @@ for extra in "$ROOT/lib/deps" "$ROOT/lib/fallback"; do
 done
 if m=$(missing "$LDP"); then die "libraries missing for attn-run: $m"; fi
 
-# 3. the driver
+# 3. the driver: as found; else with glvnd from the debs (NVIDIA's ICD
+# library needs libGLdispatch) where they were not unpacked yet; else with
+# VK_DRIVER_FILES at NVIDIA's ICD file.
 probe() { LD_LIBRARY_PATH=$LDP "$ROOT/bin/attn-run" --target=vulkan --probe; }
+if ! out=$(probe 2>&1); then
+  say "probe: $out"
+  if [ -z "$UNPACKED" ]; then
+    unpack_debs 'lib[!v]*.deb'
+    say "unpacked$UNPACKED (glvnd), retrying"
+  fi
+fi
 if ! out=$(probe 2>&1); then
   say "probe: $out"
   icd=""
