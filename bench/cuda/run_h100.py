@@ -20,7 +20,20 @@ libattn_runtime.so and the artifacts that bench/cuda/make_artifacts.sh wrote
    and back to back, with the host time per call (attn through ctypes,
    attn_launch alone on prebuilt arguments, PyTorch's flash).
 
-Writes results.json/.csv/.md, decode.csv and a chart (PNG) under --out.
+A/B of two compilers: an artifact named <kernel>_x_<tag> (make_artifacts.sh
+with ATTN_AB_BUILD and ATTN_AB_TAG: the same spec built by another
+compiler) is checked like any other and timed together with <kernel>: in
+each round the new kernel (<kernel>), every twin and flash are timed one
+after the other, the order rotated by one each round, so that both
+compilers' kernels see the same clocks. ab.csv / ab.md give per cell
+new/old = the median over the rounds of old_ms / new_ms (above 1: the new
+compiler is faster) and a summary against the gate (median >= --ab-median,
+no cell below --ab-min) over the prefill cells and the decode cells (back
+to back). Exit status: 0; 1 when a check failed; 4 when the A/B gate
+failed (checks all passed).
+
+Writes results.json/.csv/.md, decode.csv and a chart (PNG) under --out,
+and ab.csv / ab.md when twins were timed.
 """
 import argparse
 import ctypes
@@ -61,6 +74,17 @@ ap.add_argument("--rounds", type=int, default=3,
                 help="prefill: alternating attn / flash measurements per row")
 ap.add_argument("--budget-s", type=float, default=420.0,
                 help="stop timing new configs after this many seconds")
+ap.add_argument("--no-twins", action="store_true",
+                help="leave out the A/B twins <kernel>_x_<tag> (the sanitizer "
+                     "runs: they check this compiler's kernels)")
+ap.add_argument("--backends", default="flash,cudnn,efficient",
+                help="PyTorch SDPA backends timed in the prefill rows: flash "
+                     "alternates with attn per round, cudnn and efficient once "
+                     "per shape ('flash' alone saves time in A/B runs)")
+ap.add_argument("--ab-median", type=float, default=1.00,
+                help="A/B gate: the median new/old over the cells at least this")
+ap.add_argument("--ab-min", type=float, default=0.97,
+                help="A/B gate: no cell's new/old below this")
 ap.add_argument("--profile-decode", type=int, default=0, metavar="SKV",
                 help="like --profile, at the decode shape B = 1, Hq = 32, "
                      "Hkv = 8, Sq = 1, Skv = SKV (flash only)")
@@ -70,6 +94,9 @@ ap.add_argument("--profile", type=int, default=0, metavar="S",
                      "shape of sequence length S inside cudaProfilerStart/Stop "
                      "(for ncu --profile-from-start off), then exit")
 args = ap.parse_args()
+for b in args.backends.split(","):
+    if b and b not in ("flash", "cudnn", "efficient"):
+        ap.error(f"--backends: unknown backend '{b}'")
 os.makedirs(args.out, exist_ok=True)
 T0 = time.time()
 
@@ -99,6 +126,16 @@ except AttributeError:
 class Kernel:
     def __init__(self, meta_path):
         self.name = os.path.basename(meta_path)[:-5]
+        # A/B: set on <kernel>_x_<tag> when <kernel> is among the kernels.
+        self.twin_of, self.tag = None, None
+        # The compiled code's bytes (the PTX or cubin the metadata names),
+        # to tell an A/B pair whose two compilers emitted the same kernel.
+        self.binary = b""
+        with open(meta_path) as f:
+            binary = json.load(f).get("binary")
+        if binary:
+            with open(os.path.join(os.path.dirname(meta_path), binary), "rb") as f:
+                self.binary = f.read()
         self.spec = A.AttnSpec()
         A.check(lib, lib.attn_cuda_load_artifact(meta_path.encode(),
                                                  ctypes.byref(self.spec)),
@@ -341,9 +378,22 @@ def flops(B, H, Sq, Skv, D, causal):
     return f / 2 if causal and Sq == Skv else f
 
 
-kernels = [Kernel(p) for p in sorted(glob.glob(os.path.join(args.artifacts, "*.json")))]
+TWIN = "_x_"  # <kernel>_x_<tag>: <kernel>'s spec built by another compiler
+paths = sorted(glob.glob(os.path.join(args.artifacts, "*.json")))
 if args.only:
-    kernels = [k for k in kernels if any(w in k.name for w in args.only.split(","))]
+    paths = [p for p in paths
+             if any(w in os.path.basename(p)[:-5] for w in args.only.split(","))]
+if args.no_twins:
+    paths = [p for p in paths if TWIN not in os.path.basename(p)]
+# Each artifact is loaded and compiled before the next one is loaded: the
+# runtime keys loaded artifacts by spec, and a twin has its kernel's spec.
+kernels = [Kernel(p) for p in paths]
+by_name = {k.name: k for k in kernels}
+twins = {}  # kernel name -> its twins, in name order
+for k in kernels:
+    if TWIN in k.name and k.name.split(TWIN, 1)[0] in by_name:
+        k.twin_of, k.tag = k.name.split(TWIN, 1)
+        twins.setdefault(k.twin_of, []).append(k)
 print("device:", torch.cuda.get_device_name(0), "torch", torch.__version__,
       "kernels:", [k.name for k in kernels], flush=True)
 
@@ -435,117 +485,227 @@ for kern in kernels:
 n_ok = sum(1 for c in checks if c["ok"])
 print(f"correctness: {n_ok} ok, {len(checks) - n_ok} failed", flush=True)
 
+def rotated(seq, r):
+    """seq started at its (r mod len)-th element: the order of round r, so
+    that no implementation is always timed first or right after another."""
+    r %= len(seq)
+    return seq[r:] + seq[:r]
+
+
+def passed(kern):
+    return any(c["kernel"] == kern.name and c["ok"] for c in checks)
+
+
+def prefill_cell(kern, S):
+    """Whether kern at length S is a prefill timing cell (checks and budget
+    aside)."""
+    if (kern.mask != A.ATTN_MASK_NONE or kern.lse
+            or kern.seq_q is not None or kern.kv_splits != 0):
+        return False  # checked above; timed without mask, lse, forced splits
+    if kern.dropout and S not in (4096, 16384):
+        return False  # dropout: two lengths, next to PyTorch's own dropout
+    return True
+
+
+def decode_cell(kern):
+    """Whether kern has decode timing cells (checks and budget aside)."""
+    return not (kern.D != 128 or kern.causal or kern.mask != A.ATTN_MASK_NONE
+                or kern.lse or kern.dropout or kern.kv_splits != 0
+                or not kern.name.startswith("tc"))
+
+
+DECODE_SHAPES = ((1, 4096), (1, 32768), (1, 131072), (16, 4096))
+SIZES = [int(x) for x in args.sizes.split(",")]
+BACKENDS = [b for b in args.backends.split(",") if b]
+# Twins are timed with their kernel (below), not as rows of their own.
+primaries = [k for k in kernels if k.twin_of is None]
+ab = []  # one row per (kernel, twin, cell): new/old
+
+
+def ab_row(kind, kern, tw, new_ms, old_ms, **cell):
+    """new/old for one cell from the rounds' times of the kernel (new) and
+    its twin (old): the median over the rounds of old_ms / new_ms, each
+    round's pair timed back to back."""
+    pairs = [o / n for n, o in zip(new_ms, old_ms) if n > 0]
+    r = dict(kind=kind, kernel=kern.name, tag=tw.tag,
+             dtype=str(kern.dtype).split(".")[1], D=kern.D,
+             causal=kern.causal, dropout=kern.dropout, **cell,
+             rounds=len(pairs), same_binary=kern.binary == tw.binary)
+    if pairs:
+        r.update(new_ms=statistics.median(new_ms),
+                 old_ms=statistics.median(old_ms),
+                 ratio=statistics.median(pairs), ratio_lo=min(pairs),
+                 ratio_hi=max(pairs))
+    return r
+
+
 timings, decode = [], []
 if not args.quick:
     # 2. prefill timing, 16k tokens, hidden 2048
-    backends = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
+    backends = {"cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    backends = {n: be for n, be in backends.items() if n in BACKENDS}
     torch_cache = {}  # cuDNN, efficient: once per (S, D, causal, dtype, p)
-    for S in [int(x) for x in args.sizes.split(",")]:
-        for kern in kernels:
+    for S in SIZES:
+        for kern in primaries:
             if time.time() - T0 > args.budget_s:
                 break
+            if not (prefill_cell(kern, S) and passed(kern)):
+                continue
             D = kern.D
             H, B = 2048 // D, 16384 // S
-            if (kern.mask != A.ATTN_MASK_NONE or kern.lse
-                    or kern.seq_q is not None or kern.kv_splits != 0):
-                continue  # checked above; timed without mask, lse, forced splits
-            if kern.dropout and S not in (4096, 16384):
-                continue  # dropout: two lengths, next to PyTorch's own dropout
-            if not next((c for c in checks if c["kernel"] == kern.name and c["ok"]), None):
-                continue
+            tws = [t for t in twins.get(kern.name, []) if passed(t)]
             torch.manual_seed(S)
             q, k, v = (make(B, H, S, D, kern.dtype) for _ in range(3))
             out = torch.empty_like(q)
-            row = dict(kernel=kern.name, dtype=str(kern.dtype).split(".")[1], D=D,
-                       causal=kern.causal, S=S, B=B, H=H, dropout=kern.dropout)
             fl = flops(B, H, S, S, D, kern.causal)
 
             def flash_fn():
                 with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                     F.scaled_dot_product_attention(
                         q, k, v, is_causal=kern.causal, dropout_p=kern.dropout)
-            # attn and flash alternate: each round times both, back to back.
-            attn_ms, flash_ms, budget = [], [], 600.0 / max(1, args.rounds)
-            for _ in range(max(1, args.rounds)):
-                if "attn_error" not in row:
-                    try:
-                        attn_ms.append(time_fn(
-                            lambda: kern.launch(q, k, v, out, seed=12345), budget))
-                    except Exception as ex:
-                        row["attn_error"] = str(ex)
-                if "flash_error" not in row:
-                    try:
-                        flash_ms.append(time_fn(flash_fn, budget))
-                    except RuntimeError as ex:
-                        row["flash_error"] = str(ex)[:200]
-            if attn_ms and "attn_error" not in row:
-                ms = statistics.median(attn_ms)
-                row["attn_ms"], row["attn_tflops"] = ms, fl / ms / 1e9
+            # attn (and its twins) and flash alternate: each round times
+            # each once, back to back, in an order rotated per round.
+            ms = {x.name: [] for x in [kern] + tws}
+            errors = {}
+            flash_ms, flash_error = [], None
+            order = [kern] + tws + (["flash"] if "flash" in BACKENDS else [])
+            budget = 600.0 / max(1, args.rounds)
+            for r in range(max(1, args.rounds)):
+                for x in rotated(order, r):
+                    if x == "flash":
+                        if flash_error is None:
+                            try:
+                                flash_ms.append(time_fn(flash_fn, budget))
+                            except RuntimeError as ex:
+                                flash_error = str(ex)[:200]
+                    elif x.name not in errors:
+                        try:
+                            ms[x.name].append(time_fn(
+                                lambda x=x: x.launch(q, k, v, out, seed=12345),
+                                budget))
+                        except Exception as ex:
+                            errors[x.name] = str(ex)
             key = (S, D, kern.causal, kern.dtype, kern.dropout)
             if key not in torch_cache:
                 torch_cache[key] = {}
                 for name, be in backends.items():
-                    if name == "flash":
-                        continue  # per row, above
                     try:
                         with sdpa_kernel(be):
-                            ms = time_fn(lambda: F.scaled_dot_product_attention(
+                            t = time_fn(lambda: F.scaled_dot_product_attention(
                                 q, k, v, is_causal=kern.causal,
                                 dropout_p=kern.dropout))
-                        torch_cache[key][name + "_ms"] = ms
-                        torch_cache[key][name + "_tflops"] = fl / ms / 1e9
+                        torch_cache[key][name + "_ms"] = t
+                        torch_cache[key][name + "_tflops"] = fl / t / 1e9
                     except RuntimeError:
                         pass
-            row.update(torch_cache[key])
-            if flash_ms and "flash_error" not in row:
-                ms = statistics.median(flash_ms)
-                row["flash_ms"], row["flash_tflops"] = ms, fl / ms / 1e9
-            timings.append(row)
-            print("time", json.dumps(row), flush=True)
+            for x in [kern] + tws:
+                row = dict(kernel=x.name, dtype=str(kern.dtype).split(".")[1],
+                           D=D, causal=kern.causal, S=S, B=B, H=H,
+                           dropout=kern.dropout)
+                if x.name in errors:
+                    row["attn_error"] = errors[x.name]
+                elif ms[x.name]:
+                    t = statistics.median(ms[x.name])
+                    row["attn_ms"], row["attn_tflops"] = t, fl / t / 1e9
+                row.update(torch_cache[key])
+                if flash_error is not None:
+                    row["flash_error"] = flash_error
+                elif flash_ms:
+                    t = statistics.median(flash_ms)
+                    row["flash_ms"], row["flash_tflops"] = t, fl / t / 1e9
+                timings.append(row)
+                print("time", json.dumps(row), flush=True)
+            for tw in tws:
+                if kern.name in errors or tw.name in errors:
+                    ab.append(ab_row("prefill", kern, tw, [], [], S=S,
+                                     error=errors.get(kern.name) or errors[tw.name]))
+                else:
+                    ab.append(ab_row("prefill", kern, tw, ms[kern.name],
+                                     ms[tw.name], S=S, B=B, H=H,
+                                     tflop=fl / 1e12))
+                print("ab", json.dumps(ab[-1]), flush=True)
 
     # 3. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second; the
     # tensor-core kernels, split at launch (the decode artifacts also with
-    # the one-query geometry).
-    for kern in ([] if args.no_decode else kernels):
-        if (kern.D != 128 or kern.causal or kern.mask != A.ATTN_MASK_NONE
-                or kern.lse or kern.dropout or kern.kv_splits != 0
-                or not kern.name.startswith("tc")
+    # the one-query geometry). A kernel with twins: it and its twins
+    # alternate over --rounds rounds (one call at a time, then back to back).
+    for kern in ([] if args.no_decode else primaries):
+        if (not (decode_cell(kern) and passed(kern))
                 or time.time() - T0 > args.budget_s + 60):
             continue
-        for (B, Skv) in ((1, 4096), (1, 32768), (1, 131072), (16, 4096)):
+        tws = [t for t in twins.get(kern.name, []) if passed(t)]
+        impls = [kern] + tws
+        rounds = max(1, args.rounds) if tws else 1
+        for (B, Skv) in DECODE_SHAPES:
             Hq, Hkv, D = 32, 8, 128
             q = make(B, Hq, 1, D, kern.dtype)
             k, v = make(B, Hkv, Skv, D, kern.dtype), make(B, Hkv, Skv, D, kern.dtype)
             out = torch.empty_like(q)
             kv_bytes = 2 * B * Hkv * Skv * D * k.element_size()
-            row = dict(kernel=kern.name, B=B, Hq=Hq, Hkv=Hkv, Skv=Skv, D=D)
-            try:
-                ms = time_fn(lambda: kern.launch(q, k, v, out))
-                row["attn_ms"], row["attn_gbps"] = ms, kv_bytes / ms / 1e6
-                ms = time_back_to_back(lambda: kern.launch(q, k, v, out))
-                row["attn_b2b_ms"], row["attn_b2b_gbps"] = ms, kv_bytes / ms / 1e6
-                # Host time per call: the whole Python call, then
-                # attn_launch alone on arguments built once (the difference
-                # is the Python side's marshalling).
-                row["attn_host_us"] = time_host(lambda: kern.launch(q, k, v, out))
-                la = kern.args(q, k, v, out)
-                row["attn_launch_host_us"] = time_host(lambda: kern.launch_args(la))
-            except Exception as ex:
-                row["attn_error"] = str(ex)
+            rows = {x.name: dict(kernel=x.name, B=B, Hq=Hq, Hkv=Hkv, Skv=Skv, D=D)
+                    for x in impls}
+            one = {x.name: [] for x in impls}
+            b2b = {x.name: [] for x in impls}
+            for times, timer in ((one, time_fn), (b2b, time_back_to_back)):
+                for r in range(rounds):
+                    for x in rotated(impls, r):
+                        if "attn_error" in rows[x.name]:
+                            continue
+                        try:
+                            times[x.name].append(
+                                timer(lambda x=x: x.launch(q, k, v, out)))
+                        except Exception as ex:
+                            rows[x.name]["attn_error"] = str(ex)
+            for x in impls:
+                row = rows[x.name]
+                if "attn_error" in row:
+                    continue
+                try:
+                    ms = statistics.median(one[x.name])
+                    row["attn_ms"], row["attn_gbps"] = ms, kv_bytes / ms / 1e6
+                    ms = statistics.median(b2b[x.name])
+                    row["attn_b2b_ms"], row["attn_b2b_gbps"] = ms, kv_bytes / ms / 1e6
+                    # Host time per call: the whole Python call, then
+                    # attn_launch alone on arguments built once (the
+                    # difference is the Python side's marshalling).
+                    row["attn_host_us"] = time_host(lambda: x.launch(q, k, v, out))
+                    la = x.args(q, k, v, out)
+                    row["attn_launch_host_us"] = time_host(lambda: x.launch_args(la))
+                except Exception as ex:
+                    row["attn_error"] = str(ex)
+            fl_row = {}
             try:
                 def flash():
                     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
                         F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
                 ms = time_fn(flash)
-                row["flash_ms"], row["flash_gbps"] = ms, kv_bytes / ms / 1e6
+                fl_row["flash_ms"], fl_row["flash_gbps"] = ms, kv_bytes / ms / 1e6
                 ms = time_back_to_back(flash)
-                row["flash_b2b_ms"], row["flash_b2b_gbps"] = ms, kv_bytes / ms / 1e6
-                row["flash_host_us"] = time_host(flash)
+                fl_row["flash_b2b_ms"], fl_row["flash_b2b_gbps"] = ms, kv_bytes / ms / 1e6
+                fl_row["flash_host_us"] = time_host(flash)
             except RuntimeError as ex:
-                row["flash_error"] = str(ex)[:200]
-            decode.append(row)
-            print("decode", json.dumps(row), flush=True)
+                fl_row["flash_error"] = str(ex)[:200]
+            for x in impls:
+                rows[x.name].update(fl_row)
+                decode.append(rows[x.name])
+                print("decode", json.dumps(rows[x.name]), flush=True)
+            for tw in tws:
+                if "attn_error" in rows[kern.name] or "attn_error" in rows[tw.name]:
+                    ab.append(ab_row("decode", kern, tw, [], [], B=B, Skv=Skv,
+                                     error=rows[kern.name].get("attn_error")
+                                     or rows[tw.name]["attn_error"]))
+                else:
+                    r = ab_row("decode", kern, tw, one[kern.name], one[tw.name],
+                               B=B, Hq=Hq, Hkv=Hkv, Skv=Skv,
+                               gbyte=kv_bytes / 1e9)
+                    r2 = ab_row("decode", kern, tw, b2b[kern.name], b2b[tw.name])
+                    if "ratio" in r2:
+                        r.update(b2b_new_ms=r2["new_ms"], b2b_old_ms=r2["old_ms"],
+                                 b2b_ratio=r2["ratio"], b2b_ratio_lo=r2["ratio_lo"],
+                                 b2b_ratio_hi=r2["ratio_hi"])
+                    ab.append(r)
+                print("ab", json.dumps(ab[-1]), flush=True)
 
 meta = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__,
             date=time.strftime("%Y-%m-%d"), elapsed_s=time.time() - T0)
@@ -628,3 +788,156 @@ try:
 except Exception as ex:
     print("chart skipped:", ex)
 print(md)
+
+
+def ab_summary():
+    """Per tag and kind of cell: the cells expected, those timed, the median
+    and the extremes of new/old, and the gate (median >= --ab-median, no
+    cell below --ab-min). Prefill without dropout and decode back to back
+    are gated; prefill with dropout and decode one call at a time are shown
+    beside them."""
+    out = []
+    for tag in sorted({r["tag"] for r in ab}):
+        # The cells the loops would have timed without a budget and with
+        # every check passed.
+        exp_prefill = [(k.name, S) for S in SIZES for k in primaries
+                       if prefill_cell(k, S) and not k.dropout
+                       and any(t.tag == tag for t in twins.get(k.name, []))]
+        exp_decode = [] if args.no_decode else [
+            (k.name, B, Skv) for k in primaries if decode_cell(k)
+            and any(t.tag == tag for t in twins.get(k.name, []))
+            for (B, Skv) in DECODE_SHAPES]
+        cats = (
+            ("prefill", True, "ratio", len(exp_prefill),
+             lambda r: r["kind"] == "prefill" and not r.get("dropout"),
+             lambda r: f"{r['kernel']} S={r['S']}"),
+            ("prefill, kernels that differ", False, "ratio", None,
+             lambda r: (r["kind"] == "prefill" and not r.get("dropout")
+                        and not r.get("same_binary")),
+             lambda r: f"{r['kernel']} S={r['S']}"),
+            ("prefill, dropout", False, "ratio", None,
+             lambda r: r["kind"] == "prefill" and r.get("dropout"),
+             lambda r: f"{r['kernel']} S={r['S']}"),
+            ("decode, back to back", True, "b2b_ratio", len(exp_decode),
+             lambda r: r["kind"] == "decode",
+             lambda r: f"{r['kernel']} B={r['B']} Skv={r['Skv']}"),
+            ("decode, back to back, kernels that differ", False, "b2b_ratio", None,
+             lambda r: r["kind"] == "decode" and not r.get("same_binary"),
+             lambda r: f"{r['kernel']} B={r['B']} Skv={r['Skv']}"),
+            ("decode, one call at a time", False, "ratio", None,
+             lambda r: r["kind"] == "decode",
+             lambda r: f"{r['kernel']} B={r['B']} Skv={r['Skv']}"),
+        )
+        for name, gated, key, expected, sel, cell in cats:
+            rows = [r for r in ab if r["tag"] == tag and sel(r)]
+            vals = [(r[key], cell(r)) for r in rows if key in r]
+            errs = [r for r in rows if "error" in r]
+            s = dict(tag=tag, cells=name, gated=gated, timed=len(vals),
+                     expected=expected, errors=len(errs))
+            if vals:
+                lo, hi = min(vals), max(vals)
+                s.update(median=statistics.median(v for v, _ in vals),
+                         min=lo[0], min_cell=lo[1], max=hi[0], max_cell=hi[1],
+                         below=sum(1 for v, _ in vals if v < args.ab_min),
+                         same_binary=sum(1 for r in rows if r.get("same_binary")))
+            if not gated:
+                s["verdict"] = "-"
+            elif errs:
+                s["verdict"] = "FAIL (errors)"
+            elif not vals:
+                s["verdict"] = "no cells" if not expected else "FAIL (none timed)"
+            elif s["median"] >= args.ab_median and s["min"] >= args.ab_min:
+                s["verdict"] = "PASS" if len(vals) >= expected else \
+                    f"PASS over {len(vals)} of {expected} cells (budget or failed checks)"
+            else:
+                s["verdict"] = "FAIL"
+            out.append(s)
+    return out
+
+
+ab_fail = False
+if ab:
+    summary = ab_summary()
+    ab_fail = any(s["verdict"].startswith("FAIL") for s in summary)
+    keys = ["kind", "kernel", "tag", "dtype", "D", "causal", "dropout", "S",
+            "B", "H", "Hq", "Hkv", "Skv", "rounds", "new_ms", "old_ms",
+            "ratio", "ratio_lo", "ratio_hi", "b2b_new_ms", "b2b_old_ms",
+            "b2b_ratio", "b2b_ratio_lo", "b2b_ratio_hi", "same_binary", "error"]
+    with open(os.path.join(args.out, "ab.csv"), "w") as f:
+        f.write(",".join(keys) + "\n")
+        for r in ab:
+            f.write(",".join(str(r.get(k, "")).replace(",", ";") for k in keys) + "\n")
+    prov = os.path.join(args.artifacts, "provenance.txt")
+    g = lambda d, k, fmt: format(d[k], fmt) if k in d else "-"
+    lines = [f"# A/B: this compiler (new) against `_x_<tag>` (old), {meta['device']}, "
+             f"{meta['date']}", "",
+             "new/old = the median over the rounds of old_ms / new_ms (above 1: "
+             "the new compiler's kernel is faster); in each round the new kernel, "
+             "the old one (and flash, in prefill) are timed one after the other, "
+             f"the order rotated each round ({max(1, args.rounds)} rounds). Gate: "
+             f"median >= {args.ab_median:.2f} and no cell below {args.ab_min:.2f}, "
+             "over the prefill cells (16k tokens, hidden 2048, without dropout) "
+             "and the decode cells (back to back); the other lines are shown, "
+             "not gated. 'same binary': cells whose two kernels are "
+             "byte-identical (their ratio is noise; the 'kernels that differ' "
+             "lines leave them out).", ""]
+    if os.path.exists(prov):
+        lines += ["Artifacts (make_artifacts.sh's provenance.txt):", "", "```"]
+        lines += open(prov).read().rstrip("\n").split("\n") + ["```", ""]
+    lines += ["| tag | cells | timed / expected | median | min (cell) | max (cell) "
+              f"| below {args.ab_min:.2f} | same binary | gate |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for s in summary:
+        lines.append(
+            f"| {s['tag']} | {s['cells']} | {s['timed']} / "
+            f"{s['expected'] if s['expected'] is not None else '-'}"
+            f"{' (' + str(s['errors']) + ' errors)' if s['errors'] else ''} | "
+            f"{g(s, 'median', '.3f')} | {g(s, 'min', '.3f')} ({s.get('min_cell', '-')}) | "
+            f"{g(s, 'max', '.3f')} ({s.get('max_cell', '-')}) | {s.get('below', '-')} | "
+            f"{s.get('same_binary', '-')} | {s['verdict']} |")
+    lines += ["", "Prefill (TFLOP/s; new/old with the lowest and highest round's):", "",
+              "| kernel | tag | S | new | old | new/old | rounds | same binary |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in ab:
+        if r["kind"] != "prefill":
+            continue
+        if "error" in r:
+            lines.append(f"| {r['kernel']} | {r['tag']} | {r['S']} | ERROR {r['error'][:80]} "
+                         "| | | | |")
+            continue
+        tf = lambda k: f"{r['tflop'] / r[k] * 1e3:.1f}" if k in r else "-"
+        lines.append(f"| {r['kernel']} | {r['tag']} | {r['S']} | {tf('new_ms')} | "
+                     f"{tf('old_ms')} | {g(r, 'ratio', '.3f')} ({g(r, 'ratio_lo', '.3f')}-"
+                     f"{g(r, 'ratio_hi', '.3f')}) | {r['rounds']} | {r['same_binary']} |")
+    lines += ["", "Decode, Sq = 1, Hq = 32, Hkv = 8, D = 128 (GB/s of K/V read, one "
+              "call at a time and 20 back to back):", "",
+              "| kernel | tag | B | Skv | new | old | new/old | b2b new | b2b old "
+              "| b2b new/old | same binary |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in ab:
+        if r["kind"] != "decode":
+            continue
+        if "error" in r:
+            lines.append(f"| {r['kernel']} | {r['tag']} | {r['B']} | {r['Skv']} | "
+                         f"ERROR {r['error'][:80]} | | | | | | |")
+            continue
+        gb = lambda k: f"{r['gbyte'] / r[k] * 1e3:.0f}" if k in r else "-"
+        lines.append(f"| {r['kernel']} | {r['tag']} | {r['B']} | {r['Skv']} | "
+                     f"{gb('new_ms')} | {gb('old_ms')} | {g(r, 'ratio', '.3f')} | "
+                     f"{gb('b2b_new_ms')} | {gb('b2b_old_ms')} | {g(r, 'b2b_ratio', '.3f')} | "
+                     f"{r['same_binary']} |")
+    abmd = "\n".join(lines) + "\n"
+    with open(os.path.join(args.out, "ab.md"), "w") as f:
+        f.write(abmd)
+    print(abmd)
+    for s in summary:
+        if s["gated"]:
+            print(f"ab-gate: {s['tag']} {s['cells']}: {s['verdict']} (median "
+                  f"{g(s, 'median', '.3f')}, min {g(s, 'min', '.3f')} at "
+                  f"{s.get('min_cell', '-')}, {s['timed']} cells)", flush=True)
+if n_ok != len(checks):
+    print(f"FAILED: {len(checks) - n_ok} of {len(checks)} checks", flush=True)
+    sys.exit(1)
+if ab_fail:
+    print("FAILED: the A/B gate", flush=True)
+    sys.exit(4)

@@ -10,6 +10,7 @@
 #include "attn/reference/Check.h"
 #include "attn/reference/Float.h"
 #include "attn/reference/Reference.h"
+#include "attn/runtime/Vulkan.h"
 #include "attn/runtime/attn.h"
 #include "attn/runtime/attn_jit.h"
 
@@ -487,6 +488,9 @@ struct Outcome {
   double maxAbsErr = 0, relL2Err = 0, lseMaxAbsErr = 0;
   std::string message;
   double compileMs = 0, medianMs = NAN, tflops = NAN, kvGBps = NAN;
+  // vulkan: the median of the dispatches' own time (GPU timestamps; the
+  // launches above also stage the tensors through host memory).
+  double deviceMs = NAN, deviceTflops = NAN, deviceKvGBps = NAN;
   int64_t checks = 0;
 };
 
@@ -617,16 +621,26 @@ int main(int argc, char **argv) {
   if (o.bench) {
     for (int w = 0; w < 2; ++w)
       launchOnce("attn_launch (warm-up)");
-    std::vector<double> times;
+    std::vector<double> times, deviceTimes;
     for (int64_t n = 0; n < o.bench; ++n) {
       poisonOutputs(o, p);
       auto start = std::chrono::steady_clock::now();
       checkStatus(attn_launch(kernel, &p.args), "attn_launch (bench)");
       times.push_back(msSince(start));
+      if (o.target == ATTN_TARGET_VULKAN && attn::vulkan::lastRunGpuMs() >= 0)
+        deviceTimes.push_back(attn::vulkan::lastRunGpuMs());
     }
-    std::sort(times.begin(), times.end());
-    size_t n = times.size();
-    setRate(n % 2 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]));
+    auto median = [](std::vector<double> &v) {
+      std::sort(v.begin(), v.end());
+      size_t n = v.size();
+      return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    };
+    setRate(median(times));
+    if (!deviceTimes.empty() && deviceTimes.size() == times.size()) {
+      res.deviceMs = median(deviceTimes);
+      res.deviceTflops = flops / (res.deviceMs * 1e-3) / 1e12;
+      res.deviceKvGBps = kvBytes / (res.deviceMs * 1e-3) / 1e9;
+    }
     // The last timed run must be as right as the checked one.
     if (o.check && res.ok)
       record(res, compare(ref, o.dtype, p.args.out,
@@ -673,6 +687,9 @@ int main(int argc, char **argv) {
     js << ", \"median_ms\": " << jsonNumber(res.medianMs)
        << ", \"tflops\": " << jsonNumber(res.tflops)
        << ", \"kv_gbps\": " << jsonNumber(res.kvGBps)
+       << ", \"device_ms\": " << jsonNumber(res.deviceMs)
+       << ", \"device_tflops\": " << jsonNumber(res.deviceTflops)
+       << ", \"device_kv_gbps\": " << jsonNumber(res.deviceKvGBps)
        << ", \"compile_ms\": " << jsonNumber(res.compileMs) << "}";
     std::printf("%s\n", js.str().c_str());
   } else {
@@ -704,6 +721,13 @@ int main(int argc, char **argv) {
                   res.medianMs);
       std::printf("  tflops        %.4f\n", res.tflops);
       std::printf("  kv_gbps       %.3f\n", res.kvGBps);
+    }
+    if (std::isfinite(res.deviceMs)) {
+      std::printf(
+          "  device_ms     %.4f (the dispatches alone: GPU timestamps)\n",
+          res.deviceMs);
+      std::printf("  device_tflops %.4f\n", res.deviceTflops);
+      std::printf("  device_kv_gbps %.3f\n", res.deviceKvGBps);
     }
   }
   return res.ok ? 0 : 1;

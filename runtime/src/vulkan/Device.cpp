@@ -12,6 +12,8 @@
 using namespace attn::vulkan;
 
 namespace {
+/// The calling thread's last run's dispatch time (lastRunGpuMs()).
+thread_local double lastGpuMs = -1.0;
 
 // VK_KHR_cooperative_matrix is newer than Debian's 1.3.239 headers; these
 // mirror the registry (vk.xml) so the properties can be queried anyway.
@@ -695,6 +697,7 @@ public:
                             const std::vector<uint8_t> &pushConstants,
                             const std::vector<Dispatch> &dispatches,
                             double *gpuMs, std::string &error) override {
+    lastGpuMs = -1.0; // until this run's timestamps are read
     auto &vk = d.vk;
     if (pushConstants.size() != desc.pushConstantBytes) {
       error = "vulkan: the program takes " +
@@ -851,7 +854,9 @@ public:
     r = vk.vkAllocateCommandBuffers(d.device, &cbai, &cb);
     if (r != VK_SUCCESS)
       return backend(error, "vkAllocateCommandBuffers", r);
-    bool timed = gpuMs && d.info.timestamps;
+    // Timed whenever the queue can be (two timestamps): lastRunGpuMs()
+    // reports it without the caller asking.
+    bool timed = d.info.timestamps;
     if (timed) {
       VkQueryPoolCreateInfo qpci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       qpci.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -956,10 +961,11 @@ public:
                                        VK_QUERY_RESULT_WAIT_BIT);
       if (r != VK_SUCCESS)
         return backend(error, "vkGetQueryPoolResults", r);
-      *gpuMs = double(stamps[1] - stamps[0]) * d.info.timestampPeriodNs * 1e-6;
-    } else if (gpuMs) {
-      *gpuMs = -1.0;
+      lastGpuMs =
+          double(stamps[1] - stamps[0]) * d.info.timestampPeriodNs * 1e-6;
     }
+    if (gpuMs)
+      *gpuMs = lastGpuMs;
 
     for (size_t i = 0; i < n; ++i) {
       if (!tensors[i].output)
@@ -1061,6 +1067,8 @@ private:
 };
 
 } // namespace
+
+double attn::vulkan::lastRunGpuMs() { return lastGpuMs; }
 
 attn_status attn::vulkan::deviceInfo(DeviceInfo &info, std::string &error) {
   Device *d = nullptr;

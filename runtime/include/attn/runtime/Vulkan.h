@@ -183,6 +183,13 @@ public:
                                     double *gpuMs, std::string &error) = 0;
 };
 
+/// The time of the dispatches of the calling thread's last run
+/// (Program::run or runDispatches, e.g. the one inside attn_launch), from
+/// timestamp queries around them, in ms: without the staging copies and
+/// host packing that a launch on host memory also takes. Negative when the
+/// queue has no timestamps, the run failed, or none has run on this thread.
+double lastRunGpuMs();
+
 /// Creates a pipeline per entry point from SPIR-V, and the workspaces. Fails
 /// with ATTN_ERROR_UNSUPPORTED when the device lacks a feature the program
 /// needs or a workspace exceeds maxStorageBufferRange, ATTN_ERROR_BACKEND

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# A/B of two compilers on the GPU machine, in one call, from carried files
+# only: bench/cuda/make_artifacts.sh's output in $ARTIFACTS (default
+# .carry/cuda), built with ATTN_AB_BUILD / ATTN_AB_TAG so that each timed
+# tensor-core kernel <kernel> has its twin <kernel>_x_<tag> from the other
+# compiler. Runs run_h100.py on the tc_* kernels: the quick correctness set
+# on every kernel of both compilers, then the prefill cells (16k tokens, S
+# = 512-16k, D = 64/128/256, f16/bf16, causal or not; dropout at 4k and
+# 16k) and the decode cells, each cell timing the new kernel, the old one
+# and PyTorch's flash alternately over $ROUNDS rounds (default 5, the order
+# rotated each round). Writes under $OUT (default bench-out; 7 files):
+#   ab.md, ab.csv   new/old per cell, and the summary against the gate
+#                   (median new/old >= 1.00, no cell below 0.97; prefill
+#                   and decode back to back)
+#   results.{json,csv,md}, decode.csv   run_h100.py's usual files, twins as
+#                   rows of their own
+#   run.log         nvidia-smi, then run_h100.py's output
+# Exit status: 0; 1 a check failed; 4 the A/B gate failed; 2 no twins.
+# Environment: ROUNDS, BUDGET_S (run_h100.py --budget-s, default 400:
+# no new prefill row after that; decode may take 60 s more), ONLY
+# (default tc_), SIZES (default 512,...,16384), BACKENDS (default flash;
+# flash,cudnn,efficient adds PyTorch's other two, once per shape).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 2
+ART=${ARTIFACTS:-.carry/cuda}
+OUT=${OUT:-bench-out}
+mkdir -p "$OUT"
+if ! ls "$ART"/*_x_*.json > /dev/null 2>&1; then
+  echo "device_ab.sh: no <kernel>_x_<tag> artifacts in $ART (make_artifacts.sh with ATTN_AB_BUILD, ATTN_AB_TAG)" >&2
+  exit 2
+fi
+nvidia-smi > "$OUT/run.log" 2>&1
+PYTHONUNBUFFERED=1 python3 bench/cuda/run_h100.py --artifacts "$ART" --out "$OUT" \
+  --only "${ONLY:-tc_}" --quick-checks --rounds "${ROUNDS:-5}" \
+  --backends "${BACKENDS:-flash}" --budget-s "${BUDGET_S:-400}" \
+  --sizes "${SIZES:-512,1024,2048,4096,8192,16384}" >> "$OUT/run.log" 2>&1
+status=$?
+rm -f "$OUT/tflops.png"  # 8 files at most come back; the tables hold it all
+grep -h "^device:\|correctness:\|^ab-gate:\|^FAILED" "$OUT/run.log"
+sed -n '/^| tag |/,/^$/p' "$OUT/ab.md" 2>/dev/null
+echo "device_ab.sh: run_h100.py exit $status"
+exit $status
