@@ -15,7 +15,7 @@
 // is an error. Unmarked modules are left alone.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"

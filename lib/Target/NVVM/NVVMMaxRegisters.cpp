@@ -15,8 +15,8 @@
 // not carry gpu.launch attributes over.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Pipelines/Pipelines.h"
 #include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/Target/NVVM/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"

@@ -26,7 +26,7 @@
 // are left as they are.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
