@@ -3,6 +3,7 @@
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Conversion/AttnToNVGPU/AttnToNVGPU.h"
+#include "attn/Target/NVVM/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -102,7 +103,6 @@ std::string mlir::attn::findCudaToolkit() {
 void mlir::attn::registerAttnToNVVMPipeline() {
   registerConvertAttnToGPUPass();
   registerConvertAttnToNVGPUPass();
-  registerNVVMMaxRegistersPass();
   PassPipelineRegistration<AttnToNVVMPipelineOptions>(
       "attn-to-nvvm-pipeline",
       "Lower attn.sdpa in destination-passing form (memrefs in and out, as "

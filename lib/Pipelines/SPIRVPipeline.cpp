@@ -3,6 +3,7 @@
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -47,7 +48,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
                         caps + " exts=" + exts + " client_api=Vulkan}")))
       return failure();
     if (subgroupSize > 0)
-      pm.addPass(createSPIRVSubgroupSizePass(subgroupSize));
+      pm.addPass(createSPIRVSubgroupSizePass({/*size=*/subgroupSize}));
     std::string steps =
         "func.func(lower-affine),"
         "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},"
@@ -91,8 +92,10 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     pm.addPass(createSPIRVEntryPointABIPass());
     // Dynamic sizes from a buffer the host fills (static kernels as they
     // are), clamped where the budget needs a bound.
-    pm.addPass(createSPIRVDynamicShapesPass(opts.maxDynamicExtent));
-    pm.addPass(createSPIRVLoopBudgetPass(opts.maxLoopIterations));
+    pm.addPass(
+        createSPIRVDynamicShapesPass({/*maxExtent=*/opts.maxDynamicExtent}));
+    pm.addPass(
+        createSPIRVLoopBudgetPass({/*maxIterations=*/opts.maxLoopIterations}));
     return success();
   };
 
@@ -248,15 +251,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {
-  registerSPIRVBufferizePass();
-  registerSPIRVEntryPointABIPass();
-  registerSPIRVDynamicShapesPass();
-  registerSPIRVBf16StoragePass();
   registerSPIRVCoopMatKernelPass();
-  registerSPIRVCoopMatBf16Pass();
-  registerSPIRVVulkanMemoryModelPass();
-  registerSPIRVLoopBudgetPass();
-  registerSPIRVSubgroupSizePass();
   registerPassPipeline(
       "attn-to-spirv-pipeline",
       "Lower attn.sdpa on tensors to a host function that "

@@ -2,8 +2,8 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
-#include "attn/Target/NVVM/Passes.h"
-#include "attn/Target/SPIRV/Passes.h"
+// kCoopMatBf16Attr, which attn-spirv-coopmat-kernel sets.
+#include "attn/Target/SPIRV/Transforms.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -111,7 +111,9 @@ tensorCoreOptions(const AttnToNVVMPipelineOptions &options);
 /// holds libdevice, else "".
 std::string findCudaToolkit();
 
-/// Registers attn-to-nvvm-pipeline and convert-attn-to-gpu.
+/// Registers attn-to-nvvm-pipeline, convert-attn-to-gpu and
+/// convert-attn-to-nvgpu (the target's passes: registerAttnTargetNVVMPasses,
+/// attn/Target/NVVM).
 void registerAttnToNVVMPipeline();
 /// Options of attn-to-spirv-pipeline.
 struct AttnToSPIRVPipelineOptions
@@ -213,7 +215,8 @@ std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
                                                    int64_t kvSplits = 1);
 void registerSPIRVCoopMatKernelPass();
 
-/// Registers attn-to-spirv-pipeline and its steps.
+/// Registers attn-to-spirv-pipeline and attn-spirv-coopmat-kernel (the
+/// target's passes: registerAttnTargetSPIRVPasses, attn/Target/SPIRV).
 void registerAttnSPIRVPipeline();
 
 /// Registers every attn pipeline with the global pass registry.

@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Target/SPIRV/SPIRVArtifact.h"
-#include "attn/Target/SPIRV/Passes.h"
+#include "attn/Target/SPIRV/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -32,6 +32,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVBF16STORAGEPASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
+
 using namespace mlir;
 
 namespace {
@@ -54,100 +59,85 @@ bool elementAgnostic(Operation *op) {
              memref::ExtractAlignedPointerAsIndexOp, gpu::LaunchFuncOp,
              func::ReturnOp, func::CallOp>(op);
 }
+} // namespace
 
-struct SPIRVBf16StoragePass
-    : public PassWrapper<SPIRVBf16StoragePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVBf16StoragePass)
-
-  StringRef getArgument() const final { return "attn-spirv-bf16-storage"; }
-  StringRef getDescription() const final {
-    return "Retype every bf16 memref as an i16 memref with the same bits "
-           "(function arguments, allocations, views, launch-region values); "
-           "memref.load/store of them bitcast between i16 and bf16. Any "
-           "other op reading or writing their elements is an error. For "
-           "SPIR-V targets without a bf16 type; run before outlining";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect>();
-  }
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    // Refuse first, change nothing on failure.
-    bool failed = false;
-    module.walk([&](Operation *op) {
-      if (isa<memref::LoadOp, memref::StoreOp>(op) || elementAgnostic(op))
+LogicalResult mlir::attn::storeBf16AsI16(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  // Refuse first, change nothing on failure.
+  bool failed = false;
+  module.walk([&](Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp>(op) || elementAgnostic(op))
+      return;
+    for (Value v : op->getOperands())
+      if (asI16(v.getType())) {
+        op->emitError("attn-spirv-bf16-storage: '")
+            << op->getName()
+            << "' uses a bf16 buffer's elements; only memref.load and "
+               "memref.store can be rewritten to 16-bit integers";
+        failed = true;
         return;
-      for (Value v : op->getOperands())
-        if (asI16(v.getType())) {
-          op->emitError("attn-spirv-bf16-storage: '")
-              << op->getName()
-              << "' uses a bf16 buffer's elements; only memref.load and "
-                 "memref.store can be rewritten to 16-bit integers";
-          failed = true;
-          return;
-        }
-    });
-    if (failed)
-      return signalPassFailure();
+      }
+  });
+  if (failed)
+    return failure();
 
-    auto retype = [](Value v) {
-      if (MemRefType t = asI16(v.getType()))
-        v.setType(t);
-    };
-    // Signatures first, then every value (block arguments of nested
-    // regions included), then the element accesses.
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      FunctionType ft = fn.getFunctionType();
-      SmallVector<Type> ins, outs;
-      for (Type t : ft.getInputs())
-        ins.push_back(asI16(t) ? Type(asI16(t)) : t);
-      for (Type t : ft.getResults())
-        outs.push_back(asI16(t) ? Type(asI16(t)) : t);
-      fn.setFunctionType(FunctionType::get(&getContext(), ins, outs));
-    }
-    SmallVector<memref::LoadOp> loads;
-    SmallVector<memref::StoreOp> stores;
-    module.walk([&](Operation *op) {
-      for (Region &r : op->getRegions())
-        for (Block &b : r)
-          for (BlockArgument a : b.getArguments())
-            retype(a);
-      for (Value res : op->getResults())
-        retype(res);
-      if (auto l = dyn_cast<memref::LoadOp>(op))
-        loads.push_back(l);
-      if (auto s = dyn_cast<memref::StoreOp>(op))
-        stores.push_back(s);
-    });
-    Type i16 = IntegerType::get(&getContext(), 16);
-    for (memref::LoadOp l : loads) {
-      if (!l.getType().isBF16())
-        continue;
-      OpBuilder b(l);
-      b.setInsertionPointAfter(l);
-      l.getResult().setType(i16);
-      auto cast = arith::BitcastOp::create(b, l.getLoc(),
-                                           BFloat16Type::get(&getContext()),
-                                           l.getResult());
-      l.getResult().replaceAllUsesExcept(cast.getResult(), cast);
-    }
-    for (memref::StoreOp s : stores) {
-      if (!s.getValueToStore().getType().isBF16())
-        continue;
-      OpBuilder b(s);
-      Value bits = arith::BitcastOp::create(b, s.getLoc(), i16,
-                                            s.getValueToStore());
-      s.getValueMutable().assign(bits);
-    }
+  auto retype = [](Value v) {
+    if (MemRefType t = asI16(v.getType()))
+      v.setType(t);
+  };
+  // Signatures first, then every value (block arguments of nested
+  // regions included), then the element accesses.
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    FunctionType ft = fn.getFunctionType();
+    SmallVector<Type> ins, outs;
+    for (Type t : ft.getInputs())
+      ins.push_back(asI16(t) ? Type(asI16(t)) : t);
+    for (Type t : ft.getResults())
+      outs.push_back(asI16(t) ? Type(asI16(t)) : t);
+    fn.setFunctionType(FunctionType::get(ctx, ins, outs));
+  }
+  SmallVector<memref::LoadOp> loads;
+  SmallVector<memref::StoreOp> stores;
+  module.walk([&](Operation *op) {
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          retype(a);
+    for (Value res : op->getResults())
+      retype(res);
+    if (auto l = dyn_cast<memref::LoadOp>(op))
+      loads.push_back(l);
+    if (auto s = dyn_cast<memref::StoreOp>(op))
+      stores.push_back(s);
+  });
+  Type i16 = IntegerType::get(ctx, 16);
+  for (memref::LoadOp l : loads) {
+    if (!l.getType().isBF16())
+      continue;
+    OpBuilder b(l);
+    b.setInsertionPointAfter(l);
+    l.getResult().setType(i16);
+    auto cast = arith::BitcastOp::create(b, l.getLoc(), BFloat16Type::get(ctx),
+                                         l.getResult());
+    l.getResult().replaceAllUsesExcept(cast.getResult(), cast);
+  }
+  for (memref::StoreOp s : stores) {
+    if (!s.getValueToStore().getType().isBF16())
+      continue;
+    OpBuilder b(s);
+    Value bits =
+        arith::BitcastOp::create(b, s.getLoc(), i16, s.getValueToStore());
+    s.getValueMutable().assign(bits);
+  }
+  return success();
+}
+
+namespace {
+struct SPIRVBf16StoragePass
+    : mlir::attn::impl::SPIRVBf16StoragePassBase<SPIRVBf16StoragePass> {
+  void runOnOperation() override {
+    if (failed(mlir::attn::storeBf16AsI16(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createSPIRVBf16StoragePass() {
-  return std::make_unique<SPIRVBf16StoragePass>();
-}
-
-void mlir::attn::registerSPIRVBf16StoragePass() {
-  PassRegistration<SPIRVBf16StoragePass>();
-}

@@ -33,151 +33,135 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVBUFFERIZEPASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
+
 using namespace mlir;
 
-namespace {
+LogicalResult mlir::attn::bufferizeForSPIRV(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
 
-struct SPIRVBufferizePass
-    : public PassWrapper<SPIRVBufferizePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVBufferizePass)
+  // 1. Loop-carried tensors end where they began.
+  module.walk([&](scf::ForOp loop) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    OpBuilder b(yield);
+    for (auto [i, operand] : llvm::enumerate(yield.getOperands())) {
+      Value iterArg = loop.getRegionIterArgs()[i];
+      if (!isa<RankedTensorType>(operand.getType()) || operand == iterArg)
+        continue;
+      Value copied = linalg::CopyOp::create(b, yield.getLoc(), operand, iterArg)
+                         .getResult(0);
+      yield->setOperand(i, copied);
+    }
+  });
 
-  StringRef getArgument() const final { return "attn-spirv-bufferize"; }
-  StringRef getDescription() const final {
-    return "Bufferize for SPIR-V kernels: loop-carried tensors in place, "
-           "temporaries in Function-storage memory, hoisted out of sequential loops";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, scf::SCFDialect,
-                    bufferization::BufferizationDialect, spirv::SPIRVDialect,
-                    linalg::LinalgDialect, memref::MemRefDialect>();
-  }
+  // 2. Bufferize; temporaries private, arguments in the default space.
+  bufferization::OneShotBufferizationOptions options;
+  options.bufferizeFunctionBoundaries = true;
+  options.allowReturnAllocsFromLoops = false;
+  options.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  options.functionArgTypeConverterFn =
+      [](bufferization::TensorLikeType type, Attribute, func::FuncOp,
+         const bufferization::BufferizationOptions &)
+      -> bufferization::BufferLikeType {
+    return cast<bufferization::BufferLikeType>(
+        bufferization::getMemRefTypeWithStaticIdentityLayout(
+            cast<TensorType>(type), Attribute()));
+  };
+  // Function storage class directly: the Vulkan storage-class mapping
+  // has no Function equivalent for #gpu.address_space<private>.
+  Attribute privateSpace =
+      spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Function);
+  options.defaultMemorySpaceFn =
+      [privateSpace](TensorType) -> std::optional<Attribute> {
+    return privateSpace;
+  };
+  options.memCpyFn = [](OpBuilder &b, Location loc, Value from,
+                        Value to) -> LogicalResult {
+    linalg::CopyOp::create(b, loc, from, to);
+    return success();
+  };
+  bufferization::BufferizationState state;
+  if (failed(bufferization::runOneShotModuleBufferize(module, options, state)))
+    return failure();
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    MLIRContext *ctx = &getContext();
+  // Copies of a buffer onto itself (an iteration that updated in place,
+  // the output written where it already is) are no-ops; erased here
+  // since no canonicalization follows before the GPU mapping.
+  module.walk([&](linalg::CopyOp copy) {
+    if (copy.hasPureBufferSemantics() &&
+        copy.getDpsInputs()[0] == copy.getDpsInits()[0])
+      copy.erase();
+  });
 
-    // 1. Loop-carried tensors end where they began.
-    module.walk([&](scf::ForOp loop) {
-      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-      OpBuilder b(yield);
-      for (auto [i, operand] : llvm::enumerate(yield.getOperands())) {
-        Value iterArg = loop.getRegionIterArgs()[i];
-        if (!isa<RankedTensorType>(operand.getType()) || operand == iterArg)
-          continue;
-        Value copied = linalg::CopyOp::create(b, yield.getLoc(), operand,
-                                              iterArg)
-                           .getResult(0);
-        yield->setOperand(i, copied);
-      }
-    });
-
-    // 2. Bufferize; temporaries private, arguments in the default space.
-    bufferization::OneShotBufferizationOptions options;
-    options.bufferizeFunctionBoundaries = true;
-    options.allowReturnAllocsFromLoops = false;
-    options.setFunctionBoundaryTypeConversion(
-        bufferization::LayoutMapOption::IdentityLayoutMap);
-    options.functionArgTypeConverterFn =
-        [](bufferization::TensorLikeType type, Attribute, func::FuncOp,
-           const bufferization::BufferizationOptions &)
-        -> bufferization::BufferLikeType {
-      return cast<bufferization::BufferLikeType>(
-          bufferization::getMemRefTypeWithStaticIdentityLayout(
-              cast<TensorType>(type), Attribute()));
-    };
-    // Function storage class directly: the Vulkan storage-class mapping
-    // has no Function equivalent for #gpu.address_space<private>.
-    Attribute privateSpace =
-        spirv::StorageClassAttr::get(ctx, spirv::StorageClass::Function);
-    options.defaultMemorySpaceFn =
-        [privateSpace](TensorType) -> std::optional<Attribute> {
-      return privateSpace;
-    };
-    options.memCpyFn = [](OpBuilder &b, Location loc, Value from,
-                          Value to) -> LogicalResult {
-      linalg::CopyOp::create(b, loc, from, to);
-      return success();
-    };
-    bufferization::BufferizationState state;
-    if (failed(bufferization::runOneShotModuleBufferize(module, options,
-                                                        state))) {
-      signalPassFailure();
+  // 3. Private buffers leave the sequential loops of a tile.
+  bool refused = false;
+  module.walk([&](memref::AllocOp alloc) {
+    auto type = alloc.getType();
+    if (type.getMemorySpace() != privateSpace) {
+      // Bufferization gives a copy the source's memory space; a kernel
+      // cannot allocate storage buffers.
+      alloc.emitError("attn-to-spirv-pipeline: a copy of an argument "
+                      "buffer would be allocated in device memory, which "
+                      "a kernel cannot do");
+      refused = true;
       return;
     }
+    if (!type.hasStaticShape()) {
+      alloc.emitError("attn-to-spirv-pipeline: a temporary has a dynamic "
+                      "shape; SPIR-V kernels need static tile shapes");
+      refused = true;
+      return;
+    }
+    Operation *outermost = nullptr;
+    for (Operation *p = alloc->getParentOp(); p; p = p->getParentOp()) {
+      if (isa<scf::ForallOp, scf::ParallelOp, func::FuncOp>(p))
+        break;
+      if (isa<scf::ForOp>(p))
+        outermost = p;
+    }
+    if (outermost)
+      alloc->moveBefore(outermost);
+  });
 
-    // Copies of a buffer onto itself (an iteration that updated in place,
-    // the output written where it already is) are no-ops; erased here
-    // since no canonicalization follows before the GPU mapping.
-    module.walk([&](linalg::CopyOp copy) {
-      if (copy.hasPureBufferSemantics() &&
-          copy.getDpsInputs()[0] == copy.getDpsInits()[0])
-        copy.erase();
+  // 4. A single tile still needs a kernel.
+  module.walk([&](func::FuncOp fn) {
+    if (fn.isExternal())
+      return;
+    bool parallel = false;
+    fn.walk([&](Operation *op) {
+      if (isa<scf::ForallOp, scf::ParallelOp>(op))
+        parallel = true;
     });
+    if (parallel || !llvm::hasSingleElement(fn.getBody()))
+      return;
+    Block &body = fn.getBody().front();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(&body);
+    Location loc = fn.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                        ValueRange{one}, ValueRange{one});
+    Block *loopBody = loop.getBody();
+    // Everything after the loop but the return moves into it.
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::make_range(std::next(loop->getIterator()),
+                              body.getTerminator()->getIterator())))
+      op.moveBefore(loopBody->getTerminator());
+  });
+  return failure(refused);
+}
 
-    // 3. Private buffers leave the sequential loops of a tile.
-    module.walk([&](memref::AllocOp alloc) {
-      auto type = alloc.getType();
-      if (type.getMemorySpace() != privateSpace) {
-        // Bufferization gives a copy the source's memory space; a kernel
-        // cannot allocate storage buffers.
-        alloc.emitError("attn-to-spirv-pipeline: a copy of an argument "
-                        "buffer would be allocated in device memory, which "
-                        "a kernel cannot do");
-        signalPassFailure();
-        return;
-      }
-      if (!type.hasStaticShape()) {
-        alloc.emitError("attn-to-spirv-pipeline: a temporary has a dynamic "
-                        "shape; SPIR-V kernels need static tile shapes");
-        signalPassFailure();
-        return;
-      }
-      Operation *outermost = nullptr;
-      for (Operation *p = alloc->getParentOp(); p; p = p->getParentOp()) {
-        if (isa<scf::ForallOp, scf::ParallelOp, func::FuncOp>(p))
-          break;
-        if (isa<scf::ForOp>(p))
-          outermost = p;
-      }
-      if (outermost)
-        alloc->moveBefore(outermost);
-    });
-
-    // 4. A single tile still needs a kernel.
-    module.walk([&](func::FuncOp fn) {
-      if (fn.isExternal())
-        return;
-      bool parallel = false;
-      fn.walk([&](Operation *op) {
-        if (isa<scf::ForallOp, scf::ParallelOp>(op))
-          parallel = true;
-      });
-      if (parallel || !llvm::hasSingleElement(fn.getBody()))
-        return;
-      Block &body = fn.getBody().front();
-      OpBuilder b(ctx);
-      b.setInsertionPointToStart(&body);
-      Location loc = fn.getLoc();
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                          ValueRange{one}, ValueRange{one});
-      Block *loopBody = loop.getBody();
-      // Everything after the loop but the return moves into it.
-      for (Operation &op : llvm::make_early_inc_range(
-               llvm::make_range(std::next(loop->getIterator()),
-                                body.getTerminator()->getIterator())))
-        op.moveBefore(loopBody->getTerminator());
-    });
+namespace {
+struct SPIRVBufferizePass
+    : mlir::attn::impl::SPIRVBufferizePassBase<SPIRVBufferizePass> {
+  void runOnOperation() override {
+    if (failed(mlir::attn::bufferizeForSPIRV(getOperation())))
+      signalPassFailure();
   }
 };
-
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createSPIRVBufferizePass() {
-  return std::make_unique<SPIRVBufferizePass>();
-}
-
-void mlir::attn::registerSPIRVBufferizePass() {
-  PassRegistration<SPIRVBufferizePass>();
-}

@@ -24,6 +24,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVCOOPMATBF16PASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
+
 using namespace mlir;
 
 namespace {
@@ -74,95 +79,82 @@ Type toBf16(Type t) {
   }
   return t;
 }
+} // namespace
 
-struct SPIRVCoopMatBf16Pass
-    : public PassWrapper<SPIRVCoopMatBf16Pass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVCoopMatBf16Pass)
-
-  StringRef getArgument() const final { return "attn-spirv-coopmat-bf16"; }
-  StringRef getDescription() const final {
-    return "In a module marked attn.coopmat_bf16 (a bf16 coopmat kernel "
-           "generated in f16), retype every f16 in its spirv.modules as "
-           "bf16 and drop the mark; f16 constants keep their value (an "
-           "inexact one is an error); unmarked "
-           "modules are untouched";
-  }
-
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (!module->hasAttr(mlir::attn::kCoopMatBf16Attr))
-      return;
-    // f16 constants (e.g. the zero that pads tiles) become the same value
-    // in bf16; one bf16 cannot hold exactly is an error.
-    bool failed = false;
-    Type bf16 = BFloat16Type::get(&getContext());
-    module.walk([&](spirv::ModuleOp spv) {
-      spv.walk([&](Operation *op) {
-        for (NamedAttribute a : op->getAttrs()) {
-          auto f = dyn_cast<FloatAttr>(a.getValue());
-          if (!f || !f.getType().isF16())
-            continue;
-          APFloat value = f.getValue();
-          bool lost = false;
-          value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven,
-                        &lost);
-          if (lost) {
-            op->emitError("attn-spirv-coopmat-bf16: the f16 constant ")
-                << f.getValueAsDouble() << " has no exact bf16 value";
-            failed = true;
-            continue;
-          }
-          op->setAttr(a.getName(), FloatAttr::get(bf16, value));
+LogicalResult mlir::attn::retypeCoopMatBf16(ModuleOp module) {
+  if (!module->hasAttr(kCoopMatBf16Attr))
+    return success();
+  // f16 constants (e.g. the zero that pads tiles) become the same value
+  // in bf16; one bf16 cannot hold exactly is an error.
+  bool failed = false;
+  Type bf16 = BFloat16Type::get(module.getContext());
+  module.walk([&](spirv::ModuleOp spv) {
+    spv.walk([&](Operation *op) {
+      for (NamedAttribute a : op->getAttrs()) {
+        auto f = dyn_cast<FloatAttr>(a.getValue());
+        if (!f || !f.getType().isF16())
+          continue;
+        APFloat value = f.getValue();
+        bool lost = false;
+        value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven, &lost);
+        if (lost) {
+          op->emitError("attn-spirv-coopmat-bf16: the f16 constant ")
+              << f.getValueAsDouble() << " has no exact bf16 value";
+          failed = true;
+          continue;
         }
-      });
+        op->setAttr(a.getName(), FloatAttr::get(bf16, value));
+      }
     });
-    if (failed)
-      return signalPassFailure();
-    AttrTypeReplacer replacer;
-    replacer.addReplacement([](Type t) -> std::optional<Type> {
-      Type r = toBf16(t);
-      return r == t ? std::optional<Type>() : std::optional<Type>(r);
-    });
-    MLIRContext *ctx = &getContext();
-    module.walk([&](spirv::ModuleOp spv) {
-      replacer.recursivelyReplaceElementsIn(spv, /*replaceAttrs=*/true,
-                                            /*replaceLocs=*/false,
-                                            /*replaceTypes=*/true);
-      // What the module requires now: no Float16 (nothing f16 is left),
-      // BFloat16TypeKHR and, for bf16 cooperative matrices,
-      // BFloat16CooperativeMatrixKHR (spirv-update-vce in MLIR 22 does not
-      // derive the latter), and SPV_KHR_bfloat16; the target env allows
-      // them too.
-      auto widen = [&](spirv::VerCapExtAttr vce) {
-        SmallVector<spirv::Capability> caps;
-        for (spirv::Capability c : vce.getCapabilities())
-          if (c != spirv::Capability::Float16)
-            caps.push_back(c);
-        caps.push_back(spirv::Capability::BFloat16TypeKHR);
-        caps.push_back(spirv::Capability::BFloat16CooperativeMatrixKHR);
-        SmallVector<spirv::Extension> exts(vce.getExtensions());
-        exts.push_back(spirv::Extension::SPV_KHR_bfloat16);
-        return spirv::VerCapExtAttr::get(vce.getVersion(), caps, exts, ctx);
-      };
-      if (std::optional<spirv::VerCapExtAttr> vce = spv.getVceTriple())
-        spv.setVceTripleAttr(widen(*vce));
-      if (auto env = spv->getAttrOfType<spirv::TargetEnvAttr>(
-              spirv::getTargetEnvAttrName()))
-        spv->setAttr(spirv::getTargetEnvAttrName(),
-                     spirv::TargetEnvAttr::get(
-                         widen(env.getTripleAttr()), env.getResourceLimits(),
-                         env.getClientAPI(), env.getVendorID(),
-                         env.getDeviceType(), env.getDeviceID()));
-    });
-    module->removeAttr(mlir::attn::kCoopMatBf16Attr);
+  });
+  if (failed)
+    return failure();
+  AttrTypeReplacer replacer;
+  replacer.addReplacement([](Type t) -> std::optional<Type> {
+    Type r = toBf16(t);
+    return r == t ? std::optional<Type>() : std::optional<Type>(r);
+  });
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](spirv::ModuleOp spv) {
+    replacer.recursivelyReplaceElementsIn(spv, /*replaceAttrs=*/true,
+                                          /*replaceLocs=*/false,
+                                          /*replaceTypes=*/true);
+    // What the module requires now: no Float16 (nothing f16 is left),
+    // BFloat16TypeKHR and, for bf16 cooperative matrices,
+    // BFloat16CooperativeMatrixKHR (spirv-update-vce in MLIR 22 does not
+    // derive the latter), and SPV_KHR_bfloat16; the target env allows
+    // them too.
+    auto widen = [&](spirv::VerCapExtAttr vce) {
+      SmallVector<spirv::Capability> caps;
+      for (spirv::Capability c : vce.getCapabilities())
+        if (c != spirv::Capability::Float16)
+          caps.push_back(c);
+      caps.push_back(spirv::Capability::BFloat16TypeKHR);
+      caps.push_back(spirv::Capability::BFloat16CooperativeMatrixKHR);
+      SmallVector<spirv::Extension> exts(vce.getExtensions());
+      exts.push_back(spirv::Extension::SPV_KHR_bfloat16);
+      return spirv::VerCapExtAttr::get(vce.getVersion(), caps, exts, ctx);
+    };
+    if (std::optional<spirv::VerCapExtAttr> vce = spv.getVceTriple())
+      spv.setVceTripleAttr(widen(*vce));
+    if (auto env = spv->getAttrOfType<spirv::TargetEnvAttr>(
+            spirv::getTargetEnvAttrName()))
+      spv->setAttr(spirv::getTargetEnvAttrName(),
+                   spirv::TargetEnvAttr::get(
+                       widen(env.getTripleAttr()), env.getResourceLimits(),
+                       env.getClientAPI(), env.getVendorID(),
+                       env.getDeviceType(), env.getDeviceID()));
+  });
+  module->removeAttr(kCoopMatBf16Attr);
+  return success();
+}
+
+namespace {
+struct SPIRVCoopMatBf16Pass
+    : mlir::attn::impl::SPIRVCoopMatBf16PassBase<SPIRVCoopMatBf16Pass> {
+  void runOnOperation() override {
+    if (failed(mlir::attn::retypeCoopMatBf16(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createSPIRVCoopMatBf16Pass() {
-  return std::make_unique<SPIRVCoopMatBf16Pass>();
-}
-
-void mlir::attn::registerSPIRVCoopMatBf16Pass() {
-  PassRegistration<SPIRVCoopMatBf16Pass>();
-}

@@ -14,48 +14,40 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVENTRYPOINTABIPASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
+
 using namespace mlir;
+
+LogicalResult mlir::attn::setSPIRVEntryPointABI(ModuleOp module) {
+  bool failed = false;
+  module.walk([&](gpu::GPUFuncOp fn) {
+    if (!fn.isKernel() || fn->hasAttr(spirv::getEntryPointABIAttrName()))
+      return;
+    std::optional<DenseI32ArrayAttr> block =
+        fn.getKnownBlockSizeAttr() ? std::optional(fn.getKnownBlockSizeAttr())
+                                   : std::nullopt;
+    if (!block) {
+      fn.emitError("attn-spirv-entry-point-abi: the kernel has no "
+                   "known_block_size to take its workgroup size from");
+      failed = true;
+      return;
+    }
+    fn->setAttr(
+        spirv::getEntryPointABIAttrName(),
+        spirv::getEntryPointABIAttr(module.getContext(), block->asArrayRef()));
+  });
+  return failure(failed);
+}
 
 namespace {
 struct SPIRVEntryPointABIPass
-    : public PassWrapper<SPIRVEntryPointABIPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVEntryPointABIPass)
-
-  StringRef getArgument() const final { return "attn-spirv-entry-point-abi"; }
-  StringRef getDescription() const final {
-    return "Set spirv.entry_point_abi on GPU kernels from their "
-           "known_block_size";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<spirv::SPIRVDialect>();
-  }
-
+    : mlir::attn::impl::SPIRVEntryPointABIPassBase<SPIRVEntryPointABIPass> {
   void runOnOperation() override {
-    getOperation().walk([&](gpu::GPUFuncOp fn) {
-      if (!fn.isKernel() || fn->hasAttr(spirv::getEntryPointABIAttrName()))
-        return;
-      std::optional<DenseI32ArrayAttr> block = fn.getKnownBlockSizeAttr()
-                                                   ? std::optional(
-                                                         fn.getKnownBlockSizeAttr())
-                                                   : std::nullopt;
-      if (!block) {
-        fn.emitError("attn-spirv-entry-point-abi: the kernel has no "
-                     "known_block_size to take its workgroup size from");
-        signalPassFailure();
-        return;
-      }
-      fn->setAttr(spirv::getEntryPointABIAttrName(),
-                  spirv::getEntryPointABIAttr(&getContext(),
-                                              block->asArrayRef()));
-    });
+    if (failed(mlir::attn::setSPIRVEntryPointABI(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createSPIRVEntryPointABIPass() {
-  return std::make_unique<SPIRVEntryPointABIPass>();
-}
-
-void mlir::attn::registerSPIRVEntryPointABIPass() {
-  PassRegistration<SPIRVEntryPointABIPass>();
-}

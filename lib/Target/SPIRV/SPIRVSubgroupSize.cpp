@@ -20,88 +20,67 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVSUBGROUPSIZEPASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
+
 using namespace mlir;
+
+LogicalResult mlir::attn::setSPIRVSubgroupSize(ModuleOp module, int64_t size) {
+  if (size < 1 || size > 128)
+    return module.emitError("attn-spirv-subgroup-size: size is ")
+           << size << "; it must be in [1, 128]";
+  MLIRContext *ctx = module.getContext();
+  bool any = false;
+  WalkResult walk = module.walk([&](gpu::GPUModuleOp gpuModule) {
+    ArrayAttr targets = gpuModule.getTargetsAttr();
+    SmallVector<Attribute> updated;
+    bool found = false;
+    for (Attribute t : targets ? targets.getValue() : ArrayRef<Attribute>()) {
+      auto env = dyn_cast<spirv::TargetEnvAttr>(t);
+      if (!env) {
+        updated.push_back(t);
+        continue;
+      }
+      found = true;
+      spirv::ResourceLimitsAttr r = env.getResourceLimits();
+      auto limits = spirv::ResourceLimitsAttr::get(
+          ctx, r.getMaxComputeSharedMemorySize(),
+          r.getMaxComputeWorkgroupInvocations(), r.getMaxComputeWorkgroupSize(),
+          static_cast<int>(size), r.getMinSubgroupSize(),
+          r.getMaxSubgroupSize(), r.getCooperativeMatrixPropertiesKhr(),
+          r.getCooperativeMatrixPropertiesNv());
+      updated.push_back(spirv::TargetEnvAttr::get(
+          env.getTripleAttr(), limits, env.getClientAPI(), env.getVendorID(),
+          env.getDeviceType(), env.getDeviceID()));
+    }
+    if (!found) {
+      gpuModule.emitError("attn-spirv-subgroup-size: the gpu.module has no "
+                          "#spirv.target_env target (run "
+                          "spirv-attach-target first)");
+      return WalkResult::interrupt();
+    }
+    gpuModule.setTargetsAttr(ArrayAttr::get(ctx, updated));
+    any = true;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (any)
+    module->setAttr(kSPIRVSubgroupSizeAttr,
+                    IntegerAttr::get(IntegerType::get(ctx, 32), size));
+  return success();
+}
 
 namespace {
 struct SPIRVSubgroupSizePass
-    : public PassWrapper<SPIRVSubgroupSizePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVSubgroupSizePass)
-
-  SPIRVSubgroupSizePass() = default;
-  SPIRVSubgroupSizePass(const SPIRVSubgroupSizePass &other)
-      : PassWrapper(other) {}
-  explicit SPIRVSubgroupSizePass(int64_t n) { size = n; }
-
-  StringRef getArgument() const final { return "attn-spirv-subgroup-size"; }
-  StringRef getDescription() const final {
-    return "Record the subgroup size the kernels need: in the SPIR-V "
-           "targets' resource limits (for gpu.shuffle's lowering) and as the "
-           "module attribute attn.spirv_subgroup_size (launch metadata). "
-           "Requires spirv-attach-target to have run";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<spirv::SPIRVDialect>();
-  }
-
-  Option<int64_t> size{*this, "size",
-                       llvm::cl::desc("Invocations per subgroup (> 0)"),
-                       llvm::cl::init(0)};
+    : mlir::attn::impl::SPIRVSubgroupSizePassBase<SPIRVSubgroupSizePass> {
+  using Base::Base;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    if (size < 1 || size > 128) {
-      module.emitError("attn-spirv-subgroup-size: size is ")
-          << size << "; it must be in [1, 128]";
-      return signalPassFailure();
-    }
-    bool any = false;
-    WalkResult walk = module.walk([&](gpu::GPUModuleOp gpuModule) {
-      ArrayAttr targets = gpuModule.getTargetsAttr();
-      SmallVector<Attribute> updated;
-      bool found = false;
-      for (Attribute t : targets ? targets.getValue() : ArrayRef<Attribute>()) {
-        auto env = dyn_cast<spirv::TargetEnvAttr>(t);
-        if (!env) {
-          updated.push_back(t);
-          continue;
-        }
-        found = true;
-        spirv::ResourceLimitsAttr r = env.getResourceLimits();
-        auto limits = spirv::ResourceLimitsAttr::get(
-            &getContext(), r.getMaxComputeSharedMemorySize(),
-            r.getMaxComputeWorkgroupInvocations(),
-            r.getMaxComputeWorkgroupSize(), static_cast<int>(size),
-            r.getMinSubgroupSize(), r.getMaxSubgroupSize(),
-            r.getCooperativeMatrixPropertiesKhr(),
-            r.getCooperativeMatrixPropertiesNv());
-        updated.push_back(spirv::TargetEnvAttr::get(
-            env.getTripleAttr(), limits, env.getClientAPI(),
-            env.getVendorID(), env.getDeviceType(), env.getDeviceID()));
-      }
-      if (!found) {
-        gpuModule.emitError("attn-spirv-subgroup-size: the gpu.module has no "
-                            "#spirv.target_env target (run "
-                            "spirv-attach-target first)");
-        return WalkResult::interrupt();
-      }
-      gpuModule.setTargetsAttr(ArrayAttr::get(&getContext(), updated));
-      any = true;
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-    if (any)
-      module->setAttr(attn::kSPIRVSubgroupSizeAttr,
-                      IntegerAttr::get(IntegerType::get(&getContext(), 32),
-                                       size));
+    if (failed(mlir::attn::setSPIRVSubgroupSize(getOperation(), size)))
+      signalPassFailure();
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createSPIRVSubgroupSizePass(int64_t size) {
-  return std::make_unique<SPIRVSubgroupSizePass>(size);
-}
-
-void mlir::attn::registerSPIRVSubgroupSizePass() {
-  PassRegistration<SPIRVSubgroupSizePass>();
-}

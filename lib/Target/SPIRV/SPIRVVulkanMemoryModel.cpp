@@ -23,90 +23,81 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVVULKANMEMORYMODELPASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
+
 using namespace mlir;
+
+LogicalResult mlir::attn::applyVulkanMemoryModel(ModuleOp module) {
+  bool failed = false;
+  module.walk([&](spirv::ModuleOp spv) {
+    std::optional<spirv::VerCapExtAttr> vce = spv.getVceTriple();
+    if (!vce || !llvm::is_contained(vce->getCapabilities(),
+                                    spirv::Capability::CooperativeMatrixKHR))
+      return;
+    spirv::TargetEnvAttr env = spirv::lookupTargetEnv(spv);
+    if (!env || !llvm::is_contained(env.getCapabilities(),
+                                    spirv::Capability::VulkanMemoryModel)) {
+      spv.emitError("attn-spirv-vulkan-memory-model: the module uses "
+                    "CooperativeMatrixKHR but its target environment does "
+                    "not allow VulkanMemoryModel");
+      failed = true;
+      return;
+    }
+    MLIRContext *ctx = spv.getContext();
+    SmallVector<spirv::Capability> caps(vce->getCapabilities());
+    SmallVector<spirv::Extension> exts(vce->getExtensions());
+    if (!llvm::is_contained(caps, spirv::Capability::VulkanMemoryModel))
+      caps.push_back(spirv::Capability::VulkanMemoryModel);
+    if (!llvm::is_contained(exts,
+                            spirv::Extension::SPV_KHR_vulkan_memory_model))
+      exts.push_back(spirv::Extension::SPV_KHR_vulkan_memory_model);
+    spv.setVceTripleAttr(
+        spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, ctx));
+    spv.setMemoryModelAttr(
+        spirv::MemoryModelAttr::get(ctx, spirv::MemoryModel::Vulkan));
+
+    auto isWorkgroup = [](Value ptr) {
+      auto t = dyn_cast<spirv::PointerType>(ptr.getType());
+      return t && t.getStorageClass() == spirv::StorageClass::Workgroup;
+    };
+    auto nonPrivate = [&](spirv::MemoryAccessAttr old) {
+      auto bits = old ? old.getValue() : spirv::MemoryAccess::None;
+      return spirv::MemoryAccessAttr::get(
+          ctx, bits | spirv::MemoryAccess::NonPrivatePointer);
+    };
+    spv.walk([&](Operation *op) {
+      if (auto load = dyn_cast<spirv::LoadOp>(op)) {
+        if (isWorkgroup(load.getPtr()))
+          load.setMemoryAccessAttr(nonPrivate(load.getMemoryAccessAttr()));
+      } else if (auto store = dyn_cast<spirv::StoreOp>(op)) {
+        if (isWorkgroup(store.getPtr()))
+          store.setMemoryAccessAttr(nonPrivate(store.getMemoryAccessAttr()));
+      } else if (auto cl = dyn_cast<spirv::KHRCooperativeMatrixLoadOp>(op)) {
+        if (isWorkgroup(cl.getPointer()))
+          cl.setMemoryOperandAttr(nonPrivate(cl.getMemoryOperandAttr()));
+      } else if (auto cs = dyn_cast<spirv::KHRCooperativeMatrixStoreOp>(op)) {
+        if (isWorkgroup(cs.getPointer()))
+          cs.setMemoryOperandAttr(nonPrivate(cs.getMemoryOperandAttr()));
+      } else if (auto bar = dyn_cast<spirv::ControlBarrierOp>(op)) {
+        bar.setMemorySemantics(bar.getMemorySemantics() |
+                               spirv::MemorySemantics::MakeAvailable |
+                               spirv::MemorySemantics::MakeVisible);
+      }
+    });
+  });
+  return failure(failed);
+}
 
 namespace {
 struct SPIRVVulkanMemoryModelPass
-    : public PassWrapper<SPIRVVulkanMemoryModelPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVVulkanMemoryModelPass)
-
-  StringRef getArgument() const final {
-    return "attn-spirv-vulkan-memory-model";
-  }
-  StringRef getDescription() const final {
-    return "Give spirv.modules that use CooperativeMatrixKHR the Vulkan "
-           "memory model (capability, extension), NonPrivatePointer on "
-           "workgroup accesses and MakeAvailable|MakeVisible on barriers";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<spirv::SPIRVDialect>();
-  }
-
+    : mlir::attn::impl::SPIRVVulkanMemoryModelPassBase<
+          SPIRVVulkanMemoryModelPass> {
   void runOnOperation() override {
-    getOperation().walk([&](spirv::ModuleOp spv) {
-      std::optional<spirv::VerCapExtAttr> vce = spv.getVceTriple();
-      if (!vce || !llvm::is_contained(vce->getCapabilities(),
-                                      spirv::Capability::CooperativeMatrixKHR))
-        return;
-      spirv::TargetEnvAttr env = spirv::lookupTargetEnv(spv);
-      if (!env || !llvm::is_contained(env.getCapabilities(),
-                                      spirv::Capability::VulkanMemoryModel)) {
-        spv.emitError("attn-spirv-vulkan-memory-model: the module uses "
-                      "CooperativeMatrixKHR but its target environment does "
-                      "not allow VulkanMemoryModel");
-        signalPassFailure();
-        return;
-      }
-      MLIRContext *ctx = spv.getContext();
-      SmallVector<spirv::Capability> caps(vce->getCapabilities());
-      SmallVector<spirv::Extension> exts(vce->getExtensions());
-      if (!llvm::is_contained(caps, spirv::Capability::VulkanMemoryModel))
-        caps.push_back(spirv::Capability::VulkanMemoryModel);
-      if (!llvm::is_contained(exts,
-                              spirv::Extension::SPV_KHR_vulkan_memory_model))
-        exts.push_back(spirv::Extension::SPV_KHR_vulkan_memory_model);
-      spv.setVceTripleAttr(
-          spirv::VerCapExtAttr::get(vce->getVersion(), caps, exts, ctx));
-      spv.setMemoryModelAttr(
-          spirv::MemoryModelAttr::get(ctx, spirv::MemoryModel::Vulkan));
-
-      auto isWorkgroup = [](Value ptr) {
-        auto t = dyn_cast<spirv::PointerType>(ptr.getType());
-        return t && t.getStorageClass() == spirv::StorageClass::Workgroup;
-      };
-      auto nonPrivate = [&](spirv::MemoryAccessAttr old) {
-        auto bits = old ? old.getValue() : spirv::MemoryAccess::None;
-        return spirv::MemoryAccessAttr::get(
-            ctx, bits | spirv::MemoryAccess::NonPrivatePointer);
-      };
-      spv.walk([&](Operation *op) {
-        if (auto load = dyn_cast<spirv::LoadOp>(op)) {
-          if (isWorkgroup(load.getPtr()))
-            load.setMemoryAccessAttr(nonPrivate(load.getMemoryAccessAttr()));
-        } else if (auto store = dyn_cast<spirv::StoreOp>(op)) {
-          if (isWorkgroup(store.getPtr()))
-            store.setMemoryAccessAttr(nonPrivate(store.getMemoryAccessAttr()));
-        } else if (auto cl = dyn_cast<spirv::KHRCooperativeMatrixLoadOp>(op)) {
-          if (isWorkgroup(cl.getPointer()))
-            cl.setMemoryOperandAttr(nonPrivate(cl.getMemoryOperandAttr()));
-        } else if (auto cs = dyn_cast<spirv::KHRCooperativeMatrixStoreOp>(op)) {
-          if (isWorkgroup(cs.getPointer()))
-            cs.setMemoryOperandAttr(nonPrivate(cs.getMemoryOperandAttr()));
-        } else if (auto bar = dyn_cast<spirv::ControlBarrierOp>(op)) {
-          bar.setMemorySemantics(bar.getMemorySemantics() |
-                                 spirv::MemorySemantics::MakeAvailable |
-                                 spirv::MemorySemantics::MakeVisible);
-        }
-      });
-    });
+    if (failed(mlir::attn::applyVulkanMemoryModel(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createSPIRVVulkanMemoryModelPass() {
-  return std::make_unique<SPIRVVulkanMemoryModelPass>();
-}
-
-void mlir::attn::registerSPIRVVulkanMemoryModelPass() {
-  PassRegistration<SPIRVVulkanMemoryModelPass>();
-}

@@ -2,17 +2,15 @@
 #ifndef ATTN_TARGET_NVVM_PASSES_H
 #define ATTN_TARGET_NVVM_PASSES_H
 
+#include "attn/Target/NVVM/Transforms.h"
 #include "mlir/Pass/Pass.h"
 
-#include <memory>
-
 namespace mlir::attn {
+#define GEN_PASS_DECL
+#include "attn/Target/NVVM/Passes.h.inc"
 
-/// The step of attn-to-nvvm-pipeline that sets nvvm.maxnreg on the mma.sync
-/// kernels after outlining (attn-nvvm-max-registers).
-std::unique_ptr<Pass> createNVVMMaxRegistersPass();
-void registerNVVMMaxRegistersPass();
-
+#define GEN_PASS_REGISTRATION
+#include "attn/Target/NVVM/Passes.h.inc"
 } // namespace mlir::attn
 
 #endif
