@@ -22,11 +22,11 @@ def NVVMMaxRegistersPass : Pass<"attn-nvvm-max-registers", "::mlir::ModuleOp"> {
     budget in (0, 255] an op of the kernel records in
     `attn.nvvm_max_registers` (set by `convert-attn-to-nvgpu`, e.g. 168 for
     three 4-warp workgroups per SM; rounded down to a multiple of 8), else
-    the most one workgroup of
-    `known_block_size` threads can have: 65536 / threads (1024 threads when
-    unknown), at most 255, rounded down to a multiple of 8. The
-    `attn.nvvm_max_registers` attributes of such a kernel are removed. Other
-    kernels and functions that are not kernels are left unchanged.
+    the most one workgroup of `known_block_size` threads can have: 65536 /
+    threads (1024 threads when unknown), at most 255, rounded down to a
+    multiple of 8. The `attn.nvvm_max_registers` attributes of such a
+    kernel are removed. Other kernels and functions that are not kernels
+    are left unchanged.
 
     ```mlir
     // before: 384 threads

@@ -37,9 +37,8 @@ def SPIRVBufferizePass : Pass<"attn-spirv-bufferize", "::mlir::ModuleOp"> {
     buffer in every iteration; no `linalg.copy` of a buffer onto itself;
     a function of one block without a parallel loop has its body (but the
     return) in a one-iteration `scf.parallel`, so it still becomes a
-    kernel. Nothing may
-    canonicalize between this pass and the GPU mapping (it would fold the
-    one-iteration loop).
+    kernel. Nothing may canonicalize between this pass and the GPU mapping
+    (it would fold the one-iteration loop).
 
     ```mlir
     // before: acc' = acc * acc, a fresh tensor per iteration
@@ -274,9 +273,9 @@ def SPIRVCoopMatBf16Pass : Pass<"attn-spirv-coopmat-bf16", "::mlir::ModuleOp"> {
     every type (through pointers, arrays, runtime arrays, structs, vectors,
     cooperative matrices, function types) and every f16 constant is bf16;
     their VCE triple (and target environment, where they carry one) require
-    `BFloat16TypeKHR`,
-    `BFloat16CooperativeMatrixKHR` and `SPV_KHR_bfloat16` and no longer
-    `Float16`; the mark is removed. An unmarked module is unchanged.
+    `BFloat16TypeKHR`, `BFloat16CooperativeMatrixKHR` and
+    `SPV_KHR_bfloat16` and no longer `Float16`; the mark is removed. An
+    unmarked module is unchanged.
 
     ```mlir
     // before
