@@ -5,6 +5,8 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/NVVM/Passes.h"
+#include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -21,5 +23,7 @@ void mlir::attn::registerAllPasses() {
   mlir::registerAllPasses();
   registerAttnPasses();
   registerAttnConversionPasses();
+  registerAttnTargetNVVMPasses();
+  registerAttnTargetSPIRVPasses();
   registerAttnPipelines();
 }

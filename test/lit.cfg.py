@@ -20,6 +20,8 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src", config.attn_src_root))
 config.substitutions.append(("%attn_lib", config.attn_lib_dir))
+# The generated references (ninja attn-doc).
+config.substitutions.append(("%attn_docs", os.path.join(config.attn_obj_root, "docs")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()

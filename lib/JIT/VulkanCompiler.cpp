@@ -15,6 +15,7 @@
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/SPIRV/SPIRVArtifact.h"
 #include "attn/runtime/Backend.h"
 #include "attn/runtime/Vulkan.h"
 

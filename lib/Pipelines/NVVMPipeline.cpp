@@ -5,6 +5,7 @@
 #include "attn/Conversion/Passes.h"
 #include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/NVVM/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -121,7 +122,6 @@ std::string mlir::attn::findCudaToolkit() {
 
 void mlir::attn::registerAttnToNVVMPipeline() {
   registerConvertAttnToGPUPass();
-  registerNVVMMaxRegistersPass();
   PassPipelineRegistration<AttnToNVVMPipelineOptions>(
       "attn-to-nvvm-pipeline",
       "Lower attn.sdpa in destination-passing form (memrefs in and out, as "

@@ -3,12 +3,24 @@
 
 #include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/SPIRV/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
-#include "llvm/Support/raw_ostream.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
 
@@ -25,15 +37,6 @@ LogicalResult
 mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
                                      const AttnToSPIRVPipelineOptions &opts,
                                      std::string &error) {
-  auto addSteps = [&](const std::string &steps) -> LogicalResult {
-    std::string parseErrors;
-    llvm::raw_string_ostream os(parseErrors);
-    if (failed(parsePassPipeline(steps, pm, os))) {
-      error = "attn-to-spirv-pipeline: " + parseErrors;
-      return failure();
-    }
-    return success();
-  };
   // The SPIR-V steps shared by both variants, after outlining: subviews
   // folded into loads/stores, index math to arith, memory spaces to
   // storage classes, then GPU/SCF/arith/math/memref to SPIR-V. With
@@ -43,21 +46,37 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   auto addToSPIRV = [&](const std::string &caps, const std::string &exts,
                         const std::string &version,
                         int64_t subgroupSize = 0) -> LogicalResult {
-    if (failed(addSteps("spirv-attach-target{ver=" + version + " caps=" +
-                        caps + " exts=" + exts + " client_api=Vulkan}")))
-      return failure();
+    // {}: the struct gives device_id no default (the option's is 0).
+    GpuSPIRVAttachTargetOptions target{};
+    target.spirvVersion = version;
+    for (StringRef cap : llvm::split(caps, ','))
+      target.spirvCapabilities.push_back(cap.str());
+    for (StringRef ext : llvm::split(exts, ','))
+      target.spirvExtensions.push_back(ext.str());
+    target.clientApi = "Vulkan";
+    pm.addPass(createGpuSPIRVAttachTarget(target));
     if (subgroupSize > 0)
-      pm.addPass(createSPIRVSubgroupSizePass(subgroupSize));
-    std::string steps =
-        "func.func(lower-affine),"
-        "gpu.module(fold-memref-alias-ops,math-expand-ops{ops=exp2},"
-        "arith-expand{include-bf16=true},"
-        "convert-math-to-spirv,lower-affine,canonicalize),"
-        "map-memref-spirv-storage-class{client-api=vulkan},"
-        "convert-gpu-to-spirv,"
-        "spirv.module(spirv-lower-abi-attrs,spirv-update-vce,"
-        "canonicalize)";
-    return addSteps(steps);
+      pm.addPass(createSPIRVSubgroupSizePass({/*size=*/subgroupSize}));
+    pm.nest<func::FuncOp>().addPass(createLowerAffinePass());
+    OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+    kernels.addPass(memref::createFoldMemRefAliasOpsPass());
+    math::MathExpandOpsPassOptions expandMath;
+    expandMath.opMnemonics = {"exp2"};
+    kernels.addPass(math::createMathExpandOpsPass(expandMath));
+    arith::ArithExpandOpsPassOptions expandArith;
+    expandArith.includeBf16 = true;
+    kernels.addPass(arith::createArithExpandOpsPass(expandArith));
+    kernels.addPass(createConvertMathToSPIRVPass());
+    kernels.addPass(createLowerAffinePass());
+    kernels.addPass(createCanonicalizerPass());
+    // Its client API defaults to Vulkan's storage-class mapping.
+    pm.addPass(createMapMemRefStorageClassPass());
+    pm.addPass(createConvertGPUToSPIRVPass());
+    OpPassManager &spirvModules = pm.nest<spirv::ModuleOp>();
+    spirvModules.addPass(spirv::createSPIRVLowerABIAttributesPass());
+    spirvModules.addPass(spirv::createSPIRVUpdateVCEPass());
+    spirvModules.addPass(createCanonicalizerPass());
+    return success();
   };
 
   // Vulkan 1.1 (SPIR-V 1.3) with `caps`; 16-bit storage and arithmetic
@@ -85,14 +104,15 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   auto addKernelChecks = [&]() -> LogicalResult {
     // Constants sunk into the launch first: outlined as kernel arguments,
     // loop bounds would be unknown to the kernel (and to the budget).
-    if (failed(addSteps("func.func(gpu-launch-sink-index-computations),"
-                        "gpu-kernel-outlining")))
-      return failure();
+    pm.nest<func::FuncOp>().addPass(createGpuLaunchSinkIndexComputationsPass());
+    pm.addPass(createGpuKernelOutliningPass());
     pm.addPass(createSPIRVEntryPointABIPass());
     // Dynamic sizes from a buffer the host fills (static kernels as they
     // are), clamped where the budget needs a bound.
-    pm.addPass(createSPIRVDynamicShapesPass(opts.maxDynamicExtent));
-    pm.addPass(createSPIRVLoopBudgetPass(opts.maxLoopIterations));
+    pm.addPass(
+        createSPIRVDynamicShapesPass({/*maxExtent=*/opts.maxDynamicExtent}));
+    pm.addPass(
+        createSPIRVLoopBudgetPass({/*maxIterations=*/opts.maxLoopIterations}));
     return success();
   };
 
@@ -235,28 +255,24 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   // Buffers -> one workgroup per parallel tile (B, Hq, q-block); one
   // invocation runs the tile's key loop and arithmetic sequentially. The
   // private buffers become Function-storage variables.
-  std::string gpuSteps =
-      "func.func(convert-linalg-to-loops,"
-      "promote-buffers-to-stack{max-alloc-size-in-bytes=1048576 "
-      "max-rank-of-allocated-memref=4},"
-      "scf-forall-to-parallel,gpu-map-parallel-loops,"
-      "convert-parallel-loops-to-gpu,canonicalize,"
-      "gpu-launch-sink-index-computations)";
-  if (failed(addSteps(gpuSteps)) || failed(addKernelChecks()))
+  OpPassManager &tiles = pm.nest<func::FuncOp>();
+  tiles.addPass(createConvertLinalgToLoopsPass());
+  bufferization::PromoteBuffersToStackPassOptions promote;
+  promote.maxAllocSizeInBytes = 1048576;
+  promote.maxRankOfAllocatedMemRef = 4;
+  tiles.addPass(bufferization::createPromoteBuffersToStackPass(promote));
+  tiles.addPass(createForallToParallelLoopPass());
+  tiles.addPass(createGpuMapParallelLoopsPass());
+  tiles.addPass(createConvertParallelLoopToGpuPass());
+  tiles.addPass(createCanonicalizerPass());
+  tiles.addPass(createGpuLaunchSinkIndexComputationsPass());
+  if (failed(addKernelChecks()))
     return failure();
   return addVulkan11("Shader", /*int16=*/false);
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {
-  registerSPIRVBufferizePass();
-  registerSPIRVEntryPointABIPass();
-  registerSPIRVDynamicShapesPass();
-  registerSPIRVBf16StoragePass();
   registerSPIRVCoopMatKernelPass();
-  registerSPIRVCoopMatBf16Pass();
-  registerSPIRVVulkanMemoryModelPass();
-  registerSPIRVLoopBudgetPass();
-  registerSPIRVSubgroupSizePass();
   registerPassPipeline(
       "attn-to-spirv-pipeline",
       "Lower attn.sdpa on tensors to a host function that "

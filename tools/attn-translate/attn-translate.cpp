@@ -14,6 +14,7 @@
 #include "attn/runtime/CudaKernel.h"
 #include "attn/runtime/attn_jit.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/SPIRV/SPIRVArtifact.h"
 
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 

@@ -2,6 +2,9 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
+// kCoopMatBf16Attr, which attn-spirv-coopmat-kernel sets.
+#include "attn/Target/SPIRV/Transforms.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -104,16 +107,13 @@ void buildAttnToNVVMPipeline(OpPassManager &pm,
 ConfigureNVGPUOptions
 tensorCoreOptions(const AttnToNVVMPipelineOptions &options);
 
-/// Its step that sets nvvm.maxnreg on the mma.sync kernels after outlining
-/// (attn-nvvm-max-registers).
-std::unique_ptr<Pass> createNVVMMaxRegistersPass();
-void registerNVVMMaxRegistersPass();
-
 /// The CUDA toolkit folder ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda) when it
 /// holds libdevice, else "".
 std::string findCudaToolkit();
 
-/// Registers attn-to-nvvm-pipeline and convert-attn-to-gpu.
+/// Registers attn-to-nvvm-pipeline and convert-attn-to-gpu (the target's
+/// passes: registerAttnTargetNVVMPasses, attn/Target/NVVM; the tiled form's
+/// conversions: registerAttnConversionPasses, attn/Conversion).
 void registerAttnToNVVMPipeline();
 /// Options of attn-to-spirv-pipeline.
 struct AttnToSPIRVPipelineOptions
@@ -205,20 +205,6 @@ LogicalResult buildAttnToSPIRVPipeline(OpPassManager &pm,
 /// block-q is 0: max(1, min(16, 256 / subgroupSize)).
 int64_t defaultSubgroupRows(int64_t subgroupSize);
 
-/// The bufferization step of attn-to-spirv-pipeline (attn-spirv-bufferize).
-std::unique_ptr<Pass> createSPIRVBufferizePass();
-void registerSPIRVBufferizePass();
-/// Its step that sets each kernel's spirv.entry_point_abi
-/// (attn-spirv-entry-point-abi).
-std::unique_ptr<Pass> createSPIRVEntryPointABIPass();
-void registerSPIRVEntryPointABIPass();
-
-/// Every bf16 memref becomes an i16 memref with the same bits; loads and
-/// stores of them bitcast (SPIRVBf16Storage.cpp). For SPIR-V targets
-/// without a bf16 type; runs before outlining.
-std::unique_ptr<Pass> createSPIRVBf16StoragePass();
-void registerSPIRVBf16StoragePass();
-
 /// Its first step for variant=coopmat: the kernel source's attn.sdpa as one
 /// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel); with
 /// kvSplits > 1 a partial launch, workspaces and the split-KV merge.
@@ -229,143 +215,8 @@ std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
                                                    int64_t kvSplits = 1);
 void registerSPIRVCoopMatKernelPass();
 
-/// The module attribute by which attn-spirv-coopmat-kernel marks a bf16
-/// kernel written in f16, for attn-spirv-coopmat-bf16.
-constexpr const char kCoopMatBf16Attr[] = "attn.coopmat_bf16";
-/// After convert-gpu-to-spirv (variant=coopmat): a marked module's
-/// spirv.modules retyped f16 -> bf16 (SPIRVCoopMatBf16.cpp).
-std::unique_ptr<Pass> createSPIRVCoopMatBf16Pass();
-void registerSPIRVCoopMatBf16Pass();
-/// After outlining: kernels with dynamically sized memref arguments take
-/// them as 1-D buffers indexed linearly, plus a memref<Nxi32> of their
-/// dynamic sizes that each launch fills (attn-spirv-dynamic-shapes);
-/// maxExtent > 0 clamps the sizes kernels read to it (for the loop budget).
-std::unique_ptr<Pass> createSPIRVDynamicShapesPass(int64_t maxExtent);
-void registerSPIRVDynamicShapesPass();
-/// Its check that no invocation runs more loop iterations than the device
-/// allows (attn-spirv-loop-budget; 0 = no limit).
-std::unique_ptr<Pass> createSPIRVLoopBudgetPass(uint64_t maxIterations);
-void registerSPIRVLoopBudgetPass();
-/// The module attribute (i32) by which attn-spirv-subgroup-size records
-/// the subgroup size the kernels need, for extractSPIRVKernel.
-constexpr const char kSPIRVSubgroupSizeAttr[] = "attn.spirv_subgroup_size";
-/// After spirv-attach-target: the SPIR-V targets' subgroup size set to
-/// `size` (gpu.shuffle lowers only at that width) and the module marked
-/// with kSPIRVSubgroupSizeAttr (attn-spirv-subgroup-size).
-std::unique_ptr<Pass> createSPIRVSubgroupSizePass(int64_t size);
-void registerSPIRVSubgroupSizePass();
-/// Its last step for variant=coopmat: the Vulkan memory model on modules
-/// with cooperative matrices (attn-spirv-vulkan-memory-model).
-std::unique_ptr<Pass> createSPIRVVulkanMemoryModelPass();
-void registerSPIRVVulkanMemoryModelPass();
-
-/// What feeds one storage-buffer binding of a dispatch: a host function
-/// argument (a tensor of the entry function) or a workspace the host
-/// function allocates (split-KV's partial outputs and lse).
-struct SPIRVBufferRef {
-  bool workspace = false;
-  unsigned index = 0; // host argument number, or index into workspaces
-};
-
-/// A size the host function computes from its arguments' sizes (dynamic
-/// shapes): a node of SPIRVKernelArtifact::exprs. Dim reads size `b` of
-/// host argument `a`; binary kinds combine expressions `a` and `b`
-/// (unsigned, as the host's arith ops do).
-struct SPIRVExpr {
-  enum Kind { Const, Dim, Add, Sub, Mul, DivU, CeilDivU, RemU, MinU, MaxU };
-  Kind kind = Const;
-  int64_t value = 0; // Const
-  unsigned a = 0, b = 0;
-};
-
-/// A buffer the host function allocates for its kernels (memref.alloc),
-/// never read by the host itself: a workspace (split-KV's partials), or,
-/// with `hostWritten`, a buffer of i32 sizes the host fills before the
-/// launches (attn-spirv-dynamic-shapes): element i is `contents[i]`.
-struct SPIRVWorkspace {
-  std::vector<int64_t> shape; // -1 where dynamic (see shapeExprs)
-  std::string elementType;    // "f32", ...
-  unsigned elementBytes = 0;
-  uint64_t bytes = 0;         // 0 where the shape is dynamic
-  /// With a dynamic shape: an expression per dimension (-1 where the
-  /// dimension is static).
-  std::vector<int> shapeExprs;
-  bool hostWritten = false;
-  std::vector<int> contents; // expression ids, with hostWritten
-};
-
-/// One gpu.launch_func of the host function, in program order.
-struct SPIRVDispatch {
-  std::string entry; // OpEntryPoint name in the one spirv.module
-  uint32_t grid[3] = {1, 1, 1};
-  /// Where a workgroup count depends on sizes: its expression (else -1).
-  int gridExprs[3] = {-1, -1, -1};
-  uint32_t block[3] = {1, 1, 1};
-  /// Storage-buffer binding i (set 0) of this entry point: bindings[i].
-  std::vector<SPIRVBufferRef> bindings;
-};
-
-/// A kernel lowered by attn-to-spirv-pipeline, ready for a Vulkan runtime.
-struct SPIRVKernelArtifact {
-  std::vector<uint32_t> words; // the serialized spirv.module
-  /// The single-dispatch form (one kernel, no workspace): its entry, grid,
-  /// workgroup size and host argument per binding. Empty (entry "") when
-  /// the host function runs several dispatches; `dispatches` always holds
-  /// every dispatch.
-  std::string entry;           // its OpEntryPoint name
-  uint32_t grid[3] = {1, 1, 1};
-  uint32_t block[3] = {1, 1, 1};
-  unsigned hostArgs = 0;
-  /// Storage-buffer binding i (set 0) is host function argument
-  /// bindingArgs[i].
-  std::vector<unsigned> bindingArgs;
-  bool f16 = false;   // needs Float16 (and 16-bit storage)
-  bool int16 = false; // needs Int16 (and 16-bit storage): bf16 as i16
-  bool bf16 = false;  // needs BFloat16TypeKHR (SPV_KHR_bfloat16)
-  bool coopMat = false; // needs CooperativeMatrixKHR (+ Vulkan memory model)
-  /// The subgroup size the kernels were written for (0: any); the runtime
-  /// must create the pipelines with it (subgroup size control, full
-  /// subgroups) or refuse.
-  uint32_t subgroupSize = 0;
-  /// Uses GroupNonUniformArithmetic / GroupNonUniformShuffle.
-  bool subgroupArithmetic = false;
-  bool subgroupShuffle = false;
-  /// Every dispatch in order (split-KV: the partial kernel, then the
-  /// merge); each must see the previous one's writes (a barrier).
-  std::vector<SPIRVDispatch> dispatches;
-  /// The host function's allocations, bound by SPIRVBufferRef::workspace.
-  std::vector<SPIRVWorkspace> workspaces;
-  /// Dynamic shapes: the expressions grids, workspace shapes and size
-  /// buffers refer to; empty when every shape is static.
-  std::vector<SPIRVExpr> exprs;
-  /// The kernels clamp sizes to this (attn-spirv-dynamic-shapes'
-  /// max-extent): a launch with a larger dynamic size must be refused
-  /// (0: no clamp).
-  int64_t maxDynamicExtent = 0;
-  bool dynamic() const { return !exprs.empty(); }
-  /// Expression `id` for host arguments of sizes `argShape(arg, dim)`;
-  /// false (with `error`) on a division by zero or a value outside
-  /// [0, 2^32).
-  bool evaluate(int id,
-                const std::function<int64_t(unsigned, unsigned)> &argShape,
-                int64_t &value, std::string &error) const;
-};
-
-/// The module attribute (i64) by which attn-spirv-dynamic-shapes records its
-/// max-extent, for extractSPIRVKernel.
-constexpr const char kSPIRVMaxDynamicExtentAttr[] =
-    "attn.spirv_max_dynamic_extent";
-
-/// Reads the artifact off a module after attn-to-spirv-pipeline; fails with
-/// `error` set when the module is not of that form.
-LogicalResult extractSPIRVKernel(ModuleOp module, SPIRVKernelArtifact &out,
-                                 std::string &error);
-
-/// The launch metadata attn-translate writes beside a .spv (JSON).
-std::string spirvKernelMetadataJSON(const SPIRVKernelArtifact &artifact,
-                                    const std::string &variant);
-
-/// Registers attn-to-spirv-pipeline and its steps.
+/// Registers attn-to-spirv-pipeline and attn-spirv-coopmat-kernel (the
+/// target's passes: registerAttnTargetSPIRVPasses, attn/Target/SPIRV).
 void registerAttnSPIRVPipeline();
 
 /// Registers every attn pipeline with the global pass registry.

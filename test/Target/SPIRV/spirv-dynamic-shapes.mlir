@@ -1,6 +1,14 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-dynamic-shapes | FileCheck %s
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-dynamic-shapes=max-extent=4096 | FileCheck %s --check-prefix=CLAMP
 
+// attn-spirv-dynamic-shapes requires outlined kernels whose dynamically
+// sized memref arguments are dense, with an identity layout, and used only by
+// memref.load, memref.store and memref.dim of a constant dimension (others
+// are refused); it guarantees that each such argument is a 1-D buffer indexed
+// row-major, its sizes read from an appended i32 buffer that every launch
+// fills from memref.dim in the host (clamped to max-extent, which the module
+// then records, when that is > 0), and that static kernels are untouched.
+
 // A kernel with dynamically sized arguments: each becomes a 1-D buffer
 // indexed row-major over its sizes, which come from an appended i32 buffer
 // (one slot per dynamic size, in argument order); memref.dim reads them.

@@ -1,5 +1,12 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-coopmat-bf16 | FileCheck %s
 
+// attn-spirv-coopmat-bf16 requires a module marked attn.coopmat_bf16 whose
+// spirv.modules use f16 only for what was bf16, with f16 constants bf16
+// holds exactly (an inexact one is refused); it guarantees that every f16 in
+// them becomes bf16, that they require BFloat16TypeKHR,
+// BFloat16CooperativeMatrixKHR and SPV_KHR_bfloat16 instead of Float16, that
+// the mark is dropped, and that unmarked modules are untouched.
+
 // A module marked attn.coopmat_bf16: every f16 in its spirv.modules, nested
 // in pointers, arrays, structs and cooperative matrices too, becomes bf16;
 // the module requires BFloat16TypeKHR, BFloat16CooperativeMatrixKHR and

@@ -1,5 +1,11 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-bf16-storage | FileCheck %s
 
+// attn-spirv-bf16-storage requires bf16 buffer elements to be read and
+// written only by memref.load and memref.store (another op using them is
+// refused, and nothing is changed); it guarantees that no bf16 memref is left
+// (each is the i16 memref with the same bits), that loads of them bitcast
+// i16 -> bf16 and stores bf16 -> i16, and that other buffers are untouched.
+
 // Arguments, a workgroup allocation, a subview and the launch's uses are
 // retyped; loads bitcast i16 -> bf16, stores bf16 -> i16; f32 untouched.
 // CHECK-LABEL: func.func @kernel

@@ -1,5 +1,12 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-bufferize | FileCheck %s
 
+// attn-spirv-bufferize requires functions on tensors whose temporaries have
+// static shapes and need no copy of an argument buffer (both refused); it
+// guarantees memrefs only, temporaries as Function-storage allocations
+// before the sequential loops of their tile, loop-carried buffers updated in
+// place, and a parallel loop in every function (a lone tile is wrapped in a
+// one-iteration scf.parallel).
+
 // A loop-carried tensor that each iteration recomputes out of place ends
 // the iteration in its own buffer again (acc' = acc * acc, copied back), and
 // the temporary is a Function-storage buffer allocated once, before the loop.

@@ -2,6 +2,13 @@
 // RUN: attn-opt %s -attn-nvvm-max-registers=max-registers=96 | FileCheck %s --check-prefix=FIXED
 // RUN: not attn-opt %s -attn-nvvm-max-registers=max-registers=300 2>&1 | FileCheck %s --check-prefix=RANGE
 
+// attn-nvvm-max-registers requires outlined gpu.func kernels and
+// max-registers in [0, 255]; it guarantees nvvm.maxnreg on every kernel that
+// uses mma.sync (max-registers, else the budget the kernel recorded in
+// attn.nvvm_max_registers, else 65536 / known_block_size threads, at most
+// 255, a multiple of 8), removes that attribute from those kernels, and
+// leaves other kernels and functions that are not kernels alone.
+
 // Kernels with mma.sync get what one workgroup can have: 65536 / 256 = 256,
 // at most 255; 65536 / 1024 = 64; 65536 / 384 = 170, a multiple of 8: 168.
 // A kernel without mma.sync, and a function that is not a kernel, keep

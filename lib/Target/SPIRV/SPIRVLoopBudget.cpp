@@ -14,7 +14,7 @@
 // conservative: a kernel under it is safe.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/Analysis/DataFlow/IntegerRangeAnalysis.h"
 #include "mlir/Analysis/DataFlow/Utils.h"
@@ -27,6 +27,11 @@
 
 #include <algorithm>
 #include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVLOOPBUDGETPASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
 
 using namespace mlir;
 
@@ -170,73 +175,56 @@ private:
     return std::nullopt;
   }
 };
+} // namespace
 
+LogicalResult mlir::attn::checkSPIRVLoopBudget(ModuleOp module,
+                                               uint64_t maxIterations) {
+  if (maxIterations == 0)
+    return success();
+  DataFlowSolver solver;
+  dataflow::loadBaselineAnalyses(solver);
+  solver.load<dataflow::IntegerRangeAnalysis>();
+  if (failed(solver.initializeAndRun(module)))
+    return failure();
+  bool overBudget = false;
+  module.walk([&](gpu::GPUFuncOp fn) {
+    if (!fn.isKernel())
+      return;
+    LoopCounter counter(solver);
+    std::optional<uint64_t> n = counter.count(fn);
+    if (!n) {
+      InFlightDiagnostic diag =
+          fn.emitError("attn-spirv-loop-budget: cannot bound the loop "
+                       "iterations of one invocation of this kernel; the "
+                       "target allows at most ")
+          << maxIterations;
+      if (counter.unbounded)
+        diag.attachNote(counter.unbounded->getLoc())
+            << "this loop's trip count has no bound";
+      overBudget = true;
+      return;
+    }
+    if (*n > maxIterations) {
+      fn.emitError("attn-spirv-loop-budget: one invocation of this kernel "
+                   "can run up to ")
+          << *n << " loop iterations; the target ends loops after "
+          << maxIterations
+          << " (lavapipe: LP_MAX_TGSI_LOOP_ITERATIONS), which would give "
+             "wrong results";
+      overBudget = true;
+    }
+  });
+  return failure(overBudget);
+}
+
+namespace {
 struct SPIRVLoopBudgetPass
-    : public PassWrapper<SPIRVLoopBudgetPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SPIRVLoopBudgetPass)
-
-  SPIRVLoopBudgetPass() = default;
-  SPIRVLoopBudgetPass(const SPIRVLoopBudgetPass &other)
-      : PassWrapper(other) {}
-  explicit SPIRVLoopBudgetPass(uint64_t max) { maxIterations = max; }
-
-  StringRef getArgument() const final { return "attn-spirv-loop-budget"; }
-  StringRef getDescription() const final {
-    return "Fail when one invocation of an outlined GPU kernel can run more "
-           "than max-iterations loop iterations in total (scf.for trip "
-           "counts bounded by integer range analysis, nested counts "
-           "multiplied), or when that cannot be bounded; for drivers that "
-           "end loops silently after a fixed count (lavapipe: 65535)";
-  }
-
-  Option<uint64_t> maxIterations{
-      *this, "max-iterations",
-      llvm::cl::desc("Loop iterations allowed per invocation (0 = no limit)"),
-      llvm::cl::init(0)};
+    : mlir::attn::impl::SPIRVLoopBudgetPassBase<SPIRVLoopBudgetPass> {
+  using Base::Base;
 
   void runOnOperation() override {
-    if (maxIterations == 0)
-      return;
-    DataFlowSolver solver;
-    dataflow::loadBaselineAnalyses(solver);
-    solver.load<dataflow::IntegerRangeAnalysis>();
-    if (failed(solver.initializeAndRun(getOperation())))
-      return signalPassFailure();
-    getOperation().walk([&](gpu::GPUFuncOp fn) {
-      if (!fn.isKernel())
-        return;
-      LoopCounter counter(solver);
-      std::optional<uint64_t> n = counter.count(fn);
-      if (!n) {
-        InFlightDiagnostic diag =
-            fn.emitError("attn-spirv-loop-budget: cannot bound the loop "
-                         "iterations of one invocation of this kernel; the "
-                         "target allows at most ")
-            << static_cast<uint64_t>(maxIterations);
-        if (counter.unbounded)
-          diag.attachNote(counter.unbounded->getLoc())
-              << "this loop's trip count has no bound";
-        signalPassFailure();
-        return;
-      }
-      if (*n > maxIterations) {
-        fn.emitError("attn-spirv-loop-budget: one invocation of this kernel "
-                     "can run up to ")
-            << *n << " loop iterations; the target ends loops after "
-            << static_cast<uint64_t>(maxIterations)
-            << " (lavapipe: LP_MAX_TGSI_LOOP_ITERATIONS), which would give "
-               "wrong results";
-        signalPassFailure();
-      }
-    });
+    if (failed(mlir::attn::checkSPIRVLoopBudget(getOperation(), maxIterations)))
+      signalPassFailure();
   }
 };
 } // namespace
-
-std::unique_ptr<Pass> mlir::attn::createSPIRVLoopBudgetPass(uint64_t max) {
-  return std::make_unique<SPIRVLoopBudgetPass>(max);
-}
-
-void mlir::attn::registerSPIRVLoopBudgetPass() {
-  PassRegistration<SPIRVLoopBudgetPass>();
-}

@@ -2,6 +2,13 @@
 // RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=225 2>&1 | FileCheck %s --check-prefix=OVER
 // RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=125 2>&1 | FileCheck %s --check-prefix=CHUNK
 
+// attn-spirv-loop-budget requires outlined kernels; it guarantees success
+// only if, for every kernel, the bound on the loop iterations one invocation
+// runs (scf.for trip counts from integer ranges, nested counts multiplied,
+// one exiting pass per loop execution) is within max-iterations, and
+// otherwise an error on the kernel giving the bound, or, when a loop has no
+// bound, an error with a note on that loop. It never changes the IR.
+
 // Nested constant loops: the outer runs 10 times plus its exiting pass (11),
 // the inner 20 + 1 each time: 11 + 10 * 21 = 221. A loop whose lower bound
 // is the invocation id (0..15, from known_block_size) and upper bound 64,

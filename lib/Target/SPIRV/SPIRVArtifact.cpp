@@ -10,7 +10,8 @@
 // by argument position) and each workspace's shape and byte size.
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/SPIRV/SPIRVArtifact.h"
+#include "attn/Target/SPIRV/Transforms.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,5 +1,12 @@
 // RUN: attn-opt %s --split-input-file --verify-diagnostics --attn-spirv-vulkan-memory-model | FileCheck %s
 
+// attn-spirv-vulkan-memory-model requires a target environment that allows
+// VulkanMemoryModel for every spirv.module using CooperativeMatrixKHR
+// (refused otherwise); it guarantees that such modules use the Vulkan memory
+// model with its capability and extension, NonPrivatePointer on every
+// Workgroup access and MakeAvailable|MakeVisible on every barrier, and that
+// modules without cooperative matrices are untouched.
+
 // A module with cooperative matrices: Vulkan memory model, its capability
 // and extension; workgroup accesses non-private, barriers making writes
 // available and visible; storage-buffer accesses untouched.

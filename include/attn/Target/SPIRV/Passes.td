@@ -1,0 +1,332 @@
+//===- Passes.td - attn passes of the SPIR-V target --------*- tablegen -*-===//
+//
+// The steps of attn-to-spirv-pipeline that upstream MLIR does not provide,
+// in the order the pipeline runs them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_TARGET_SPIRV_PASSES_TD
+#define ATTN_TARGET_SPIRV_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SPIRVBufferizePass : Pass<"attn-spirv-bufferize", "::mlir::ModuleOp"> {
+  let summary = "Bufferize for SPIR-V kernels: loop-carried tensors in place, "
+                "temporaries in Function-storage memory";
+  let description = [{
+    GPU kernels for Vulkan have no heap: every temporary of a tile must be a
+    fixed-size private (Function storage class) variable, and a loop must not
+    yield a fresh buffer per iteration. This step of
+    `attn-to-spirv-pipeline{variant=tiled}` (after `eliminate-empty-tensors`)
+    makes every tensor an `scf.for` carries end the iteration in the buffer
+    it started in (a `linalg.copy` into the iter_arg before the yield), runs
+    One-Shot Bufferize with function boundaries and new buffers in the
+    SPIR-V Function storage class, erases the copies of a buffer onto
+    itself, hoists the private buffers out of the sequential loops of a
+    tile, and wraps a function whose only tile was folded away into a
+    one-iteration `scf.parallel`.
+
+    Requires: functions on tensors that One-Shot Bufferize accepts without
+    allocations returned from loops; every temporary of static shape (else
+    an error names it); no copy of an argument buffer (a kernel cannot
+    allocate device memory: an error names it).
+    Guarantees: memrefs only; function arguments are identity-layout memrefs
+    in the default memory space (storage buffers); every other buffer is a
+    static `memref.alloc` in `#spirv.storage_class<Function>`, placed before
+    the outermost `scf.for` of its tile (inside `scf.forall`,
+    `scf.parallel` or the function); a loop-carried buffer is the same
+    buffer in every iteration; no `linalg.copy` of a buffer onto itself;
+    a function of one block without a parallel loop has its body (but the
+    return) in a one-iteration `scf.parallel`, so it still becomes a
+    kernel. Nothing may canonicalize between this pass and the GPU mapping
+    (it would fold the one-iteration loop).
+
+    ```mlir
+    // before: acc' = acc * acc, a fresh tensor per iteration
+    %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%acc = %init) -> tensor<4xf32> {
+      %n = linalg.generic ... ins(%acc : tensor<4xf32>) outs(%e : tensor<4xf32>) ...
+      scf.yield %n : tensor<4xf32>
+    }
+    // after (inside a one-iteration scf.parallel)
+    %tmp = memref.alloc() : memref<4xf32, #spirv.storage_class<Function>>
+    %r = scf.for ... iter_args(%acc = %init) -> (memref<4xf32, #spirv.storage_class<Function>>) {
+      linalg.generic ... ins(%acc : ...) outs(%tmp : ...)
+      linalg.copy ins(%tmp : ...) outs(%acc : ...)
+      scf.yield %acc : ...
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::spirv::SPIRVDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def SPIRVBf16StoragePass : Pass<"attn-spirv-bf16-storage", "::mlir::ModuleOp"> {
+  let summary = "Retype every bf16 memref as an i16 memref with the same bits";
+  let description = [{
+    Vulkan 1.1 has no bf16 type, and MLIR 22's SPIR-V type conversion of
+    bf16 memrefs is wrong (it declares the buffer as 32-bit words but
+    indexes it per 16-bit element). This step of `attn-to-spirv-pipeline`
+    (portable and coopmat-scalar variants), run on the host function while
+    its kernels are still `gpu.launch` regions, keeps every bf16 buffer's
+    bits and changes only the type it is seen through. The bf16 values left
+    are only converted to or from f32; `arith-expand{include-bf16}` later
+    turns those into integer ops.
+
+    Requires: bf16 buffer elements read or written only by `memref.load`
+    and `memref.store`; other ops may only pass the buffers on (views,
+    casts, `memref.dim`, `memref.alloc`/`dealloc`, `gpu.launch_func`,
+    calls, returns). Any other op using a bf16 memref is an error naming
+    it, and then nothing is changed.
+    Guarantees: no memref of bf16 is left (`func.func` signatures, block
+    arguments and op results): each is the memref of i16 with the
+    same shape, layout and memory space; a load of one yields i16 followed
+    by `arith.bitcast` to bf16, a store stores `arith.bitcast` of the bf16
+    value to i16. Buffers keep their size and bytes, so the host stages
+    bf16 tensors unchanged.
+
+    ```mlir
+    // before
+    %x = memref.load %in[%i] : memref<8xbf16>
+    memref.store %x, %out[%i] : memref<8xbf16>
+    // after
+    %b = memref.load %in[%i] : memref<8xi16>
+    %x = arith.bitcast %b : i16 to bf16
+    %y = arith.bitcast %x : bf16 to i16
+    memref.store %y, %out[%i] : memref<8xi16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def SPIRVEntryPointABIPass
+    : Pass<"attn-spirv-entry-point-abi", "::mlir::ModuleOp"> {
+  let summary = "Set spirv.entry_point_abi on GPU kernels from their "
+                "known_block_size";
+  let description = [{
+    `convert-gpu-to-spirv` needs `spirv.entry_point_abi` on every kernel;
+    the workgroup size comes from the launch the kernel was outlined from
+    (`known_block_size`), so this step of `attn-to-spirv-pipeline`, after
+    `gpu-kernel-outlining`, copies it.
+
+    Requires: every `gpu.func` kernel without `spirv.entry_point_abi` has
+    `known_block_size` (else an error on the kernel).
+    Guarantees: every kernel has `spirv.entry_point_abi` whose
+    `workgroup_size` is its `known_block_size`; one that already had the
+    attribute keeps it; functions that are not kernels are unchanged.
+
+    ```mlir
+    // before
+    gpu.func @kernel() kernel attributes {known_block_size = array<i32: 4, 2, 1>}
+    // after
+    gpu.func @kernel() kernel attributes {known_block_size = array<i32: 4, 2, 1>,
+        spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [4, 2, 1]>}
+    ```
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
+def SPIRVDynamicShapesPass
+    : Pass<"attn-spirv-dynamic-shapes", "::mlir::ModuleOp"> {
+  let summary = "Kernels with dynamically sized memref arguments read their "
+                "sizes from a buffer the host fills";
+  let description = [{
+    A Vulkan storage buffer has no sizes, and `convert-gpu-to-spirv`
+    linearizes a memref index only with static strides: a kernel argument
+    such as `memref<2x8x?x64xf16>` does not lower. This step of
+    `attn-to-spirv-pipeline`, after outlining, rewrites every kernel with
+    dynamically sized memref arguments so that one SPIR-V module serves
+    every size.
+
+    Requires: outlined `gpu.func` kernels launched by `gpu.launch_func`;
+    every dynamically sized memref argument of a kernel is dense with an
+    identity layout and used only by `memref.load`, `memref.store` (as the
+    buffer) and `memref.dim` with a constant, in-range dimension (anything
+    else is an error naming it).
+    Guarantees: each such argument is a 1-D `memref<?xT>` indexed linearly,
+    row-major over its sizes; the kernel takes one more argument,
+    `memref<Nxi32>`, whose slot i holds the i-th dynamic size of its
+    arguments in argument order, read once at the kernel's entry (clamped to
+    `max-extent` with `arith.minui` when it is > 0); `memref.dim` of such an
+    argument is replaced by its size. Every launch of a rewritten kernel
+    collapses those operands (`memref.collapse_shape`) and passes a fresh
+    size buffer filled from `memref.dim` in the host function and freed
+    after the launch. With `max-extent` > 0 and a kernel rewritten, the
+    module carries `attn.spirv_max_dynamic_extent` (i64), which the launch
+    metadata reports so that the runtime refuses larger sizes. Kernels with
+    static shapes and their launches are unchanged.
+
+    ```mlir
+    // before
+    gpu.func @k(%a: memref<?x8xf16>) kernel {
+      %x = memref.load %a[%i, %j] : memref<?x8xf16>
+    // after: a[i, j] -> a[i * 8 + j]; slot 0 of %sizes is dim 0 of %a
+    gpu.func @k(%a: memref<?xf16>, %sizes: memref<1xi32>) kernel {
+      %x = memref.load %a[%lin] : memref<?xf16>
+    ```
+  }];
+  let options = [
+    Option<"maxExtent", "max-extent", "int64_t", /*default=*/"0",
+           "Clamp every size a kernel reads to this (0: no clamp); the "
+           "runtime refuses larger sizes">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def SPIRVLoopBudgetPass : Pass<"attn-spirv-loop-budget", "::mlir::ModuleOp"> {
+  let summary = "Fail when an invocation of a kernel can run more loop "
+                "iterations than the device allows";
+  let description = [{
+    Some Vulkan drivers end a shader's loops silently after a fixed number
+    of iterations per invocation: llvmpipe (lavapipe) decrements one counter
+    per iteration of any loop and breaks every loop once 65535 are used up,
+    so a kernel that needs more returns wrong results without an error.
+    This check of `attn-to-spirv-pipeline` bounds, per outlined kernel, the
+    total number of `scf.for` iterations one invocation can run: trip counts
+    from integer range analysis of the bounds (a loop over one chunk of a
+    range, `[begin, min(begin + chunk, end))`, counts its chunk), nested
+    counts multiplied, plus the one exiting pass per loop execution that
+    llvmpipe also counts; loops under `scf.if` count as if the branch were
+    taken. The bound is conservative: a kernel under it is safe.
+
+    Requires: outlined `gpu.func` kernels (other functions are not looked
+    at); with `max-iterations` = 0 the pass does nothing.
+    Guarantees: with `max-iterations` = N > 0, success only if every
+    kernel's bound is at most N; otherwise an error on the kernel saying the
+    bound, or, when a loop has no bound (a bound computed from data, any
+    other loop op), an error with a note on that loop. The IR is never
+    changed.
+
+    ```mlir
+    // 11 + 10 * 21 = 221 iterations: passes with max-iterations=221,
+    // fails with max-iterations=220
+    gpu.func @k() kernel {
+      scf.for %i = %c0 to %c10 step %c1 {
+        scf.for %j = %c0 to %c20 step %c1 { ... }
+      }
+      gpu.return
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxIterations", "max-iterations", "uint64_t", /*default=*/"0",
+           "Loop iterations allowed per invocation (0 = no limit)">
+  ];
+}
+
+def SPIRVSubgroupSizePass
+    : Pass<"attn-spirv-subgroup-size", "::mlir::ModuleOp"> {
+  let summary = "Record the subgroup size the kernels need";
+  let description = [{
+    A kernel written for subgroups of N invocations (the portable variant's
+    subgroup kernel, the coopmat kernel) needs N recorded in two places:
+    the SPIR-V target's resource limits (`convert-gpu-to-spirv` lowers
+    `gpu.shuffle` only when its width equals the target's subgroup size),
+    and the launch metadata, so that the runtime creates the pipeline with
+    that subgroup size. This step of `attn-to-spirv-pipeline`, right after
+    `spirv-attach-target`, sets both.
+
+    Requires: `size` in [1, 128] (else an error on the module); every
+    `gpu.module` has a `#spirv.target_env` among its targets (else an error
+    on it: run `spirv-attach-target` first).
+    Guarantees: `subgroup_size` = `size` in the resource limits of every
+    `#spirv.target_env` target of every `gpu.module`, the rest of each
+    target unchanged; when there is a `gpu.module`, the module carries
+    `attn.spirv_subgroup_size = size : i32`, which `extractSPIRVKernel`
+    reads. A module without `gpu.module` is unchanged.
+
+    ```mlir
+    // attn-spirv-subgroup-size{size=8}, before
+    gpu.module @k [#spirv.target_env<#spirv.vce<v1.3, [Shader], []>, #spirv.resource_limits<>>]
+    // after
+    module attributes {attn.spirv_subgroup_size = 8 : i32} {
+      gpu.module @k [#spirv.target_env<#spirv.vce<v1.3, [Shader], []>,
+                                       #spirv.resource_limits<subgroup_size = 8>>]
+    ```
+  }];
+  let options = [
+    Option<"size", "size", "int64_t", /*default=*/"0",
+           "Invocations per subgroup (> 0)">
+  ];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
+def SPIRVCoopMatBf16Pass : Pass<"attn-spirv-coopmat-bf16", "::mlir::ModuleOp"> {
+  let summary = "Retype a bf16 coopmat kernel, generated in f16, as bf16";
+  let description = [{
+    `gpu.mma_matrix` has no bf16 element type in MLIR 22, so the coopmat
+    kernel of a bf16 attention is generated in f16 (the buffers hold the
+    same 16-bit words) and `attn-spirv-coopmat-kernel` marks the module
+    `attn.coopmat_bf16`. This step of
+    `attn-to-spirv-pipeline{variant=coopmat}`, after `convert-gpu-to-spirv`,
+    turns every f16 in the marked module's `spirv.module`s into bf16, which
+    SPV_KHR_bfloat16 expresses.
+
+    Requires: a module marked `attn.coopmat_bf16` whose `spirv.module`s use
+    f16 only for what was bf16 (the coopmat kernel refuses an f16 mask on
+    bf16 data); every f16 constant in them exactly representable in bf16
+    (else an error on the op and the pass fails).
+    Guarantees: in a marked module, no f16 is left in its `spirv.module`s:
+    every type (through pointers, arrays, runtime arrays, structs, vectors,
+    cooperative matrices, function types) and every f16 constant is bf16;
+    their VCE triple (and target environment, where they carry one) require
+    `BFloat16TypeKHR`, `BFloat16CooperativeMatrixKHR` and
+    `SPV_KHR_bfloat16` and no longer `Float16`; the mark is removed. An
+    unmarked module is unchanged.
+
+    ```mlir
+    // before
+    module attributes {attn.coopmat_bf16} {
+      spirv.module ... requires #spirv.vce<v1.6, [Shader, CooperativeMatrixKHR, Float16, ...], [...]> {
+        %m = spirv.KHR.CooperativeMatrixLoad %p, ... -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
+    // after
+    module {
+      spirv.module ... requires #spirv.vce<v1.6, [Shader, CooperativeMatrixKHR, ..., BFloat16TypeKHR,
+                                              BFloat16CooperativeMatrixKHR], [..., SPV_KHR_bfloat16]> {
+        %m = spirv.KHR.CooperativeMatrixLoad %p, ... -> !spirv.coopmatrix<16x16xbf16, Subgroup, MatrixA>
+    ```
+  }];
+}
+
+def SPIRVVulkanMemoryModelPass
+    : Pass<"attn-spirv-vulkan-memory-model", "::mlir::ModuleOp"> {
+  let summary = "Give spirv.modules that use CooperativeMatrixKHR the Vulkan "
+                "memory model";
+  let description = [{
+    VK_KHR_cooperative_matrix requires a module using `CooperativeMatrixKHR`
+    to declare the Vulkan memory model (SPV_KHR_vulkan_memory_model), but
+    `convert-gpu-to-spirv` always emits `Logical GLSL450`. This last step of
+    `attn-to-spirv-pipeline{variant=coopmat}` switches such modules over.
+    Under that model workgroup-memory accesses are private unless marked,
+    and barriers make writes available and visible only when asked.
+
+    Requires: every `spirv.module` whose VCE triple has
+    `CooperativeMatrixKHR` has a target environment that allows
+    `VulkanMemoryModel` (else an error on the module).
+    Guarantees: every such module has the `Vulkan` memory model, requires
+    the `VulkanMemoryModel` capability and the SPV_KHR_vulkan_memory_model
+    extension; every `spirv.Load`, `spirv.Store` and cooperative-matrix load
+    and store through a Workgroup pointer has `NonPrivatePointer`, and every
+    `spirv.ControlBarrier` has `MakeAvailable|MakeVisible` semantics;
+    accesses in other storage classes are unchanged. Modules without
+    cooperative matrices are unchanged.
+
+    ```mlir
+    // before
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.6, [Shader, CooperativeMatrixKHR], [SPV_KHR_cooperative_matrix]> {
+      %x = spirv.Load "Workgroup" %p : f32
+      spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
+    // after
+    spirv.module Logical Vulkan requires #spirv.vce<v1.6, [Shader, CooperativeMatrixKHR, VulkanMemoryModel],
+                                                     [SPV_KHR_cooperative_matrix, SPV_KHR_vulkan_memory_model]> {
+      %x = spirv.Load "Workgroup" %p ["NonPrivatePointer"] : f32
+      spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory|MakeAvailable|MakeVisible>
+    ```
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
+#endif // ATTN_TARGET_SPIRV_PASSES_TD

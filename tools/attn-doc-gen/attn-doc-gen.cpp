@@ -1,0 +1,171 @@
+//===- attn-doc-gen.cpp - markdown reference of the attn pass pipelines ---===//
+//
+// Passes are documented from ODS (mlir-tblgen -gen-pass-doc), but pass
+// pipelines are C++ (PassPipelineRegistration) and have no ODS record. This
+// tool registers what every attn tool registers, finds the attn pipelines in
+// the pass registry and writes, for each, the description it was registered
+// with and every option of its options struct with its default and help
+// text. A registered attn pipeline this tool has no options struct for is an
+// error, so a new pipeline cannot go undocumented.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/InitAll.h"
+#include "attn/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+
+namespace {
+
+struct OptionDoc {
+  std::string name, defaultValue, help;
+};
+
+/// The options of a pipeline's options struct, as constructed: argument,
+/// default (the struct printed in pass-pipeline syntax) and help text.
+template <typename OptionsT> struct OptionsReader : OptionsT {
+  std::vector<OptionDoc> read() const {
+    // `{a=1 b={x y} c=}`: the values, by argument.
+    std::string printed;
+    llvm::raw_string_ostream os(printed);
+    this->print(os);
+    std::map<std::string, std::string> values;
+    StringRef rest = StringRef(printed).trim();
+    rest.consume_front("{");
+    rest.consume_back("}");
+    while (!(rest = rest.ltrim()).empty()) {
+      size_t eq = rest.find('=');
+      size_t end = eq + 1;
+      for (int depth = 0; end < rest.size(); ++end) {
+        if (rest[end] == '{')
+          ++depth;
+        else if (rest[end] == '}')
+          --depth;
+        else if (rest[end] == ' ' && depth == 0)
+          break;
+      }
+      StringRef value = rest.slice(eq + 1, end);
+      if (value.starts_with("{") && value.ends_with("}"))
+        value = value.drop_front().drop_back();
+      values[rest.take_front(eq).str()] = value.str();
+      rest = rest.drop_front(end);
+    }
+    // PassOptions keeps its llvm::cl options in the SubCommand it inherits
+    // (protected): the help text is there.
+    std::vector<OptionDoc> docs;
+    for (const auto &entry : this->OptionsMap)
+      docs.push_back({entry.first.str(), values[entry.first.str()],
+                      entry.second->HelpStr.str()});
+    for (OptionDoc &doc : docs)
+      if (doc.defaultValue.empty())
+        doc.defaultValue = "\"\"";
+    llvm::sort(docs, [](const OptionDoc &a, const OptionDoc &b) {
+      return a.name < b.name;
+    });
+    return docs;
+  }
+};
+
+template <typename OptionsT> std::vector<OptionDoc> readOptions() {
+  return OptionsReader<OptionsT>().read();
+}
+
+/// Every attn pipeline's options struct, by pipeline argument.
+const std::map<std::string, std::function<std::vector<OptionDoc>()>> &
+pipelineOptions() {
+  static const std::map<std::string, std::function<std::vector<OptionDoc>()>>
+      table = {
+          {"attn-to-cpu-pipeline", readOptions<attn::AttnToCPUPipelineOptions>},
+          {"attn-to-nvvm-pipeline",
+           readOptions<attn::AttnToNVVMPipelineOptions>},
+          {"attn-to-spirv-pipeline",
+           readOptions<attn::AttnToSPIRVPipelineOptions>},
+      };
+  return table;
+}
+
+/// `text` for a markdown table cell.
+std::string cell(StringRef text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += '\\';
+    out += c == '\n' ? ' ' : c;
+  }
+  return out;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::opt<std::string> outputFilename(
+      "o", llvm::cl::desc("Output file (default: stdout)"),
+      llvm::cl::value_desc("filename"), llvm::cl::init("-"));
+
+  attn::registerAllPasses();
+  // The pass registry cannot be iterated, but the pass-pipeline parser
+  // adds a command-line option for every registered pass and pipeline.
+  PassPipelineCLParser registered("", "Registered passes and pipelines");
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "attn-doc-gen: markdown reference of the registered attn pipelines\n");
+
+  std::vector<std::string> pipelines;
+  for (const auto &entry : llvm::cl::getRegisteredOptions()) {
+    StringRef name = entry.first;
+    if (name.starts_with("attn-") && PassPipelineInfo::lookup(name))
+      pipelines.push_back(name.str());
+  }
+  llvm::sort(pipelines);
+
+  std::string error;
+  auto output = openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "attn-doc-gen: " << error << "\n";
+    return 1;
+  }
+  llvm::raw_ostream &os = output->os();
+  os << "<!-- Autogenerated by attn-doc-gen; don't manually edit -->\n\n"
+     << "# attn pass pipelines\n\n"
+     << "Registered pass pipelines, from their registration (description) "
+        "and options struct (options, defaults). Run one with "
+        "`attn-opt --<pipeline>='<option>=<value> ...'`; "
+        "`--dump-pass-pipeline` shows the passes it expands to.\n";
+  for (const std::string &name : pipelines) {
+    auto reader = pipelineOptions().find(name);
+    if (reader == pipelineOptions().end()) {
+      llvm::errs() << "attn-doc-gen: the pipeline '" << name
+                   << "' is registered but has no options struct in "
+                      "pipelineOptions() (tools/attn-doc-gen): add it there\n";
+      return 1;
+    }
+    os << "\n### `-" << name << "`\n\n"
+       << PassPipelineInfo::lookup(name)->getPassDescription() << "\n";
+    std::vector<OptionDoc> options = reader->second();
+    if (options.empty())
+      continue;
+    os << "\n#### Options\n\n"
+       << "| option | default | description |\n"
+       << "| --- | --- | --- |\n";
+    for (const OptionDoc &option : options)
+      os << "| `" << option.name << "` | `" << cell(option.defaultValue)
+         << "` | " << cell(option.help) << " |\n";
+  }
+  output->keep();
+  return 0;
+}
