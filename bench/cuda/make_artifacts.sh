@@ -116,12 +116,14 @@ ptx tc_f16_d64_boolmask_lse --tensor-cores
 gen tc_bf16_d128_addmask_causal_lse bf16 128 causal "tensor<?x1x?x?xbf16>" lse
 ptx tc_bf16_d128_addmask_causal_lse --tensor-cores
 # Dropout, with the Philox keep decision the float64 reference repeats: the
-# tensor-core kernel (checked, and timed at two lengths next to PyTorch's
-# backends with their own dropout) and the generic one (checked).
+# tensor-core kernels (checked, and timed at two lengths next to PyTorch's
+# backends with their own dropout; causal with Q read from shared memory) and the generic one (checked).
 gen tc_f16_d64_dropout f16 64 "" "" "" 0.1
 ptx_ab tc_f16_d64_dropout --tensor-cores
 gen tc_f16_d128_dropout f16 128 "" "" "" 0.1
 ptx_ab tc_f16_d128_dropout --tensor-cores
+gen tc_bf16_d128_dropout_causal bf16 128 causal "" "" 0.1
+ptx_ab tc_bf16_d128_dropout_causal --tensor-cores
 gen tc_bf16_d128_dropout_causal_lse bf16 128 causal "" lse 0.3
 ptx tc_bf16_d128_dropout_causal_lse --tensor-cores
 gen generic_f16_d64_dropout f16 64 "" "" "" 0.1

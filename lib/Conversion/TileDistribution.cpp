@@ -530,7 +530,29 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
   ev.row = row;
   ev.col = col;
   Value nChunks;
+  // Values over (chunk, row) stay lazy: they are evaluated inside the
+  // reductions over chunks that read them. The chunk dimension is the
+  // partials' third (after B and heads).
+  auto chunked = [&](Value v) {
+    if (ev.lazy.contains(v))
+      return true;
+    auto it = ev.views.find(v);
+    return it != ev.views.end() && it->second.dims.front() == 2;
+  };
+  auto isLazyElementwise = [&](Operation *op) {
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    return g && classifyTileOp(g) == TileOpKind::Elementwise &&
+           llvm::any_of(g.getDpsInputs(), chunked);
+  };
+  auto isReduction = [](Operation *op) {
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    return g && classifyTileOp(g) != TileOpKind::Elementwise;
+  };
+  // Ops already emitted as part of an earlier reduction's loop.
+  DenseSet<Operation *> emitted;
   for (Operation &op : body.without_terminator()) {
+    if (emitted.contains(&op))
+      continue;
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
       Value srcMem = map.lookupOrNull(slice.getSource());
       if (!srcMem)
@@ -552,54 +574,88 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
       continue;
     }
     if (auto g = dyn_cast<linalg::GenericOp>(op)) {
-      TileOpKind kind = classifyTileOp(g);
-      // Values over (chunk, row) stay lazy: they are evaluated inside the
-      // reductions over chunks that read them. The chunk dimension is the
-      // partials' third (after B and heads).
-      auto chunked = [&](Value v) {
-        if (ev.lazy.contains(v))
-          return true;
-        auto it = ev.views.find(v);
-        return it != ev.views.end() && it->second.dims.front() == 2;
-      };
-      if (kind == TileOpKind::Elementwise &&
-          llvm::any_of(g.getDpsInputs(), chunked)) {
+      if (isLazyElementwise(g)) {
         ev.lazy.insert(g.getResult(0));
         continue;
       }
-      SmallVector<Value> loops(g.getNumLoops());
-      AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
-      // Parallel loop dims: the thread's row (and column for [rows, Dv]).
-      Value coordOf[2] = {row, col};
-      for (auto [i, e] : llvm::enumerate(outMap.getResults()))
-        loops[cast<AffineDimExpr>(e).getPosition()] = coordOf[i];
-      if (kind == TileOpKind::Elementwise) {
-        ev.scalars[g.getResult(0)] = ev.evalBody(g, loops)[0];
+      // The loop indices of `r`'s parallel dims: the thread's row (and
+      // column for [rows, Dv]).
+      auto parallelLoops = [&](linalg::GenericOp r) {
+        SmallVector<Value> loops(r.getNumLoops());
+        AffineMap outMap = r.getMatchingIndexingMap(r.getDpsInitOperand(0));
+        Value coordOf[2] = {row, col};
+        for (auto [i, e] : llvm::enumerate(outMap.getResults()))
+          loops[cast<AffineDimExpr>(e).getPosition()] = coordOf[i];
+        return loops;
+      };
+      if (!isReduction(g)) {
+        ev.scalars[g.getResult(0)] = ev.evalBody(g, parallelLoops(g))[0];
         continue;
       }
-      // A reduction over chunks: a loop, its body the generic's at chunk n.
-      unsigned redDim = 0;
-      for (auto [i, it] : llvm::enumerate(g.getIteratorTypesArray()))
-        if (it == utils::IteratorType::reduction)
-          redDim = i;
+      // Reductions over chunks: one loop, its body each generic's at chunk
+      // n. The reductions that follow this one with only lazy values
+      // between, and that read none of their results, share its loop (the
+      // softmax weights' sum and the weighted sum of the partial outputs:
+      // one pass over the partials, each weight computed once).
+      SmallVector<linalg::GenericOp> group{g};
+      DenseSet<Value> fromGroup(g->result_begin(), g->result_end());
+      for (Operation *next = g->getNextNode();
+           next && next != body.getTerminator(); next = next->getNextNode()) {
+        bool reads = llvm::any_of(next->getOperands(), [&](Value v) {
+          return fromGroup.contains(v);
+        });
+        if (isa<tensor::EmptyOp, linalg::FillOp>(next) && !reads)
+          continue;
+        if (next->hasTrait<OpTrait::ConstantLike>()) {
+          b.clone(*next, map);
+          emitted.insert(next);
+          continue;
+        }
+        if (isLazyElementwise(next)) {
+          if (reads)
+            fromGroup.insert(next->getResult(0));
+          else
+            ev.lazy.insert(next->getResult(0));
+          emitted.insert(next);
+          continue;
+        }
+        if (!isReduction(next) || reads)
+          break;
+        group.push_back(cast<linalg::GenericOp>(next));
+        fromGroup.insert(next->result_begin(), next->result_end());
+        emitted.insert(next);
+      }
+      // A lazy value reading the group's results is evaluated after it.
+      for (Value v : fromGroup)
+        if (v.getDefiningOp() && isLazyElementwise(v.getDefiningOp()))
+          ev.lazy.insert(v);
       if (!nChunks) {
         Value partial = src.destinations[src.main.getResult(1)];
         nChunks = memref::DimOp::create(b, loc, partial, 2);
       }
-      Value init = ev.evalAt(g.getDpsInits()[0], {});
-      auto loop = scf::ForOp::create(b, loc, cidx(0), nChunks, cidx(1),
-                                     ValueRange{init});
+      SmallVector<Value> inits;
+      for (linalg::GenericOp r : group)
+        inits.push_back(ev.evalAt(r.getDpsInits()[0], {}));
+      auto loop =
+          scf::ForOp::create(b, loc, cidx(0), nChunks, cidx(1), inits);
       {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(loop.getBody());
-        loops[redDim] = loop.getInductionVar();
-        // The accumulator is the body's output argument.
-        ev.scalars[g.getDpsInits()[0]] = loop.getRegionIterArgs()[0];
-        Value next = ev.evalBody(g, loops)[0];
-        ev.scalars.erase(g.getDpsInits()[0]);
-        scf::YieldOp::create(b, loc, next);
+        SmallVector<Value> nexts;
+        for (auto [r, acc] : llvm::zip(group, loop.getRegionIterArgs())) {
+          SmallVector<Value> loops = parallelLoops(r);
+          for (auto [i, it] : llvm::enumerate(r.getIteratorTypesArray()))
+            if (it == utils::IteratorType::reduction)
+              loops[i] = loop.getInductionVar();
+          // The accumulator is the body's output argument.
+          ev.scalars[r.getDpsInits()[0]] = acc;
+          nexts.push_back(ev.evalBody(r, loops)[0]);
+          ev.scalars.erase(r.getDpsInits()[0]);
+        }
+        scf::YieldOp::create(b, loc, nexts);
       }
-      ev.scalars[g.getResult(0)] = loop.getResult(0);
+      for (auto [r, result] : llvm::zip(group, loop.getResults()))
+        ev.scalars[r.getResult(0)] = result;
       continue;
     }
     if (isa<tensor::EmptyOp, linalg::FillOp>(op))

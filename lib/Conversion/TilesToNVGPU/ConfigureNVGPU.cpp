@@ -94,7 +94,11 @@ NVGPUGeometry mlir::attn::resolveNVGPUGeometry(
   int64_t stage = g.blockKv * (headDim + valueDim) * elementBytes;
   int64_t qBytes = g.blockQ * headDim * elementBytes;
   // Q aliases the last stage when it fits there and its fragments are
-  // held in registers (the prologue does not fill that stage).
+  // held in registers (the prologue does not fill that stage). Dropout at
+  // D, Dv > 64 reads them from shared memory per key block: held, causal
+  // spills 12-28 bytes (ptxas 13, sm_90a) and non-causal spills under the
+  // H100 driver's PTX compiler (255 registers; 4-7 % slower than from
+  // shared memory, bench/results/tiled-form-2026-11-24).
   g.qFromSmem = g.rowTiles > 1 || huge || (dropout && !small);
   g.sharedBytes =
       g.stages * stage + (qBytes <= stage && !g.qFromSmem ? 0 : qBytes);

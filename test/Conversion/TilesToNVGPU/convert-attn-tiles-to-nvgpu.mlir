@@ -123,14 +123,16 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // CHECK: gpu.terminator
 // the merge: a thread per (row, column), 4 rows of Dv = 32 per
 // workgroup; M = max_s lse_s, w_s = exp2(lse_s - M), out = sum w_s O_s /
-// sum w_s, lse = (M + log2 sum w_s) ln 2 by the row's first thread
+// sum w_s, lse = (M + log2 sum w_s) ln 2 by the row's first thread; the
+// two sums in one pass over the chunks
 // CHECK: gpu.launch {{.*}} module(@split_kernels) function(@split_split_kv_merge)
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: arith.maximumf
-// CHECK: scf.for {{.*}} -> (f32)
+// CHECK: scf.for {{.*}} -> (f32, f32)
 // CHECK: math.exp2
-// CHECK: scf.for {{.*}} -> (f32)
 // CHECK: memref.load %[[PO]]
+// CHECK: scf.yield
+// CHECK-NOT: scf.for
 // CHECK: arith.divf
 // CHECK: arith.constant 0.693147182 : f32
 // CHECK: memref.store %{{.*}}, %arg1[
