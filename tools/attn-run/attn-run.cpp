@@ -70,6 +70,9 @@ times it. docs/attn-run.md describes every flag.
   --json                     one JSON object on stdout
   --probe                    exit 0 iff the target is available here
   --dump-ir                  print the IR the kernel was compiled from
+  --print-ir-after-all       print the IR after every pass of the target's
+                             pipeline on stderr (as the environment
+                             variable ATTN_PRINT_IR_AFTER_ALL=1 does)
   --input=FILE               take the configuration from the one attn.sdpa
                              in an MLIR file (its static dims win)
   --help                     this text
@@ -194,7 +197,8 @@ Options parseArgs(int argc, char **argv) {
   Options o;
   const std::vector<std::string> boolFlags = {
       "causal", "lse",  "check",         "json",
-      "probe",  "help", "static-shapes", "dynamic-shapes", "dump-ir"};
+      "probe",  "help", "static-shapes", "dynamic-shapes", "dump-ir",
+      "print-ir-after-all"};
   const std::vector<std::string> valueFlags = {
       "target",    "batch",     "heads",        "kv-heads",  "seq-q",
       "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
@@ -314,6 +318,10 @@ Options parseArgs(int argc, char **argv) {
       o.probe = true;
     } else if (name == "dump-ir") {
       o.dumpIr = true;
+    } else if (name == "print-ir-after-all") {
+      // The JIT prints the IR after each pass of the target's pipeline
+      // (ATTN_PRINT_IR_AFTER_ALL, lib/JIT/PassManagerHook.cpp).
+      setenv("ATTN_PRINT_IR_AFTER_ALL", "1", 1);
     } else {
       fatal("unknown flag '--" + name + "' (see --help)");
     }

@@ -40,10 +40,13 @@ std::string buildDenseKernelSource(const attn_spec &spec);
 /// printing, timing, crash reproducers): a tool that registered MLIR's
 /// pass-manager command-line options sets applyPassManagerCLOptions here,
 /// so `attn-translate --attn-to-ptx --mlir-print-ir-after-all` follows the
-/// op through the whole pipeline. Unset (a library user): nothing.
+/// op through the whole pipeline. Unset (a library user, attn-run): the IR
+/// after every pass on stderr when the environment variable
+/// ATTN_PRINT_IR_AFTER_ALL is set and not "0" (`attn-run
+/// --print-ir-after-all` sets it), else nothing.
 using PassManagerConfigurator = std::function<LogicalResult(PassManager &)>;
 void setPassManagerConfigurator(PassManagerConfigurator configure);
-/// Applies the configurator set above, if any.
+/// Applies the configurator set above, or the environment's IR printing.
 LogicalResult configurePassManager(PassManager &pm);
 
 } // namespace mlir::attn::jit
