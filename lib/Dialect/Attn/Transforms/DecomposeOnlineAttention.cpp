@@ -123,6 +123,21 @@ Value safeMax(OpBuilder &b, Location loc, Value m) {
   return arith::SelectOp::create(b, loc, isNinf, zero, m);
 }
 
+/// The row's log-sum-exp from its max m and sum (of exp2(s - m_safe)):
+/// -inf where sum == 0 (the row saw no key), else m_safe + log2(sum) in
+/// log2 units, times ln 2 for the natural-log lse the op returns.
+Value lseOf(OpBuilder &b, Location loc, Value m, Value sum, bool natural) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.f));
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+  Value x = arith::AddFOp::create(b, loc, safeMax(b, loc, m),
+                                  math::Log2Op::create(b, loc, sum));
+  if (natural)
+    x = arith::MulFOp::create(
+        b, loc, x, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLn2)));
+  return arith::SelectOp::create(b, loc, empty, negInf(b, loc), x);
+}
+
 Value exp2(OpBuilder &b, Location loc, Value x) {
   return math::Exp2Op::create(b, loc, x, kApprox);
 }
@@ -411,13 +426,7 @@ struct DecomposeFinalize : OpRewritePattern<OnlineAttentionFinalizeOp> {
       results.push_back(g.generic(
           1, {max, sum}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
           [&](OpBuilder &b, Location l, ValueRange a) {
-            Value empty = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OEQ, a[1], g.cst(b, l, 0.0));
-            Value x = arith::AddFOp::create(b, l, a[0],
-                                            math::Log2Op::create(b, l, a[1]));
-            if (!partial)
-              x = arith::MulFOp::create(b, l, x, g.cst(b, l, kLn2));
-            return arith::SelectOp::create(b, l, empty, negInf(b, l), x);
+            return lseOf(b, l, a[0], a[1], /*natural=*/!partial);
           }));
     }
     rw.replaceOp(op, results);
@@ -482,12 +491,7 @@ struct DecomposeMergePartials : OpRewritePattern<MergePartialsOp> {
       results.push_back(g.generic(
           1, {m, wSum}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
           [&](OpBuilder &b, Location l, ValueRange a) {
-            Value empty = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OEQ, a[1], g.cst(b, l, 0.0));
-            Value x = arith::AddFOp::create(b, l, safeMax(b, l, a[0]),
-                                            math::Log2Op::create(b, l, a[1]));
-            x = arith::MulFOp::create(b, l, x, g.cst(b, l, kLn2));
-            return arith::SelectOp::create(b, l, empty, negInf(b, l), x);
+            return lseOf(b, l, a[0], a[1], /*natural=*/true);
           }));
     }
     rw.replaceOp(op, results);
