@@ -169,8 +169,13 @@ void mlir::attn::buildSplitKVMerge(OpBuilder &b, Location loc,
       b.setInsertionPointToStart(&first.getThenRegion().front());
       Value x = arith::MulFOp::create(
           b, loc,
-          arith::AddFOp::create(b, loc, mSafe,
-                                math::Log2Op::create(b, loc, total)),
+          arith::AddFOp::create(
+              b, loc, mSafe,
+              // log2 of 1, not of an empty row's 0 (undefined in SPIR-V).
+              math::Log2Op::create(
+                  b, loc,
+                  arith::SelectOp::create(b, loc, empty, cf32(b, loc, 1.0),
+                                          total))),
           cf32(b, loc, kLn2));
       x = arith::SelectOp::create(b, loc, empty, negInf, x);
       memref::StoreOp::create(b, loc, x, lse, ValueRange{bi, h, row});

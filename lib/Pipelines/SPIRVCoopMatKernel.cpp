@@ -494,13 +494,16 @@ std::string buildKernelText(const CoopMatParams &p) {
       << ty(out) << "\n";
   o << "      }\n";
   if (split || p.lse) {
-    o << "      %m = memref.load %M[%r] : " << wR << "\n";
+    // The logarithm of 1 for an empty row, not of 0 (undefined in SPIR-V).
+    o << "      %m = memref.load %M[%r] : " << wR << "\n"
+      << "      %l1 = arith.constant 1.0 : f32\n"
+      << "      %lsafe = arith.select %iz, %l1, %l : f32\n";
     if (split)
-      o << "      %lg = math.log2 %l : f32\n"
+      o << "      %lg = math.log2 %lsafe : f32\n"
         << "      %lsum = arith.addf %m, %lg : f32\n";
     else
       o << "      %mm = arith.mulf %m, %ln2 : f32\n"
-        << "      %lg = math.log %l : f32\n"
+        << "      %lg = math.log %lsafe : f32\n"
         << "      %lsum = arith.addf %mm, %lg : f32\n";
     o << "      %lv = arith.select %iz, %ninf, %lsum : f32\n";
     if (split)

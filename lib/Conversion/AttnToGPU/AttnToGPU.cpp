@@ -389,9 +389,13 @@ private:
     if (!lse && !partial)
       return;
     auto writeLse = [&] {
-      // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2.
-      Value x =
-          arith::AddFOp::create(b, loc, m, math::Log2Op::create(b, loc, l));
+      // ln l = log2(l) ln 2, so lse = (m + log2 l) ln 2. The logarithm
+      // of an empty row's l = 0 is taken of 1 instead: SPIR-V's Log2
+      // leaves log2(0) undefined, and the select below discards it.
+      Value x = arith::AddFOp::create(
+          b, loc, m,
+          math::Log2Op::create(
+              b, loc, arith::SelectOp::create(b, loc, empty, f32(1.0), l)));
       if (partial) {
         x = arith::SelectOp::create(b, loc, empty, negInf(), x);
         memref::StoreOp::create(b, loc, x, ws->partialLse,

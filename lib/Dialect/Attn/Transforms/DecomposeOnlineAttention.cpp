@@ -130,8 +130,13 @@ Value lseOf(OpBuilder &b, Location loc, Value m, Value sum, bool natural) {
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.f));
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
-  Value x = arith::AddFOp::create(b, loc, safeMax(b, loc, m),
-                                  math::Log2Op::create(b, loc, sum));
+  // log2 of 1 for an empty row, not of 0: SPIR-V leaves log2(0)
+  // undefined, and a driver may then assume sum > 0 and drop the select.
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.f));
+  Value x = arith::AddFOp::create(
+      b, loc, safeMax(b, loc, m),
+      math::Log2Op::create(b, loc,
+                           arith::SelectOp::create(b, loc, empty, one, sum)));
   if (natural)
     x = arith::MulFOp::create(
         b, loc, x, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLn2)));
