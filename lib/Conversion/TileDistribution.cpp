@@ -1,5 +1,6 @@
 //===- TileDistribution.cpp - what every GPU tile mapping shares ----------===//
 #include "attn/Conversion/TileDistribution.h"
+#include "attn/Conversion/SplitKV.h"
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
@@ -454,7 +455,7 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
   int64_t dv = outTy.getDimSize(3);
   // Rows per workgroup: as many whole rows as the threads cover (at least
   // one); the threads stride over the workgroup's rows x Dv elements.
-  int64_t rowsPerGroup = std::max<int64_t>(1, kMergeThreads / dv);
+  int64_t rowsPerGroup = std::max<int64_t>(1, kSplitKVMergeThreads / dv);
   auto cidx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -471,7 +472,7 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
       cidx(rowsPerGroup));
   Value one = cidx(1);
   auto launch = gpu::LaunchOp::create(
-      b, loc, gx, heads, batch, cidx(kMergeThreads), one, one,
+      b, loc, gx, heads, batch, cidx(kSplitKVMergeThreads), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
       /*privateAttributions=*/{}, nullptr, nullptr, nullptr, module,
@@ -508,7 +509,7 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
   auto ivs = merge.getInductionVars();
   Value rowsExtent = memref::DimOp::create(b, loc, out, 2);
   auto forOp = scf::ForOp::create(b, loc, tid, cidx(rowsPerGroup * dv),
-                                  cidx(kMergeThreads));
+                                  cidx(kSplitKVMergeThreads));
   b.setInsertionPointToStart(forOp.getBody());
   Value e = forOp.getInductionVar();
   Value rowG = arith::AddIOp::create(

@@ -122,9 +122,6 @@ LogicalResult buildMergeKernel(OpBuilder &b, TiledKernelSource &source,
                                FlatSymbolRefAttr module,
                                FlatSymbolRefAttr function);
 
-/// Threads per workgroup of the merge kernel.
-constexpr int64_t kMergeThreads = 128;
-
 /// How a runtime launches a kernel of a GPU target: a dictionary the
 /// target records, per kernel symbol, in the kLaunchesAttrName dictionary
 /// of the function holding the gpu.launch (where no cleanup pass drops it:

@@ -610,6 +610,16 @@ private:
     Value qb, h, bi;
   };
   Coords blockCoords(bool fresh);
+  /// The forall's induction variables (b, head, query block[, split]) to
+  /// the workgroup's coordinates `c` (and the split blockCoords set).
+  void mapCoords(IRMapping &m, const Coords &c) {
+    auto ivs = forall.getInductionVars();
+    m.map(ivs[0], c.bi);
+    m.map(ivs[1], c.h);
+    m.map(ivs[2], c.qb);
+    if (partial)
+      m.map(ivs[3], split);
+  }
 
   //===--------------------------------------------------------------------===//
   // The walk
@@ -1453,15 +1463,8 @@ LogicalResult MmaKernel::emitStores(scf::InParallelOp par) {
   // rebuilt from fresh ones.
   IRMapping fresh;
   bool remat = tiling.getHeaviestFirst() > 0;
-  if (remat) {
-    Coords c = blockCoords(/*fresh=*/true);
-    auto ivs = forall.getInductionVars();
-    fresh.map(ivs[0], c.bi);
-    fresh.map(ivs[1], c.h);
-    fresh.map(ivs[2], c.qb);
-    if (partial)
-      fresh.map(ivs[3], split);
-  }
+  if (remat)
+    mapCoords(fresh, blockCoords(/*fresh=*/true));
   // An index of the original IR in the epilogue: rebuilt from the fresh
   // coordinates where it depends on them.
   std::function<Value(Value)> at = [&](Value v) -> Value {
@@ -1714,13 +1717,7 @@ LogicalResult MmaKernel::build(FlatSymbolRefAttr module,
   t2 = mul(remui(lane, 4), idx(2));
   warpRow = add(mul(warp, idx(16 * mts)), g);
 
-  Coords c = blockCoords(/*fresh=*/false);
-  auto ivs = forall.getInductionVars();
-  map.map(ivs[0], c.bi);
-  map.map(ivs[1], c.h);
-  map.map(ivs[2], c.qb);
-  if (partial)
-    map.map(ivs[3], split);
+  mapCoords(map, blockCoords(/*fresh=*/false));
 
   if (failed(emitBody(*forall.getBody())))
     return failure();
