@@ -119,7 +119,7 @@ constexpr const char *kSplitKeyBlocksFn = "__attn_coopmat_split_key_blocks";
 /// The replacement body: `func.func @f(<args>) { gpu.launch ... return }`.
 std::string buildKernelText(const CoopMatParams &p) {
   const int64_t padS = p.Bc + 4, padP = p.Bc + 8, padO = p.Dv + 4;
-  const double log2e = 1.4426950408889634;
+  const double log2e = mlir::attn::kLog2e;
   std::ostringstream o;
   std::string wS = "memref<" + std::to_string(p.Br) + "x" +
                    std::to_string(padS) + "xf32, #spirv.storage_class<Workgroup>>";

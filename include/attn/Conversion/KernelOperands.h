@@ -10,6 +10,7 @@
 #ifndef ATTN_CONVERSION_KERNELOPERANDS_H
 #define ATTN_CONVERSION_KERNELOPERANDS_H
 
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -17,10 +18,6 @@
 #include "mlir/IR/Value.h"
 
 namespace mlir::attn {
-
-/// log2(e) and ln(2): exp(x) = exp2(x log2 e), log(x) = log2(x) ln 2.
-constexpr double kLog2e = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
 
 /// The memref an attn.sdpa operand was read from, or null.
 inline Value sourceMemRef(Value tensor) {

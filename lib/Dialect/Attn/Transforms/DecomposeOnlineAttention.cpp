@@ -35,8 +35,6 @@ using namespace mlir;
 using namespace mlir::attn;
 
 namespace {
-constexpr double kLog2e = 1.4426950408889634;
-constexpr double kLn2 = 0.6931471805599453;
 
 using utils::IteratorType;
 using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;

@@ -24,6 +24,11 @@ constexpr llvm::StringLiteral kLaunchWhenAttrName = "attn.launch_when";
 constexpr llvm::StringLiteral kLaunchUnsplit = "unsplit";
 constexpr llvm::StringLiteral kLaunchSplit = "split";
 
+/// log2(e) and ln(2): exp(x) = exp2(x log2 e), log(x) = log2(x) ln 2 (the
+/// online softmax works in log2 units; every lowering converts with these).
+constexpr double kLog2e = 1.4426950408889634;
+constexpr double kLn2 = 0.6931471805599453;
+
 /// Tile sizes for tileSdpa; kvSplits: 1 = off, 0 = automatic.
 struct SdpaTilingOptions {
   int64_t blockQ = 64;
