@@ -23,9 +23,25 @@ SmallVector<Value> mlir::attn::cloneGenericBody(
     OpBuilder &b, linalg::GenericOp op, ValueRange args, ValueRange indices,
     IRMapping &map, function_ref<Value(Value)> outer) {
   Block &body = op.getRegion().front();
-  for (auto [arg, v] : llvm::zip(body.getArguments(), args))
-    if (v)
+  // An argument given already extended (a tile kept as f32): the body's
+  // extensions of it are that value.
+  DenseSet<Operation *> bypassed;
+  for (auto [arg, v] : llvm::zip(body.getArguments(), args)) {
+    if (!v)
+      continue;
+    if (v.getType() == arg.getType()) {
       map.map(arg, v);
+      continue;
+    }
+    for (Operation *user : arg.getUsers()) {
+      auto ext = dyn_cast<arith::ExtFOp>(user);
+      assert(ext && ext.getType() == v.getType() &&
+             "an argument given wider than the body takes it is only "
+             "extended to that width there");
+      map.map(ext.getResult(), v);
+      bypassed.insert(ext);
+    }
+  }
   auto inBody = [&](Value v) {
     if (auto arg = dyn_cast<BlockArgument>(v))
       return arg.getOwner() == &body;
@@ -35,6 +51,8 @@ SmallVector<Value> mlir::attn::cloneGenericBody(
     return inBody(v) ? map.lookup(v) : outer(v);
   };
   for (Operation &o : body.without_terminator()) {
+    if (bypassed.contains(&o))
+      continue;
     if (auto idx = dyn_cast<linalg::IndexOp>(o)) {
       map.map(idx.getResult(), indices[idx.getDim()]);
       continue;
@@ -265,7 +283,7 @@ LogicalResult mlir::attn::collectTiledKernels(
     src.packedViews = packedViews;
     // The function-level tensors go with the last attention converted.
     if (&src == &out.back())
-      src.toErase = erase;
+      src.sharedTensors = erase;
     // Results: into materialize destinations (through the unpacking
     // reshapes when packed), or (a split's partials) host allocations.
     scf::ForallOp last = src.merge ? src.merge : src.main;
@@ -338,9 +356,23 @@ void mlir::attn::finishTiledKernels(TiledKernelSource &src) {
         if (d->use_empty() &&
             isa<tensor::EmptyOp, linalg::FillOp, arith::ConstantOp,
                 tensor::ExpandShapeOp, tensor::CollapseShapeOp>(d) &&
-            !llvm::is_contained(erase, d))
+            !llvm::is_contained(erase, d) &&
+            !llvm::is_contained(src.sharedTensors, d))
           d->erase();
     }
+  }
+  // The function's tensors, once no attention of another mapping reads
+  // them (users first: the packed views read the to_tensor ops).
+  progress = true;
+  DenseSet<Operation *> gone;
+  while (progress) {
+    progress = false;
+    for (Operation *op : src.sharedTensors)
+      if (!gone.contains(op) && op->use_empty()) {
+        op->erase();
+        gone.insert(op);
+        progress = true;
+      }
   }
 }
 

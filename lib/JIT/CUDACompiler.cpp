@@ -1,7 +1,6 @@
 //===- CUDACompiler.cpp - the runtime's cuda target: spec -> PTX -> CUDA module -===//
 #include "attn/JIT/CUDA.h"
 
-#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
 #include "attn/Conversion/SplitKV.h"
 #include "attn/Conversion/TileDistribution.h"
@@ -156,28 +155,23 @@ attn_status mlir::attn::jit::compileCudaKernel(
   auto infoOf = [](gpu::LaunchFuncOp l) {
     return l->getAttrOfType<DictionaryAttr>(kLaunchInfoAttrName);
   };
-  // The tensor-core kernels (and every kernel of the tiled form) describe
-  // their launch in the IR (attn.launch, TileDistribution.h); the generic
-  // kernel's pair is described here.
-  bool described = llvm::all_of(launches, infoOf);
+  // Every kernel describes its launch in the IR (attn.launch,
+  // TileDistribution.h).
+  if (!llvm::all_of(launches, infoOf)) {
+    error = "cuda: a kernel launch without its attn.launch description";
+    return ATTN_ERROR_COMPILE;
+  }
   // cp.async moves 16-byte chunks of q, k and v rows.
   metadata.alignBytes = tensorCores ? kNVGPUGlobalAlignment : 0;
   int64_t splitRows = options.blockQ, splitBlockKv = 0;
   bool packed = false;
-  if (described) {
-    for (gpu::LaunchFuncOp l : launches) {
-      DictionaryAttr info = infoOf(l);
-      if (info.get("splits")) {
-        splitRows = cast<IntegerAttr>(info.get("block_q")).getInt();
-        splitBlockKv = cast<IntegerAttr>(info.get("block_kv")).getInt();
-        packed = cast<StringAttr>(info.get("heads")).getValue() == "Hkv";
-      }
+  for (gpu::LaunchFuncOp l : launches) {
+    DictionaryAttr info = infoOf(l);
+    if (info.get("splits")) {
+      splitRows = cast<IntegerAttr>(info.get("block_q")).getInt();
+      splitBlockKv = cast<IntegerAttr>(info.get("block_kv")).getInt();
+      packed = cast<StringAttr>(info.get("heads")).getValue() == "Hkv";
     }
-  } else {
-    ConvertAttnToGPUOptions generic;
-    generic.blockKv = options.blockKv;
-    splitBlockKv = resolveBlockKv(generic, spec.head_dim, dv,
-                                  ::attn::dtypeBytes(spec.dtype));
   }
   if (split) {
     // The runtime picks the chunk count per launch (SplitKV.h): the
@@ -194,10 +188,10 @@ attn_status mlir::attn::jit::compileCudaKernel(
         {"partial_lse", {W::of(E::B), heads, W::splits(), rows}, 4});
   }
   std::vector<std::string> names = entryArgNames(spec);
-  for (auto [index, launch] : llvm::enumerate(launches)) {
+  for (gpu::LaunchFuncOp launch : launches) {
     cuda::Kernel &kernel = metadata.kernels.emplace_back();
     kernel.entry = launch.getKernelName().str();
-    DictionaryAttr info = described ? infoOf(launch) : DictionaryAttr();
+    DictionaryAttr info = infoOf(launch);
     // What the IR says (the block and shared memory from the launch).
     std::optional<int64_t> threads =
         getConstantIntValue(launch.getBlockSizeX());
@@ -210,31 +204,18 @@ attn_status mlir::attn::jit::compileCudaKernel(
               "': the block size or dynamic shared memory is not a constant";
       return ATTN_ERROR_COMPILE;
     }
-    if (info) {
-      auto str = [&](StringRef key) {
-        auto a = dyn_cast_or_null<StringAttr>(info.get(key));
-        return a ? a.getValue() : StringRef();
-      };
-      StringRef when = str("when");
-      kernel.when = when == "split"     ? cuda::Kernel::When::Split
-                    : when == "unsplit" ? cuda::Kernel::When::Unsplit
-                                        : cuda::Kernel::When::Always;
-      int64_t rows = cast<IntegerAttr>(info.get("block_q")).getInt();
-      kernel.grid[0] = {str("rows") == "Group" ? E::Group : E::Sq, rows, 1};
-      kernel.grid[1] = {str("heads") == "Hkv" ? E::Hkv : E::Hq, 1, 1};
-      kernel.grid[1].timesSplits = info.get("splits") != nullptr;
-    } else {
-      // The generic kernel: a thread per row, split-KV's partial kernel
-      // writing the result itself when the launch's count is 1, and
-      // SplitKV.h's merge (whole rows per workgroup, a thread per element).
-      bool merge = index == 1;
-      kernel.when = merge ? cuda::Kernel::When::Split : cuda::Kernel::When::Always;
-      int64_t rows =
-          merge ? std::max<int64_t>(1, kSplitKVMergeThreads / dv) : options.blockQ;
-      kernel.grid[0] = {E::Sq, rows, 1};
-      kernel.grid[1] = {E::Hq, 1, 1};
-      kernel.grid[1].timesSplits = split && !merge;
-    }
+    auto str = [&](StringRef key) {
+      auto a = dyn_cast_or_null<StringAttr>(info.get(key));
+      return a ? a.getValue() : StringRef();
+    };
+    StringRef when = str("when");
+    kernel.when = when == "split"     ? cuda::Kernel::When::Split
+                  : when == "unsplit" ? cuda::Kernel::When::Unsplit
+                                      : cuda::Kernel::When::Always;
+    int64_t rows = cast<IntegerAttr>(info.get("block_q")).getInt();
+    kernel.grid[0] = {str("rows") == "Group" ? E::Group : E::Sq, rows, 1};
+    kernel.grid[1] = {str("heads") == "Hkv" ? E::Hkv : E::Hq, 1, 1};
+    kernel.grid[1].timesSplits = info.get("splits") != nullptr;
     kernel.grid[2] = {E::B, 1, 1};
     kernel.block[0] = static_cast<unsigned>(*threads);
     kernel.sharedBytes = static_cast<unsigned>(*shared);

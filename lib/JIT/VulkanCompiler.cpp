@@ -10,7 +10,7 @@
 // the runtime stages them into device buffers (see Vulkan.h).
 //
 //===----------------------------------------------------------------------===//
-#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Conversion/TilesToSIMT/TilesToSIMT.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
@@ -553,10 +553,10 @@ public:
       options.blockKv = spec.block_kv; // 0: the pass fits shared memory
       options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
       int64_t eltBytes = static_cast<int64_t>(elemSize(spec.dtype));
-      mlir::attn::ConvertAttnToGPUOptions gpu;
-      gpu.blockKv = options.blockKv;
-      gpu.sharedMemoryBytes = options.sharedMemoryBytes;
-      bc = mlir::attn::resolveBlockKv(gpu, spec.head_dim, spec.value_dim,
+      mlir::attn::ConfigureSIMTOptions simt;
+      simt.blockKv = options.blockKv;
+      simt.sharedMemoryBytes = options.sharedMemoryBytes;
+      bc = mlir::attn::simtBlockKv(simt, spec.head_dim, spec.value_dim,
                                       eltBytes);
       if (bc * (spec.head_dim + spec.value_dim) * eltBytes >
           int64_t(info.maxComputeSharedMemorySize))

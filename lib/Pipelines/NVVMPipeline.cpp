@@ -1,7 +1,6 @@
-//===- NVVMPipeline.cpp - attn.sdpa to PTX for NVIDIA GPUs (the generic kernel) -===//
+//===- NVVMPipeline.cpp - attn.sdpa to PTX for NVIDIA GPUs ------------------===//
 #include "attn/Pipelines/Pipelines.h"
 
-#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
 #include "attn/Conversion/Passes.h"
 #include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
@@ -37,7 +36,7 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
   // attn.sdpa in destination-passing form -> one gpu.launch per op over the
   // caller's memrefs (or a split-KV pair). With tensor-cores, the ops the
   // mma.sync kernel supports get their tiling and mapping
-  // (attn-configure-nvgpu); the generic kernel takes the rest.
+  // (attn-configure-nvgpu).
   if (opts.tensorCores) {
     AttnConfigureNVGPUPassOptions configure;
     ConfigureNVGPUOptions tc = tensorCoreOptions(opts);
@@ -49,18 +48,24 @@ void mlir::attn::buildAttnToNVVMPipeline(OpPassManager &pm,
     configure.chip = tc.chip;
     pm.addPass(createAttnConfigureNVGPUPass(configure));
   }
-  ConvertAttnToGPUOptions gpuOptions;
-  gpuOptions.blockQ = opts.blockQ;
-  gpuOptions.blockKv = opts.blockKv;
-  gpuOptions.kvSplits = opts.kvSplits;
-  pm.addPass(createConvertAttnToGPUPass(gpuOptions));
+  // The rest get the generic kernel's: a thread per query row, K/V tiles
+  // in 48 KB of static shared memory, split-KV counts chosen per launch.
+  AttnConfigureSIMTPassOptions simt;
+  simt.blockQ = opts.blockQ;
+  simt.blockKv = opts.blockKv;
+  simt.sharedMemoryBytes = kGenericSharedMemoryBytes;
+  simt.kvSplits = opts.kvSplits;
+  simt.launchSplits = true;
+  pm.addPass(createAttnConfigureSIMTPass(simt));
   // The shared tiled form (L1: tiles and key loops; L2: the online softmax
-  // as linalg on tensors), then its mapping onto tensor cores: mma.sync
-  // fragments, cp.async staging, the grid. Requires: the configured ops.
+  // as linalg on tensors), then its mapping onto the hardware: mma.sync
+  // fragments, cp.async staging and the grid for the tensor-core tiles, a
+  // thread per row for the others. Requires: the configured ops.
   // Guarantees: gpu.launch ops over the caller's memrefs.
   pm.addPass(createAttnTileSdpaPass());
   pm.addPass(createAttnDecomposeOnlineAttentionPass());
   pm.addPass(createConvertAttnTilesToNVGPUPass());
+  pm.addPass(createConvertAttnTilesToSIMTPass());
 
   // The launch body becomes a gpu.func kernel in a gpu.module; its
   // parameters are exactly the memrefs it reads. (Canonicalizing first
@@ -121,12 +126,13 @@ std::string mlir::attn::findCudaToolkit() {
 }
 
 void mlir::attn::registerAttnToNVVMPipeline() {
-  registerConvertAttnToGPUPass();
   PassPipelineRegistration<AttnToNVVMPipelineOptions>(
       "attn-to-nvvm-pipeline",
       "Lower attn.sdpa in destination-passing form (memrefs in and out, as "
       "the JIT generates) to a gpu.binary holding PTX for an NVIDIA GPU: "
-      "the generic kernel (a thread per query row, K/V tiles in shared "
-      "memory), or with tensor-cores=1 the mma.sync kernel where it applies",
+      "every op through attn-tile-sdpa and the online-softmax rewrite, then "
+      "the generic kernel's mapping (a thread per query row, K/V tiles in "
+      "shared memory), or with tensor-cores=1 the mma.sync kernel's where "
+      "it applies",
       buildAttnToNVVMPipeline);
 }

@@ -1,7 +1,7 @@
 //===- SPIRVPipeline.cpp - attn.sdpa on tensors to SPIR-V for Vulkan ------===//
 #include "attn/Pipelines/Pipelines.h"
 
-#include "attn/Conversion/AttnToGPU/AttnToGPU.h"
+#include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Target/SPIRV/Passes.h"
 
@@ -69,6 +69,10 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     kernels.addPass(createConvertMathToSPIRVPass());
     kernels.addPass(createLowerAffinePass());
     kernels.addPass(createCanonicalizerPass());
+    // After every canonicalization (which would fold the guard of a loop
+    // it can prove non-empty back in): loops with results that may run no
+    // iteration, which convert-scf-to-spirv gets wrong.
+    kernels.addPass(createSPIRVZeroTripLoopsPass());
     // Its client API defaults to Vulkan's storage-class mapping.
     pm.addPass(createMapMemRefStorageClassPass());
     pm.addPass(createConvertGPUToSPIRVPass());
@@ -111,6 +115,9 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // are), clamped where the budget needs a bound.
     pm.addPass(
         createSPIRVDynamicShapesPass({/*maxExtent=*/opts.maxDynamicExtent}));
+    // Index arithmetic as arith ops, which the budget's range analysis
+    // reads (affine.min/max/apply it does not).
+    pm.nest<gpu::GPUModuleOp>().addPass(createLowerAffinePass());
     pm.addPass(
         createSPIRVLoopBudgetPass({/*maxIterations=*/opts.maxLoopIterations}));
     return success();
@@ -148,31 +155,32 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
       opts.subgroupSize > 0 ? int64_t(opts.subgroupSize) : 32;
 
   if (opts.variant == "portable") {
-    // The SIMT kernel the cuda target's generic path uses, emitted for
-    // SPIR-V: a workgroup per (query block, head, batch), one invocation
-    // per row, K and V tiles in workgroup memory, head-dimension loops
-    // unrolled. With kv-splits = N > 1 (SplitKV.h): grid y is Hq x N, each
-    // workgroup walks one chunk of the key blocks and writes its partial
-    // output and lse into two f32 workspaces the host function allocates
-    // (B x Hq x N x Sq [x Dv], sized at launch where dynamic); a second kernel in the same
-    // gpu.module merges them into out (and lse). Both kernels take the
-    // workspaces as storage buffers like any other argument, and the loop
-    // budget below is checked on each.
-    // With subgroup-size N: the subgroup kernel, a subgroup of N lanes per
-    // row (block-q rows, N x block-q invocations), subgroup reductions and
-    // shuffles (GroupNonUniform, -Arithmetic, -Shuffle; the target's
-    // subgroup size is N, and the module says so for the runtime).
+    // The SIMT mapping of the tiled form, as the cuda target's generic
+    // kernel but for SPIR-V: a workgroup per (query block, head, batch),
+    // an invocation per row, K and V tiles in workgroup memory, the
+    // head-dimension loops unrolled. With kv-splits = N > 1: the partial
+    // forall over (head, chunk) writes f32 workspaces the host function
+    // allocates (B x Hq x N x Sq [x Dv], sized at launch where dynamic),
+    // the merge forall is a second kernel in the same gpu.module; the loop
+    // budget below is checked on each. With subgroup-size N: a subgroup
+    // of N lanes per row (block-q rows, N x block-q invocations), subgroup
+    // reductions and shuffles (GroupNonUniform, -Arithmetic, -Shuffle; the
+    // target's subgroup size is N, and the module says so for the
+    // runtime).
     const int64_t sg = opts.subgroupSize;
-    ConvertAttnToGPUOptions gpu;
-    gpu.blockQ = opts.blockQ > 0 ? int64_t(opts.blockQ)
-                 : sg > 0        ? defaultSubgroupRows(sg)
-                                 : 64;
-    gpu.blockKv = opts.blockKv;
-    gpu.sharedMemoryBytes = opts.sharedMemoryBytes;
-    gpu.spirv = true;
-    gpu.kvSplits = opts.kvSplits;
-    gpu.subgroupSize = sg;
-    pm.addPass(createConvertAttnToGPUPass(gpu));
+    AttnConfigureSIMTPassOptions simt;
+    simt.blockQ = opts.blockQ > 0 ? int64_t(opts.blockQ)
+                  : sg > 0        ? defaultSubgroupRows(sg)
+                                  : 64;
+    simt.blockKv = opts.blockKv;
+    simt.sharedMemoryBytes = opts.sharedMemoryBytes;
+    simt.lanes = std::max<int64_t>(sg, 1);
+    simt.unroll = true;
+    simt.kvSplits = opts.kvSplits;
+    pm.addPass(createAttnConfigureSIMTPass(simt));
+    pm.addPass(createAttnTileSdpaPass());
+    pm.addPass(createAttnDecomposeOnlineAttentionPass());
+    pm.addPass(createConvertAttnTilesToSIMTPass({/*spirv=*/true}));
     pm.addPass(createCanonicalizerPass());
     // bf16 buffers as 16-bit integers (no bf16 type in Vulkan 1.1); the
     // conversions to and from f32 become integer ops in addToSPIRV.

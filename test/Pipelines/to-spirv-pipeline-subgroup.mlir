@@ -24,7 +24,7 @@
 // RUN: not attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline=subgroup-size=24 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // RUN: not attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="variant=tiled subgroup-size=8" 2>&1 | FileCheck %s --check-prefix=TILED
 // The loop budget counts the subgroup kernel's loops: per key block two
-// tile loads (64 x 16 / 128 = 8 iterations each) and three loops over the
+// tile loads (64 x 16 / 128 = 8 iterations each) and two loops over the
 // lane's 64 / 8 = 8 keys, so far fewer than the per-row kernel's.
 // RUN: not attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="subgroup-size=8 max-loop-iterations=100" 2>&1 | FileCheck %s --check-prefix=BUDGET
 // RUN: attn-opt %S/Inputs/split-kv.mlir --attn-to-spirv-pipeline="subgroup-size=8 max-loop-iterations=200" -o /dev/null
@@ -38,8 +38,8 @@
 // CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
 // CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
-// CHECK: gpu.launch_func @split_kv_kernel::@split_kv_kernel blocks in (%[[C4]], %[[C2]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]])
-// CHECK: spirv.module @__spv__split_kv_kernel Logical GLSL450 requires #spirv.vce<v1.3, [{{.*}}GroupNonUniformArithmetic, GroupNonUniformShuffle{{.*}}GroupNonUniform]
+// CHECK: gpu.launch_func @split_kv_kernels::@split_kv blocks in (%[[C4]], %[[C2]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]])
+// CHECK: spirv.module @__spv__split_kv_kernels Logical GLSL450 requires #spirv.vce<v1.3, [{{.*}}GroupNonUniformArithmetic, GroupNonUniformShuffle{{.*}}GroupNonUniform]
 // CHECK-DAG: spirv.GlobalVariable @__builtin__SubgroupId__ built_in("SubgroupId")
 // CHECK-DAG: spirv.GlobalVariable @__builtin__SubgroupLocalInvocationId__ built_in("SubgroupLocalInvocationId")
 // Private per lane: q row (16), accumulator columns (16 / 8 = 2), the
@@ -51,14 +51,14 @@
 // CHECK: spirv.GroupNonUniformFMax <Subgroup> <Reduce>
 // CHECK-COUNT-8: spirv.GroupNonUniformShuffle <Subgroup>
 // CHECK: spirv.GroupNonUniformFAdd <Subgroup> <Reduce>
-// CHECK: spirv.ExecutionMode @split_kv_kernel "LocalSize", 128, 1, 1
-// CHECK: gpu.module @split_kv_kernel [#spirv.target_env<{{.*}}resource_limits<subgroup_size = 8>
+// CHECK: spirv.ExecutionMode @split_kv "LocalSize", 128, 1, 1
+// CHECK: gpu.module @split_kv_kernels [#spirv.target_env<{{.*}}resource_limits<subgroup_size = 8>
 
 // Split in 2: the partial kernel is the subgroup kernel (grid y = head x
 // chunk), the merge kernel (128 invocations, a multiple of any subgroup
 // size up to 128) uses no subgroup operations.
-// SPLIT: gpu.launch_func @split_kv_split_kv::@split_kv_split_kv blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%[[T:.+]], %{{.+}}, %{{.+}})
-// SPLIT: gpu.launch_func @split_kv_split_kv::@split_kv_split_kv_merge
+// SPLIT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%[[T:.+]], %{{.+}}, %{{.+}})
+// SPLIT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv_merge
 // SPLIT: spirv.GroupNonUniformFMax
 // SPLIT: spirv.GroupNonUniformShuffle
 // SPLIT: spirv.ExecutionMode @split_kv_split_kv "LocalSize", 128, 1, 1
@@ -71,12 +71,12 @@
 // the target attribute does not print.)
 // SG32-DAG: %[[C32:.+]] = arith.constant 32 : index
 // SG32-DAG: %[[C64:.+]] = arith.constant 64 : index
-// SG32: gpu.launch_func @split_kv_kernel::@split_kv_kernel blocks in (%[[C32]], %{{.+}}, %{{.+}}) threads in (%[[C64]],
-// SG32: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<16 x f32>)>, Function>
+// SG32: gpu.launch_func @split_kv_kernels::@split_kv blocks in (%[[C32]], %{{.+}}, %{{.+}}) threads in (%[[C64]],
+// SG32: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<3 x f32>)>, Function>
 // SG32-NEXT: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<1 x f32>)>, Function>
-// SG32-NEXT: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<3 x f32>)>, Function>
+// SG32-NEXT: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<16 x f32>)>, Function>
 // SG32-COUNT-32: spirv.GroupNonUniformShuffle <Subgroup>
-// SG32: spirv.ExecutionMode @split_kv_kernel "LocalSize", 64, 1, 1
+// SG32: spirv.ExecutionMode @split_kv "LocalSize", 64, 1, 1
 
 // META: "variant": "portable",
 // META: "workgroup_size": [128, 1, 1],
@@ -90,7 +90,7 @@
 
 // ROWS-NOT: attn.spirv_subgroup_size
 // ROWS-NOT: GroupNonUniform
-// ROWS: spirv.ExecutionMode @split_kv_kernel "LocalSize", 64, 1, 1
+// ROWS: spirv.ExecutionMode @split_kv "LocalSize", 64, 1, 1
 // BADSIZE: subgroup-size is 24; it must be 0 or a power of two up to 128
 // TILED: subgroup-size=8 needs variant=portable, coopmat or coopmat-scalar
 // BUDGET: attn-spirv-loop-budget: one invocation of this kernel can run up to {{[0-9]+}} loop iterations; the target ends loops after 100

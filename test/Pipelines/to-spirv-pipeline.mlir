@@ -22,25 +22,25 @@
 
 // VARIANT: unknown variant 'wmma' (portable, tiled, coopmat or coopmat-scalar)
 
-// portable (the default): a workgroup of 64 invocations, one per query row,
-// per (query block, head, batch): grid 1 x 2 x 1; K and V tiles of 64 keys in
-// Workgroup memory, the row's query (16), accumulator (16) and scores (64)
-// in Function memory; barriers around each tile load.
+// portable (the default): the SIMT mapping of the tiled form, a workgroup
+// of 64 invocations, one per query row, per (query block, head, batch):
+// grid 1 x 2 x 1; K and V tiles of 64 keys in Workgroup memory, the row's
+// scores of a key block (64 plus one: see convert-attn-tiles-to-simt.mlir),
+// query (16) and accumulator (16) in Function memory; barriers around each
+// tile load. Every kernel of a function is in "<fn>_kernels".
 // PORTABLE-LABEL: func.func @attn_kernel
 // PORTABLE-DAG: %[[C1:.+]] = arith.constant 1 : index
 // PORTABLE-DAG: %[[C2:.+]] = arith.constant 2 : index
 // PORTABLE-DAG: %[[C64:.+]] = arith.constant 64 : index
-// PORTABLE: gpu.launch_func @attn_kernel_kernel::@attn_kernel_kernel blocks in (%[[C1]], %[[C2]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]])
+// PORTABLE: gpu.launch_func @attn_kernel_kernels::@attn_kernel blocks in (%[[C1]], %[[C2]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]])
 // PORTABLE-NEXT: return
 // PORTABLE-COUNT-2: spirv.GlobalVariable @__workgroup_mem__{{[0-9]+}} : !spirv.ptr<!spirv.struct<(!spirv.array<1024 x f32>)>, Workgroup>
-// PORTABLE: spirv.func @attn_kernel_kernel()
-// Private: the q row and the accumulator (D = Dv = 16), the scores of a
-// key block of 64 plus one (see convert-attn-to-gpu.mlir).
+// PORTABLE: spirv.func @attn_kernel()
+// PORTABLE: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<65 x f32>)>, Function>
 // PORTABLE-COUNT-2: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<16 x f32>)>, Function>
-// PORTABLE-NEXT: spirv.Variable : !spirv.ptr<!spirv.struct<(!spirv.array<65 x f32>)>, Function>
 // PORTABLE: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
 // PORTABLE: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
-// PORTABLE: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 64, 1, 1
+// PORTABLE: spirv.ExecutionMode @attn_kernel "LocalSize", 64, 1, 1
 
 // A loop budget the kernel exceeds is an error that says so (lavapipe's is
 // 65535; see test/Pipelines/spirv-loop-budget.mlir).
@@ -61,15 +61,15 @@
 // SPLIT-DAG: %[[C128:.+]] = arith.constant 128 : index
 // SPLIT: %[[PO:.+]] = memref.alloc() : memref<1x2x2x64x16xf32, #spirv.storage_class<StorageBuffer>>
 // SPLIT-NEXT: %[[PL:.+]] = memref.alloc() : memref<1x2x2x64xf32, #spirv.storage_class<StorageBuffer>>
-// SPLIT-NEXT: gpu.launch_func @split_kv_split_kv::@split_kv_split_kv blocks in (%[[C1]], %[[C4]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]]) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : {{.*}}, %[[PO]] : {{.*}}, %[[PL]] : {{.*}})
-// SPLIT-NEXT: gpu.launch_func @split_kv_split_kv::@split_kv_split_kv_merge blocks in (%[[C8]], %[[C2]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args(%[[PL]] : {{.*}}, %[[PO]] : {{.*}}, %arg4 : {{.*}}, %arg5 : {{.*}})
+// SPLIT-NEXT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv blocks in (%[[C1]], %[[C4]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]]) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : {{.*}}, %[[PO]] : {{.*}}, %[[PL]] : {{.*}})
+// SPLIT-NEXT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv_merge blocks in (%[[C8]], %[[C2]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args(%[[PL]] : {{.*}}, %[[PO]] : {{.*}}, %arg4 : {{.*}}, %arg5 : {{.*}})
 // SPLIT-NEXT: memref.dealloc %[[PO]]
 // SPLIT-NEXT: memref.dealloc %[[PL]]
 // SPLIT-NEXT: return
 // One spirv.module, each kernel with its own bindings in the order of its
 // operands: the workspaces are storage buffers like the tensors (4096 and
 // 256 f32; the mask is bytes in 4096 i32 words).
-// SPLIT: spirv.module @__spv__split_kv_split_kv
+// SPLIT: spirv.module @__spv__split_kv_kernels
 // SPLIT: spirv.GlobalVariable @split_kv_split_kv_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x i32, stride=4> [0])>, StorageBuffer>
 // SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_4 bind(0, 4) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x f32, stride=4> [0])>, StorageBuffer>
 // SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_5 bind(0, 5) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
@@ -92,18 +92,18 @@
 // SPLITVARIANT: kv-splits=2 needs variant=portable, coopmat or coopmat-scalar: the tiled variant has no split-KV (use kv-splits=1)
 
 // BF16: func.func @bf16(%{{.*}}: memref<1x2x16x8xi16, #spirv.storage_class<StorageBuffer>>
-// BF16: spirv.module @__spv__bf16_kernel {{.*}} requires #spirv.vce<{{.*}}[Int16, StorageBuffer16BitAccess,
+// BF16: spirv.module @__spv__bf16_kernels {{.*}} requires #spirv.vce<{{.*}}[Int16, StorageBuffer16BitAccess,
 // BF16-NOT: {{xbf16|: bf16|bf16 to|to bf16}}
-// BF16: spirv.GlobalVariable @bf16_kernel_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x i16, stride=2> [0])>, StorageBuffer>
+// BF16: spirv.GlobalVariable @bf16_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x i16, stride=2> [0])>, StorageBuffer>
 // BF16-NOT: {{xbf16|: bf16|bf16 to|to bf16}}
-// BF16: spirv.GlobalVariable @bf16_kernel_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<768 x i16, stride=2> [0])>, StorageBuffer>
+// BF16: spirv.GlobalVariable @bf16_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<768 x i16, stride=2> [0])>, StorageBuffer>
 // BF16-NOT: {{xbf16|: bf16|bf16 to|to bf16}}
-// BF16: spirv.EntryPoint "GLCompute" @bf16_kernel
-// BF16EMU: spirv.module @__spv__bf16_kernel
+// BF16: spirv.EntryPoint "GLCompute" @bf16
+// BF16EMU: spirv.module @__spv__bf16_kernels
 // BF16EMU-NOT: Int16
-// BF16EMU: spirv.GlobalVariable @bf16_kernel_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<128 x i32, stride=4> [0])>, StorageBuffer>
+// BF16EMU: spirv.GlobalVariable @bf16_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<128 x i32, stride=4> [0])>, StorageBuffer>
 // BF16EMU-NOT: Int16
-// BF16EMU: spirv.EntryPoint "GLCompute" @bf16_kernel
+// BF16EMU: spirv.EntryPoint "GLCompute" @bf16
 
 // tiled: one workgroup of one invocation per tile: B*Hq = 2 by Sq/16 = 4 tiles.
 // Kernel operands are ordered by first use (q, out, k, v), which is why the

@@ -154,6 +154,120 @@ def ConvertAttnTilesToNVGPUPass : Pass<"convert-attn-tiles-to-nvgpu", "::mlir::M
                            "::mlir::vector::VectorDialect"];
 }
 
+def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
+  let summary = "Choose the SIMT tiling and mapping of each attn.sdpa (a thread or a subgroup per row)";
+  let description = [{
+    The first step of the SIMT targets: the NVIDIA generic kernel (what
+    the tensor cores do not take: f32, head dims that are not multiples of
+    16, tensor cores off) and the Vulkan portable variant. For every
+    `attn.sdpa` in the JIT's destination-passing form whose `tiling` has no
+    mapping yet, sets `tiling` to what `attn-tile-sdpa` applies and
+    `convert-attn-tiles-to-simt` maps onto a workgroup: `block-q` query
+    rows per tile (one per thread, or per subgroup of `lanes`
+    invocations), `block-kv` keys per K/V tile in workgroup memory (0: the
+    largest of 64, 32, 16, 8 whose K and V tiles fit
+    `shared-memory-bytes`), dynamic tail tiles (no padding), the textbook
+    rescale (no lazy threshold) and P in f32, with the mapping
+    `#attn.simt<rows, lanes, unroll>`. An op that already has a tiling
+    without a mapping keeps its sizes.
+
+    With `kv-splits` N > 1: split-KV with N chunks; with `launch-splits`
+    the count is chosen per launch instead, so the op is cloned into an
+    unsplit alternative (`attn.launch_when = "unsplit"`) and a split one
+    (`"split"`, `launch_splits`), as `attn-configure-nvgpu` does.
+
+    Requires: nothing (ops not in destination-passing form, and ops whose
+    tiling already has a mapping, are left alone). Guarantees: every op it
+    takes has a tiling with an `#attn.simt` mapping whose K and V tiles fit
+    `shared-memory-bytes`. Errors: options out of range, or K and V tiles
+    that cannot fit (reported on the op).
+
+    ```mlir
+    // f32, D = 64, 64 rows per workgroup, 48 KB: 64-key tiles
+    %o = attn.sdpa %q, %k, %v {tiling = #attn.tiling<block_q = 64,
+        block_kv = 64, mapping = #attn.simt<rows = 64, lanes = 1>>} : ...
+    ```
+  }];
+  let options = [
+    Option<"blockQ", "block-q", "int64_t", /*default=*/"64",
+           "Query rows per workgroup (a thread or a subgroup each)">,
+    Option<"blockKv", "block-kv", "int64_t", /*default=*/"0",
+           "Keys per K/V tile (0 = the largest of 64, 32, 16, 8 that fits "
+           "shared-memory-bytes)">,
+    Option<"sharedMemoryBytes", "shared-memory-bytes", "int64_t",
+           /*default=*/"49152", "Workgroup memory the K and V tiles may use">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"1",
+           "Invocations per row: 1, or a power of two up to 128 (the "
+           "subgroup size the kernel is built for)">,
+    Option<"unroll", "unroll", "bool", /*default=*/"false",
+           "Unroll the loops over the head dimensions">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"1",
+           "1: one kernel; N > 1: split-KV with N chunks">,
+    Option<"launchSplits", "launch-splits", "bool", /*default=*/"false",
+           "With kv-splits > 1: the chunk count is chosen per launch "
+           "(unsplit and split alternatives)">
+  ];
+  let dependentDialects = ["::mlir::attn::AttnDialect"];
+}
+
+def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::ModuleOp"> {
+  let summary = "Map the tiled attention form onto SIMT invocations: a thread or a subgroup per row";
+  let description = [{
+    Lowers each tiled attention whose `attn.tiling` has an `#attn.simt`
+    mapping (the output of `attn-configure-simt`, `attn-tile-sdpa` and
+    `attn-decompose-online-attention`, in the JIT's destination-passing
+    form) to a `gpu.launch`: a workgroup per query tile (grid x = query
+    blocks, y = heads, times the split-KV chunks, z = batch) of `rows`
+    rows of `lanes` invocations. It writes no attention math of its own:
+    every value of the tiled form is computed by the op that defines it,
+    evaluated per element from its body.
+
+    - Layouts: row `r` of every tile belongs to thread `r` (lanes = 1) or
+      to subgroup `r`, whose lane `t` holds columns `t, t + lanes, ...`.
+      A row vector is a scalar of its row's invocations; a sum over
+      columns stays per lane until a non-linear use (the running sum),
+      other row reductions are subgroup reductions. The rescale guard
+      (`attn.row_local_guard`) is evaluated on the invocation's own row.
+    - Fusion: the elementwise ops over a key block and the reductions and
+      products that consume them run in one loop over the block's keys,
+      each element computed once; a value that a later loop reads again
+      (the scores, between the row max and the exponentials) is kept in a
+      private array. P . V runs in that loop with the value columns
+      unrolled (`unroll`), or after it with the value column outside the
+      key loop.
+    - Staging: K and V tiles in workgroup memory, copied by the whole
+      workgroup between barriers; Q's row in a private array.
+    - Split-KV: the partial forall becomes the kernel over (head, chunk),
+      the merge forall a second kernel (a thread per output element).
+
+    With `spirv`, workgroup memory and private arrays use SPIR-V storage
+    classes (Workgroup, Function), and the staging copies run the same
+    number of iterations in every invocation (lavapipe).
+
+    Requires: the tiled form of such an op with dynamic tiles (no
+    `static_tiles`, no `pack_heads`): foralls carrying `attn.tiling`, key
+    loops whose K and V tiles are slices of the function's tensors,
+    operands from `bufferization.to_tensor` of memrefs, results
+    materialized into memrefs. Guarantees: no such forall is left; the
+    function launches one kernel (or a partial and a merge kernel) over
+    the caller's memrefs (and host-allocated workspaces), whose only other
+    parameter is the dropout seed; every launch is described by
+    `attn.launches` (LaunchInfo). Errors: an op of the tiled form it does
+    not know, reported on the op.
+  }];
+  let options = [
+    Option<"spirv", "spirv", "bool", /*default=*/"false",
+           "SPIR-V storage classes for workgroup memory and private "
+           "arrays; uniform staging loops">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::spirv::SPIRVDialect"];
+}
+
 def AttnLaunchInfoPass : Pass<"attn-launch-info", "::mlir::ModuleOp"> {
   let summary = "Move each kernel's launch description onto its launches";
   let description = [{

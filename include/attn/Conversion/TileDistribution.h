@@ -35,7 +35,10 @@ namespace mlir::attn {
 /// of input or output i), `linalg.index d` is `indices[d]`; a value the
 /// body uses from above is `outer(value)`. Returns the yielded values. Ops
 /// are cloned at `b`'s insertion point; `map` records the clones (its
-/// entries for the body are overwritten by the next evaluation).
+/// entries for the body are overwritten by the next evaluation). An
+/// argument of a wider float type than its block argument is the value of
+/// the body's arith.extf of it (its only kind of use): a tile a target
+/// keeps extended.
 SmallVector<Value> cloneGenericBody(OpBuilder &b, linalg::GenericOp op,
                                     ValueRange args, ValueRange indices,
                                     IRMapping &map,
@@ -81,6 +84,10 @@ struct TiledKernelSource {
   DenseSet<Value> packedViews;
   /// Ops to erase once the kernels are built (the tensor-level form).
   SmallVector<Operation *> toErase;
+  /// The function-level tensors (to_tensor of the arguments, packed views
+  /// of them): erased with the last attention once nothing reads them (a
+  /// function may hold attentions that another target maps).
+  SmallVector<Operation *> sharedTensors;
 };
 
 /// Finds the tiled attentions in `func` whose forall's tiling satisfies

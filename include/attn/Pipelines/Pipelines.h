@@ -45,6 +45,10 @@ struct AttnToCPUPipelineOptions
 void buildAttnToCPUPipeline(OpPassManager &pm,
                             const AttnToCPUPipelineOptions &options);
 
+/// Shared memory the generic CUDA kernel's K and V tiles may use: the 48 KB
+/// of static shared memory every CUDA device gives a block.
+constexpr int64_t kGenericSharedMemoryBytes = 48 * 1024;
+
 /// Options of attn-to-nvvm-pipeline.
 struct AttnToNVVMPipelineOptions
     : public PassPipelineOptions<AttnToNVVMPipelineOptions> {
@@ -111,8 +115,8 @@ tensorCoreOptions(const AttnToNVVMPipelineOptions &options);
 /// holds libdevice, else "".
 std::string findCudaToolkit();
 
-/// Registers attn-to-nvvm-pipeline and convert-attn-to-gpu (the target's
-/// passes: registerAttnTargetNVVMPasses, attn/Target/NVVM; the tiled form's
+/// Registers attn-to-nvvm-pipeline (the target's passes:
+/// registerAttnTargetNVVMPasses, attn/Target/NVVM; the tiled form's
 /// conversions: registerAttnConversionPasses, attn/Conversion).
 void registerAttnToNVVMPipeline();
 /// Options of attn-to-spirv-pipeline.

@@ -18,7 +18,6 @@ import sys
 # that are being rewritten elsewhere. Remove a flag from here when its pass
 # moves to a Passes.td; the check below fails once it is documented.
 NOT_YET_IN_ODS = {
-    "convert-attn-to-gpu",
     "attn-spirv-coopmat-kernel",
 }
 

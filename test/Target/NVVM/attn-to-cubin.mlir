@@ -17,15 +17,18 @@
 // META: "binary": "k.cubin"
 // META: "binary_format": "cubin"
 // META: "chip": "sm_90a"
-// the split-KV pair (the default), both entries in the cubin (the runtime
-// checks each when it loads the artifact)
+// the unsplit kernel and the split-KV pair (the default), every entry in
+// the cubin (the runtime checks each when it loads the artifact)
 // META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64},
+// META: "entry": "attn_kernel",
+// META: "when": "unsplit",
+// META: {"field": "data", "tensor": "lse", "type": "ptr"}
 // META: "entry": "attn_kernel_split_kv",
-// META: "when": "always",
+// META: "when": "split",
 // META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}],
 // META: "block": [64, 1, 1],
 // META: "shared_bytes": 0,
-// META: {"field": "data", "tensor": "lse", "type": "ptr"}
+// META: {"field": "data", "tensor": "partial_lse", "type": "ptr"}
 // META: "entry": "attn_kernel_split_kv_merge",
 // META: "when": "split",
 // META: {"field": "data", "tensor": "lse", "type": "ptr"}

@@ -14,8 +14,11 @@
 
 // PTX90: .version 8.0
 // PTX90: .target sm_90a
-// By default (kv_splits 0) the split-KV pair: the kernel over (query
-// block, head x chunk, batch) and the merge kernel, in one module.
+// By default (kv_splits 0) the generic kernel as two alternatives chosen
+// at each launch: the unsplit kernel, and the split-KV pair (the kernel
+// over (query block, head x chunk, batch) and the merge kernel), in one
+// module.
+// PTX90-DAG: .visible .entry attn_kernel(
 // PTX90-DAG: .visible .entry attn_kernel_split_kv(
 // PTX90-DAG: .visible .entry attn_kernel_split_kv_merge(
 // K/V tiles in shared memory, a barrier around each tile load
@@ -27,7 +30,7 @@
 
 // --kv-splits=1: one kernel
 // PTX80: .target sm_80
-// PTX80: .visible .entry attn_kernel_kernel(
+// PTX80: .visible .entry attn_kernel(
 // PTX80-NOT: .entry
 
 // PTXAS: Compiling entry function 'attn_kernel
@@ -36,11 +39,12 @@
 
 // Version 2 with split-KV: the chunk count is chosen at each launch
 // (block_q/block_kv tell the runtime the tiles, at most 64 chunks); f32
-// workspaces [B, Hq, splits, Sq, Dv] and [B, Hq, splits, Sq]; the first
-// kernel's grid = (ceildiv(Sq, 64), Hq x splits, B), 64 threads, static
-// shared memory only, its parameters the workspace and q, k, v, out as
-// memref descriptors; the merge kernel (launched only with more than one
-// chunk) over (ceildiv(Sq, 128 / Dv), Hq, B) with 128 threads.
+// workspaces [B, Hq, splits, Sq, Dv] and [B, Hq, splits, Sq]. A launch
+// with one chunk runs the unsplit kernel; more run the partial kernel,
+// grid (ceildiv(Sq, 64), Hq x splits, B), and the merge kernel over
+// (ceildiv(Sq, 128 / Dv), Hq, B) with 128 threads. 64 threads, static
+// shared memory only; the parameters are q, k, v, out (and the
+// workspaces) as memref descriptors.
 // META: "format": "attn-cuda-kernel"
 // META-NEXT: "version": 2,
 // META-NEXT: "binary": "k90.ptx"
@@ -54,8 +58,13 @@
 // META-NEXT: ],
 // META-NEXT: "kernels": [
 // META-NEXT: {
-// META-NEXT: "entry": "attn_kernel_split_kv",
-// META-NEXT: "when": "always",
+// META-NEXT: "entry": "attn_kernel",
+// META-NEXT: "when": "unsplit",
+// META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
+// META-NEXT: "block": [64, 1, 1],
+// META-NEXT: "shared_bytes": 0,
+// META: "entry": "attn_kernel_split_kv",
+// META-NEXT: "when": "split",
 // META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}],
 // META-NEXT: "block": [64, 1, 1],
 // META-NEXT: "shared_bytes": 0,
@@ -65,7 +74,6 @@
 // META-DAG: {"field": "data", "tensor": "q", "type": "ptr"}
 // META-DAG: {"field": "data", "tensor": "k", "type": "ptr"}
 // META-DAG: {"field": "data", "tensor": "v", "type": "ptr"}
-// META-DAG: {"field": "data", "tensor": "out", "type": "ptr"}
 // META-DAG: {"field": "data", "tensor": "partial_out", "type": "ptr"}
 // META: "entry": "attn_kernel_split_kv_merge",
 // META-NEXT: "when": "split",
@@ -84,7 +92,7 @@
 // META80-NOT: "kv_splits": {
 // META80: "workspace": [],
 // META80: "kernels": [
-// META80: "entry": "attn_kernel_kernel",
+// META80: "entry": "attn_kernel",
 // META80-NEXT: "when": "always",
 // META80-NEXT: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
 // META80-NEXT: "block": [128, 1, 1]

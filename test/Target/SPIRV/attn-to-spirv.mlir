@@ -19,14 +19,15 @@
 // RUN: not attn-translate --attn-to-spirv --variant=wmma %s -o %t/w.spv 2>&1 | FileCheck %s --check-prefix=VARIANT
 // RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --spirv-metadata=%t/meta.json
 // RUN: FileCheck %s --input-file=%t/meta.json
-// Split-KV (attn-translate takes the module attn-opt lowered): no
-// single-dispatch keys, the workspaces and the two dispatches in order.
-// RUN: attn-opt --attn-to-spirv-pipeline=kv-splits=2 %s | attn-translate --attn-to-spirv -o %t/split.spv
+// Split-KV (attn-translate takes the module attn-opt lowered) over 3 key
+// blocks of 16: no single-dispatch keys, the workspaces and the two
+// dispatches in order.
+// RUN: attn-opt --attn-to-spirv-pipeline="kv-splits=2 block-kv=16" %s | attn-translate --attn-to-spirv -o %t/split.spv
 // RUN: FileCheck %s --input-file=%t/split.json --check-prefix=SPLIT
 // RUN: od -A n -t x4 -N 4 %t/split.spv | FileCheck %s --check-prefix=MAGIC
 // The same from attn-translate alone (--kv-splits); 0 (chosen per device)
 // is the runtime's, and only the portable variant splits.
-// RUN: attn-translate --attn-to-spirv --kv-splits=2 %s -o %t/split2.spv
+// RUN: attn-translate --attn-to-spirv --kv-splits=2 --block-kv=16 %s -o %t/split2.spv
 // RUN: FileCheck %s --input-file=%t/split2.json --check-prefix=SPLIT
 // RUN: cmp %t/split.spv %t/split2.spv
 // RUN: not attn-translate --attn-to-spirv --kv-splits=0 %s -o %t/s0.spv 2>&1 | FileCheck %s --check-prefix=SPLIT0
@@ -93,7 +94,7 @@
 // 64 invocations (rows) each; binding i is host argument "arg" (here in
 // argument order; outlining may reorder them, see to-spirv-pipeline.mlir).
 // CHECK: "variant": "portable"
-// CHECK: "entry": "attn_kernel_kernel"
+// CHECK: "entry": "attn_kernel"
 // CHECK: "workgroups": [1, 3, 1]
 // CHECK: "workgroup_size": [64, 1, 1]
 // CHECK: "push_constant_bytes": 0
@@ -102,13 +103,12 @@
 // Every dispatch is listed as well (here the one kernel, no workspace).
 // CHECK: "workspaces": []
 // CHECK: "dispatches": [
-// CHECK-NEXT: {"entry": "attn_kernel_kernel", "workgroups": [1, 3, 1], "workgroup_size": [64, 1, 1],
+// CHECK-NEXT: {"entry": "attn_kernel", "workgroups": [1, 3, 1], "workgroup_size": [64, 1, 1],
 // CHECK-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 3}]}]
 // CHECK: "needs_float16": true
 // CHECK: "needs_cooperative_matrix": false
 
-// split-KV: 48 keys are one key block, so the second chunk is empty (the
-// pipeline takes the count as given; the JIT clamps it to the key blocks).
+// split-KV: 48 keys in 3 blocks of 16, 2 chunks of 2 and 1 blocks.
 // The workspaces: partial outputs 1 x 3 x 2 x 32 x 16 f32 (12288 bytes) and
 // lse 1 x 3 x 2 x 32 (768); the partial kernel over (1, Hq x 2, 1), the
 // merge over (ceil(32 / 8), Hq, 1) with 128 invocations. A binding is a

@@ -1,6 +1,9 @@
 // RUN: attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=226 -verify-diagnostics
 // RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=225 2>&1 | FileCheck %s --check-prefix=OVER
 // RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=125 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not attn-opt %s -split-input-file -attn-spirv-loop-budget=max-iterations=121 2>&1 | FileCheck %s --check-prefix=TIGHT
+// TIGHT: error: attn-spirv-loop-budget: one invocation of this kernel can run up to 122 loop iterations; the target ends loops after 121
+// TIGHT-NOT: can run up to 101 loop iterations
 
 // attn-spirv-loop-budget requires outlined kernels; it guarantees success
 // only if, for every kernel, the bound on the loop iterations one invocation
@@ -128,6 +131,64 @@ gpu.module @kernels {
     %end = arith.minui %stop, %c1000 : index
     scf.for %j = %begin to %end step %c1 {
       memref.store %x, %buf[%j] : memref<1000xf32>
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// Two loops over consecutive ranges, [0, mid) then [mid, n) with n <= 40
+// (a causal tile's unmasked and diagonal key blocks): each alone could run
+// 40 times (40 + 1 + 40 x 2 = 121 with its inner loop of 1 + 1), 242 for
+// the two; together they run at most n: 40 + 2 + 40 x 2 = 122, within 226.
+gpu.module @kernels {
+  gpu.func @chained(%a: index, %b: index, %buf: memref<64xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c40 = arith.constant 40 : index
+    %x = arith.constant 1.0 : f32
+    %n = arith.minui %a, %c40 : index
+    %mid = arith.minui %b, %n : index
+    scf.for %i = %c0 to %mid step %c1 {
+      scf.for %j = %c0 to %c1 step %c1 {
+        memref.store %x, %buf[%j] : memref<64xf32>
+      }
+    }
+    scf.for %i = %mid to %n step %c1 {
+      scf.for %j = %c0 to %c1 step %c1 {
+        memref.store %x, %buf[%j] : memref<64xf32>
+      }
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// A block count as lower-affine writes ceildiv(x, 10) for x in [0, 1000]:
+// x <= 0 ? -((0 - x) / 10) : (x - 1) / 10 + 1. The integer range analysis
+// joins the select's operands without its condition (a negative range); the
+// budget evaluates each operand where the condition holds or fails: at
+// most 100 iterations, 101 with the exiting pass.
+gpu.module @kernels {
+  gpu.func @ceil_div(%a: index, %buf: memref<1000xf32>) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c10 = arith.constant 10 : index
+    %c1000 = arith.constant 1000 : index
+    %y = arith.constant 1.0 : f32
+    %x = arith.minui %a, %c1000 : index
+    %nonpos = arith.cmpi sle, %x, %c0 : index
+    %neg = arith.subi %c0, %x : index
+    %dec = arith.subi %x, %c1 : index
+    %sel = arith.select %nonpos, %neg, %dec : index
+    %q = arith.divsi %sel, %c10 : index
+    %negq = arith.subi %c0, %q : index
+    %incq = arith.addi %q, %c1 : index
+    %n = arith.select %nonpos, %negq, %incq : index
+    scf.for %i = %c0 to %n step %c1 {
+      memref.store %y, %buf[%i] : memref<1000xf32>
     }
     gpu.return
   }

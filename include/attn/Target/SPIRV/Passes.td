@@ -186,11 +186,16 @@ def SPIRVLoopBudgetPass : Pass<"attn-spirv-loop-budget", "::mlir::ModuleOp"> {
     so a kernel that needs more returns wrong results without an error.
     This check of `attn-to-spirv-pipeline` bounds, per outlined kernel, the
     total number of `scf.for` iterations one invocation can run: trip counts
-    from integer range analysis of the bounds (a loop over one chunk of a
-    range, `[begin, min(begin + chunk, end))`, counts its chunk), nested
-    counts multiplied, plus the one exiting pass per loop execution that
-    llvmpipe also counts; loops under `scf.if` count as if the branch were
-    taken. The bound is conservative: a kernel under it is safe.
+    from integer range analysis of the bounds, refined where a select
+    compares a value with a constant (each operand is evaluated where the
+    condition holds or fails: lower-affine's ceildiv and floordiv of a
+    non-negative size stay non-negative); a loop over one chunk of a range,
+    `[begin, min(begin + chunk, end))`, counts its chunk; loops over
+    consecutive ranges, `[a, b)` then `[b, c)` (a causal tile's unmasked
+    and diagonal key blocks), count at most `c - a` together; nested counts
+    multiplied, plus the one exiting pass per loop execution that llvmpipe
+    also counts; loops under `scf.if` count as if the branch were taken.
+    The bound is conservative: a kernel under it is safe.
 
     Requires: outlined `gpu.func` kernels (other functions are not looked
     at); with `max-iterations` = 0 the pass does nothing.
@@ -327,6 +332,46 @@ def SPIRVVulkanMemoryModelPass
     ```
   }];
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
+def SPIRVZeroTripLoopsPass : Pass<"attn-spirv-zero-trip-loops", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Guard every loop with results that may run zero times, "
+                "which convert-scf-to-spirv gets wrong";
+  let description = [{
+    MLIR 22's `convert-scf-to-spirv` gives an `scf.for`'s results through
+    Function variables that only the loop body writes (the value each
+    iteration yields): a loop that runs no iteration leaves its results
+    undefined instead of its initial values. The tiled form has such loops
+    wherever a tile visits no key block of a range (the diagonal blocks of
+    a causal tile whose first row already sees every key, an empty
+    split-KV chunk, the rows that see no key), and the kernels then read
+    garbage for them (drivers differ: lavapipe gave an lse of -inf, the
+    H100's driver NaN or a finite value). This step of
+    `attn-to-spirv-pipeline`, just before the conversion, wraps each
+    `scf.for` that has results and whose trip count is not known to be
+    positive in `scf.if (lb < ub) { the loop } else { its initial values }`.
+
+    Requires: kernels in a `gpu.module`, before `convert-gpu-to-spirv`.
+    Guarantees: every `scf.for` with results runs at least one iteration
+    whenever it runs; the values are those of the original loop for every
+    trip count. Loops without results, and loops whose bounds are
+    constants with lb < ub, are left alone.
+
+    ```mlir
+    // before
+    %r = scf.for %i = %lo to %hi step %c1 iter_args(%a = %init) -> (f32) { ... }
+    // after
+    %c = arith.cmpi slt, %lo, %hi : index
+    %r = scf.if %c -> (f32) {
+      %l = scf.for %i = %lo to %hi step %c1 iter_args(%a = %init) -> (f32) { ... }
+      scf.yield %l : f32
+    } else {
+      scf.yield %init : f32
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // ATTN_TARGET_SPIRV_PASSES_TD

@@ -196,3 +196,43 @@ void MmaSyncAttr::print(AsmPrinter &printer) const {
     printer << ", max_registers = " << getMaxRegisters();
   printer << ">";
 }
+
+Attribute SimtAttr::parse(AsmParser &parser, Type) {
+  int64_t rows = -1, lanes = -1;
+  bool unroll = false;
+  SMLoc loc = parser.getCurrentLocation();
+  auto value = [&](StringRef key) -> ParseResult {
+    if (key == "rows")
+      return parser.parseInteger(rows);
+    if (key == "lanes")
+      return parser.parseInteger(lanes);
+    if (key == "unroll")
+      return parseBool(parser, unroll);
+    return parser.emitError(parser.getCurrentLocation())
+           << "unknown #attn.simt parameter '" << key << "'";
+  };
+  if (parseKeyValues(parser, value))
+    return {};
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), rows, lanes, unroll);
+}
+
+void SimtAttr::print(AsmPrinter &printer) const {
+  printer << "<rows = " << getRows() << ", lanes = " << getLanes();
+  if (getUnroll())
+    printer << ", unroll = true";
+  printer << ">";
+}
+
+LogicalResult SimtAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t rows, int64_t lanes, bool) {
+  if (lanes < 1 || lanes > 128 || (lanes & (lanes - 1)))
+    return emitError() << "#attn.simt lanes must be a power of two in [1, "
+                          "128], got "
+                       << lanes;
+  if (rows < 1 || rows * lanes > 1024)
+    return emitError() << "#attn.simt needs rows >= 1 and rows x lanes <= "
+                          "1024 invocations, got rows = "
+                       << rows << ", lanes = " << lanes;
+  return success();
+}

@@ -95,4 +95,30 @@ def Attn_MmaSyncAttr : AttrDef<Attn_Dialect, "MmaSync"> {
   let hasCustomAssemblyFormat = 1;
 }
 
+def Attn_SimtAttr : AttrDef<Attn_Dialect, "Simt"> {
+  let mnemonic = "simt";
+  let summary = "How a SIMT target maps a tile onto a workgroup: a thread or a subgroup per row";
+  let description = [{
+    The `mapping` of an `#attn.tiling` for `convert-attn-tiles-to-simt`
+    (the NVIDIA generic kernel and the Vulkan portable kernels): a
+    workgroup of `rows` query rows of `lanes` invocations each. With
+    `lanes` = 1 a thread owns a row and all of its columns; with `lanes` =
+    N > 1 a subgroup of exactly N invocations owns a row, lane t holding
+    columns t, t + N, ... of every tile (its keys of a key block, its
+    output columns), row reductions being subgroup reductions and P
+    reaching every lane by shuffles. `unroll` unrolls the loops over the
+    head dimensions (D, Dv), so that the query row and the accumulator are
+    indexed by constants (registers, not scratch), and fuses P . V into
+    the loop over the block's keys; without it they are loops, and P . V
+    runs with the value column outside the key loop. Chosen by
+    `attn-configure-simt`.
+
+    Example: `#attn.simt<rows = 16, lanes = 8, unroll = true>`
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$lanes,
+                        DefaultValuedParameter<"bool", "false">:$unroll);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 #endif // ATTN_ATTRS_TD

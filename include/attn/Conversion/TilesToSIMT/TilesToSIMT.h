@@ -1,0 +1,47 @@
+//===- TilesToSIMT.h - the SIMT targets (a thread or subgroup per row) -*- C++ -*-===//
+//
+// The NVIDIA generic kernel and the Vulkan portable kernels in two passes:
+// attn-configure-simt picks, per attn.sdpa, the tiling and the mapping of a
+// tile onto a workgroup (#attn.tiling with an #attn.simt mapping), and
+// convert-attn-tiles-to-simt maps the tiled form that attn-tile-sdpa and
+// attn-decompose-online-attention produce onto invocations: a row of each
+// tile per thread, or per subgroup of `lanes` invocations.
+//
+//===----------------------------------------------------------------------===//
+#ifndef ATTN_CONVERSION_TILESTOSIMT_TILESTOSIMT_H
+#define ATTN_CONVERSION_TILESTOSIMT_TILESTOSIMT_H
+
+#include <cstdint>
+
+namespace mlir::attn {
+
+/// What attn-configure-simt may be told.
+struct ConfigureSIMTOptions {
+  /// Query rows per workgroup (one thread, or one subgroup, each).
+  int64_t blockQ = 64;
+  /// Keys per K/V tile in workgroup memory; 0 = simtBlockKv's choice.
+  int64_t blockKv = 0;
+  /// Workgroup memory the K and V tiles may use (bytes).
+  int64_t sharedMemoryBytes = 48 * 1024;
+  /// Invocations per row: 1, or a power of two up to 128 (a subgroup of
+  /// exactly that many invocations per row).
+  int64_t lanes = 1;
+  /// Loops over the head dimensions unrolled (see #attn.simt).
+  bool unroll = false;
+  /// 1: one kernel. N > 1: split-KV with N chunks.
+  int64_t kvSplits = 1;
+  /// With kvSplits > 1: a runtime chooses the chunk count per launch (the
+  /// op is cloned into an unsplit and a split alternative); otherwise N is
+  /// baked into the kernels.
+  bool launchSplits = false;
+};
+
+/// The key block for `options` when blockKv is 0: the largest of 64, 32,
+/// 16 and 8 whose K and V tiles (head dims D and Dv) fit the workgroup
+/// memory budget (8 when none does; the pass then reports the overflow).
+int64_t simtBlockKv(const ConfigureSIMTOptions &options, int64_t headDim,
+                    int64_t valueDim, int64_t elementBytes);
+
+} // namespace mlir::attn
+
+#endif

@@ -1,0 +1,126 @@
+//===- ConfigureSIMT.cpp - the SIMT targets' tiling decisions -------------===//
+//
+// attn-configure-simt: for every attn.sdpa that no other mapping took, the
+// #attn.tiling that attn-tile-sdpa applies and convert-attn-tiles-to-simt
+// maps onto a workgroup (a thread or a subgroup per row).
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/TilesToSIMT/TilesToSIMT.h"
+#include "attn/Conversion/KernelOperands.h"
+#include "attn/Conversion/Passes.h"
+
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_ATTNCONFIGURESIMTPASS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+int64_t mlir::attn::simtBlockKv(const ConfigureSIMTOptions &options,
+                                int64_t headDim, int64_t valueDim,
+                                int64_t elementBytes) {
+  if (options.blockKv > 0)
+    return options.blockKv;
+  for (int64_t bc : {64, 32, 16, 8})
+    if (bc * (headDim + valueDim) * elementBytes <= options.sharedMemoryBytes)
+      return bc;
+  return 8;
+}
+
+namespace {
+struct AttnConfigureSIMTPass
+    : mlir::attn::impl::AttnConfigureSIMTPassBase<AttnConfigureSIMTPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (lanes < 1 || lanes > 128 || (lanes & (lanes - 1)) || blockQ < 1 ||
+        blockQ * lanes > 1024 || blockKv < 0 || kvSplits < 1 ||
+        sharedMemoryBytes < 1) {
+      emitError(getOperation()->getLoc(),
+                "attn-configure-simt: lanes must be a power of two up to "
+                "128, block-q >= 1 with block-q x lanes <= 1024 "
+                "invocations, block-kv >= 0, kv-splits >= 1 and "
+                "shared-memory-bytes >= 1");
+      return signalPassFailure();
+    }
+    ConfigureSIMTOptions o;
+    o.blockQ = blockQ;
+    o.blockKv = blockKv;
+    o.sharedMemoryBytes = sharedMemoryBytes;
+    o.lanes = lanes;
+    o.unroll = unroll;
+    o.kvSplits = kvSplits;
+    o.launchSplits = launchSplits;
+    SmallVector<SdpaOp> ops;
+    getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
+    for (SdpaOp op : ops)
+      if (failed(configure(op, o)))
+        return signalPassFailure();
+  }
+
+  LogicalResult configure(SdpaOp op, const ConfigureSIMTOptions &o) {
+    TilingAttr given = op.getTilingAttr();
+    if (given && given.getMapping())
+      return success();
+    // The kernel's operands are the memrefs of the JIT's
+    // destination-passing form.
+    if (!sourceMemRef(op.getQuery()) || !sourceMemRef(op.getKey()) ||
+        !sourceMemRef(op.getValue()) ||
+        (op.getMask() && !sourceMemRef(op.getMask())) ||
+        !destinationOf(op.getOut()) ||
+        (op.getLse() && !destinationOf(op.getLse())))
+      return success();
+    Type elt = op.getQueryType().getElementType();
+    int64_t d = op.getQueryType().getDimSize(3);
+    int64_t dv = op.getValueType().getDimSize(3);
+    int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
+    int64_t br = given ? given.getBlockQ() : o.blockQ;
+    int64_t bc = given ? given.getBlockKv() : simtBlockKv(o, d, dv, eltBytes);
+    int64_t splits = given ? given.getKvSplits() : o.kvSplits;
+    if (br * o.lanes > 1024)
+      return op.emitOpError("attn-configure-simt: ")
+             << br << " rows of " << o.lanes
+             << " invocations are more than 1024 per workgroup";
+    if (bc * (d + dv) * eltBytes > o.sharedMemoryBytes)
+      return op.emitOpError("attn-configure-simt: K and V tiles of ")
+             << bc << " keys (D = " << d << ", Dv = " << dv << ") need "
+             << bc * (d + dv) * eltBytes << " bytes of shared memory, more "
+             << "than " << o.sharedMemoryBytes << "; use a smaller block-kv";
+    MLIRContext *ctx = op.getContext();
+    auto mapping = SimtAttr::get(ctx, br, o.lanes, o.unroll);
+    auto tiling = [&](int64_t n, bool perLaunch) {
+      return TilingAttr::get(ctx, br, bc, n, perLaunch,
+                             /*staticTiles=*/false, /*packHeads=*/false,
+                             /*rescaleThreshold=*/0, /*pType=*/Type(),
+                             /*heaviestFirst=*/0, mapping);
+    };
+    if (splits == 1 || !o.launchSplits) {
+      op.setTilingAttr(tiling(splits, false));
+      return success();
+    }
+    // A chunk count chosen per launch: an unsplit and a split alternative
+    // of the op writing the same destinations (as attn-configure-nvgpu).
+    OpBuilder b(op);
+    auto unsplit = cast<SdpaOp>(b.clone(*op));
+    b.setInsertionPointAfter(op);
+    for (auto [from, to] : llvm::zip(op->getResults(), unsplit->getResults())) {
+      Operation *mat = b.clone(*destinationOf(from));
+      mat->setOperand(0, to);
+    }
+    unsplit.setTilingAttr(tiling(1, false));
+    unsplit->setAttr(kLaunchWhenAttrName, b.getStringAttr(kLaunchUnsplit));
+    op.setTilingAttr(tiling(splits, true));
+    op->setAttr(kLaunchWhenAttrName, b.getStringAttr(kLaunchSplit));
+    return success();
+  }
+};
+} // namespace

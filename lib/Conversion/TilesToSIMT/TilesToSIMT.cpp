@@ -1,0 +1,1774 @@
+//===- TilesToSIMT.cpp - the tiled form on SIMT lanes (a thread or subgroup per row) -===//
+//
+// convert-attn-tiles-to-simt: each tiled attention whose tiling has an
+// #attn.simt mapping becomes a gpu.launch in which row r of every tile
+// belongs to thread r (lanes = 1) or to subgroup r, whose lane t holds
+// columns t, t + lanes, ... The kernel computes every value of the tiled
+// form by evaluating the op that defines it, element by element, from its
+// body (cloneGenericBody): the softmax, masks, causal, dropout and the
+// finalize are the decomposition's, not written here. What is written here
+// is the mapping: where each value lives (a scalar of the row, a private
+// array of the lane's columns, a K/V tile in workgroup memory), which loops
+// evaluate them (the ops over one key block fused into one loop over its
+// keys), the staging, and the grid.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/TilesToSIMT/TilesToSIMT.h"
+#include "attn/Conversion/Passes.h"
+#include "attn/Conversion/TileDistribution.h"
+
+#include "attn/Dialect/Attn/IR/AttnAttrs.h"
+#include "attn/Dialect/Attn/IR/AttnOps.h"
+#include "attn/Dialect/Attn/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <cmath>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTILESTOSIMTPASS
+#include "attn/Conversion/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+
+/// Where one tensor of the tiled form lives in the kernel.
+struct Tile {
+  enum Kind {
+    None,    // nothing yet (tensor.empty)
+    Scalar,  // a row vector: the row's value (`partial`: this lane's share
+             // of a sum, the row's value being the subgroup's sum)
+    Fill,    // every element is `value`
+    View,    // a slice of a function tensor, read element by element
+    Staged,  // a K/V tile in workgroup memory: `memref` [keys, width]
+    Row,     // the whole row of a tile in a private array (Q)
+    Private, // the lane's columns in a private array, slot s = column
+             // s * lanes + lane (a value a later loop reads again)
+    Lazy,    // computed where its consumers need it, by `op`
+    Acc      // a [rows, Dv] accumulator: the lane's value columns in a
+             // private array, updated in place
+  };
+  Kind kind = None;
+  Value value;
+  bool partial = false;
+  /// Scalar, partial: the row's value once reduced over the subgroup.
+  Value reduced;
+  Value memref;
+  /// View: the slice of `source` at `offsets` (original IR values); the
+  /// tile's dimensions are the slice's `dims`.
+  Value source;
+  SmallVector<OpFoldResult> offsets;
+  SmallVector<int64_t> dims;
+  /// Lazy: the op computing it.
+  linalg::GenericOp op;
+};
+
+/// The element a loop iteration works on: its slot in the lane's arrays
+/// and its column in the tile.
+struct Iter {
+  Iter(Value slot, Value col) : slot(slot), col(col) {}
+  Value slot, col;
+  DenseMap<Value, Value> memo;
+};
+
+class SimtKernel {
+public:
+  SimtKernel(OpBuilder &b, TiledKernelSource &src, bool spirv)
+      : b(b), loc(src.main.getLoc()), src(src), forall(src.main),
+        partial(src.merge != nullptr), spirv(spirv) {
+    tiling = src.tiling;
+    mapping = cast<SimtAttr>(tiling.getMapping());
+  }
+
+  LogicalResult build(FlatSymbolRefAttr module, FlatSymbolRefAttr function);
+
+private:
+  OpBuilder &b;
+  Location loc;
+  TiledKernelSource &src;
+  scf::ForallOp forall;
+  bool partial, spirv;
+  TilingAttr tiling;
+  SimtAttr mapping;
+
+  int64_t rows = 1, lanes = 1, br = 1, bc = 1;
+  bool unroll = false;
+  /// Original IR values -> kernel values; tensors -> where they live.
+  IRMapping map;
+  DenseMap<Value, Tile> tiles;
+  /// The tile's scalar ops, cloned where first used (value()).
+  DenseSet<Operation *> deferred;
+  /// Ops already emitted out of order (a group's look-ahead).
+  DenseSet<Operation *> handled;
+  /// Column ops whose results are Lazy, in program order.
+  SmallVector<linalg::GenericOp> pending;
+  /// Where private arrays are allocated (the kernel's entry).
+  Block *entry = nullptr;
+  /// The invocation's row of the tile, its lane (lanes > 1), its id.
+  Value row, lane, tid;
+  /// row < the tile's rows (computed once, at the kernel's top level).
+  Value rowValid;
+  /// Workgroup memory for the staged tiles, per function tensor.
+  DenseMap<Value, Value> stagingBuffers;
+  /// The private arrays of the values a key loop keeps, in the order the
+  /// loop's body asks for them: the next key loop (the same body, blocks
+  /// after the first loop's) takes them again.
+  SmallVector<Value> keptPool;
+  unsigned keptNext = 0;
+  /// A private array for a kept value of one key block: the pool's next
+  /// one of that shape, else a new one.
+  Value keptArray(Type elt) {
+    int64_t n = slotsOf(bc) + (spirv ? 1 : 0);
+    auto ty = MemRefType::get({n}, elt, MemRefLayoutAttrInterface{},
+                              privateSpace());
+    for (; keptNext < keptPool.size(); ++keptNext)
+      if (keptPool[keptNext].getType() == ty)
+        return keptPool[keptNext++];
+    Value arr = privateArray(n, elt);
+    keptPool.push_back(arr);
+    keptNext = keptPool.size();
+    return arr;
+  }
+  /// Split-KV: the launch's chunk count and this workgroup's chunk.
+  Value splits, split;
+
+  //===--------------------------------------------------------------------===//
+  // Small builders
+  //===--------------------------------------------------------------------===//
+  Value idx(int64_t x) { return arith::ConstantIndexOp::create(b, loc, x); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value ult(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value ceilDiv(Value x, int64_t by) {
+    if (by == 1)
+      return x;
+    return arith::DivUIOp::create(b, loc, add(x, idx(by - 1)), idx(by));
+  }
+  Value zeroOf(Type t) {
+    return arith::ConstantOp::create(b, loc, t, b.getZeroAttr(t));
+  }
+  Attribute workgroupSpace() {
+    if (spirv)
+      return spirv::StorageClassAttr::get(b.getContext(),
+                                          spirv::StorageClass::Workgroup);
+    return gpu::AddressSpaceAttr::get(b.getContext(),
+                                      gpu::AddressSpace::Workgroup);
+  }
+  Attribute privateSpace() {
+    if (spirv)
+      return spirv::StorageClassAttr::get(b.getContext(),
+                                          spirv::StorageClass::Function);
+    return {};
+  }
+  /// A private array of `n` elements, allocated at the kernel's entry.
+  Value privateArray(int64_t n, Type elt) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(entry);
+    return memref::AllocaOp::create(
+        b, loc, MemRefType::get({n}, elt, MemRefLayoutAttrInterface{},
+                                privateSpace()));
+  }
+  /// if (cond) fn(); what fn maps or caches stays in the region.
+  void when(Value cond, function_ref<void()> fn) {
+    auto ifOp = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Scope scope(*this);
+    fn();
+  }
+  /// for (x = lo; x < hi; ++x) with loop-carried values: an scf.for (what
+  /// fn maps or caches stays in it), or with `unrolled` (constant bounds)
+  /// the bodies one after another.
+  SmallVector<Value> loop(Value lo, Value hi, ValueRange init, bool unrolled,
+                          function_ref<SmallVector<Value>(Value, ValueRange)> fn) {
+    if (unrolled) {
+      std::optional<int64_t> l = getConstantIntValue(lo),
+                             h = getConstantIntValue(hi);
+      assert(l && h && "unrolled loops have constant bounds");
+      SmallVector<Value> carried(init);
+      for (int64_t x = *l; x < *h; ++x)
+        carried = fn(idx(x), carried);
+      return carried;
+    }
+    auto forOp = scf::ForOp::create(b, loc, lo, hi, idx(1), init);
+    // (Without loop-carried values the builder adds the terminator.)
+    if (forOp.getBody()->mightHaveTerminator())
+      forOp.getBody()->getTerminator()->erase();
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Scope scope(*this);
+    SmallVector<Value> next =
+        fn(forOp.getInductionVar(), forOp.getRegionIterArgs());
+    scf::YieldOp::create(b, loc, next);
+    return SmallVector<Value>(forOp.getResults());
+  }
+
+  /// A region's values stay in it: what emitting it maps or caches is
+  /// forgotten after it.
+  struct Scope {
+    SimtKernel &k;
+    DenseMap<Value, Tile> tiles;
+    IRMapping map;
+    explicit Scope(SimtKernel &k) : k(k), tiles(k.tiles), map(k.map) {}
+    ~Scope() {
+      k.tiles = std::move(tiles);
+      k.map = std::move(map);
+    }
+  };
+
+  //===--------------------------------------------------------------------===//
+  // Values of the original IR in the kernel
+  //===--------------------------------------------------------------------===//
+  /// An original IR value in the kernel: mapped; an extent of a tile (its
+  /// size in the IR that made it); a scalar op of the tile (cloned where
+  /// first used); or a host-side index computation (sunk into the kernel).
+  Value value(Value v) {
+    if (Value m = map.lookupOrNull(v))
+      return m;
+    Operation *def = v.getDefiningOp();
+    if (auto dim = dyn_cast_or_null<tensor::DimOp>(def)) {
+      // (Mapped, so that the ops cloned after it read it.)
+      Value r;
+      if (std::optional<int64_t> i = getConstantIntValue(dim.getIndex()))
+        if (OpFoldResult e = extentOf(dim.getSource(), *i))
+          r = value(e);
+      if (!r) {
+        // A function tensor's or a workspace's extent: its memref's.
+        Value m = map.lookupOrNull(dim.getSource());
+        assert(m && "the extent of a tensor that is not a function's");
+        r = memref::DimOp::create(b, loc, m, value(dim.getIndex()));
+      }
+      map.map(v, r);
+      return r;
+    }
+    if (def && deferred.contains(def)) {
+      for (Value operand : def->getOperands())
+        value(operand);
+      Operation *clone = b.clone(*def, map);
+      for (auto [o, n] : llvm::zip(def->getResults(), clone->getResults()))
+        map.map(o, n);
+      return map.lookup(v);
+    }
+    return sinkIndexValue(b, v, map);
+  }
+  Value value(OpFoldResult v) {
+    if (auto a = dyn_cast<Attribute>(v))
+      return idx(cast<IntegerAttr>(a).getInt());
+    return value(cast<Value>(v));
+  }
+  std::function<Value(Value)> resolver() {
+    return [this](Value x) { return value(x); };
+  }
+
+  /// Size `i` of a tile as the IR that made it says (a constant, or the
+  /// index value it was sized with); null where the IR does not say (a
+  /// workspace of the forall, whose memref does).
+  OpFoldResult extentOf(Value t, int64_t i) {
+    auto ty = cast<RankedTensorType>(t.getType());
+    if (!ty.isDynamicDim(i))
+      return b.getIndexAttr(ty.getDimSize(i));
+    if (auto arg = dyn_cast<BlockArgument>(t)) {
+      // A loop-carried tile: its size on entry.
+      if (auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()))
+        if (arg.getArgNumber() > 0)
+          return extentOf(forOp.getInitArgs()[arg.getArgNumber() - 1], i);
+      return {};
+    }
+    Operation *def = t.getDefiningOp();
+    if (auto e = dyn_cast<tensor::EmptyOp>(def))
+      return e.getMixedSizes()[i];
+    if (auto s = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      llvm::SmallBitVector dropped = s.getDroppedDims();
+      int64_t seen = 0;
+      for (auto [d, size] : llvm::enumerate(s.getMixedSizes()))
+        if (!dropped.test(d) && seen++ == i)
+          return size;
+    }
+    if (auto d = dyn_cast<DestinationStyleOpInterface>(def)) {
+      auto r = cast<OpResult>(t);
+      return extentOf(d.getDpsInits()[r.getResultNumber()], i);
+    }
+    if (auto forOp = dyn_cast<scf::ForOp>(def))
+      return extentOf(forOp.getInitArgs()[cast<OpResult>(t).getResultNumber()],
+                      i);
+    if (auto ifOp = dyn_cast<scf::IfOp>(def))
+      return extentOf(ifOp.elseYield().getOperand(
+                          cast<OpResult>(t).getResultNumber()),
+                      i);
+    return {};
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Element access
+  //===--------------------------------------------------------------------===//
+  /// The row's value of a row vector (reduced over the subgroup when it is
+  /// a per-lane share).
+  Value rowValue(Tile &t) {
+    if (t.kind == Tile::Fill)
+      return t.value;
+    assert(t.kind == Tile::Scalar && "a row vector");
+    if (!t.partial)
+      return t.value;
+    if (!t.reduced)
+      t.reduced = gpu::SubgroupReduceOp::create(
+          b, loc, t.value, gpu::AllReduceOperation::ADD, /*uniform=*/false);
+    return t.reduced;
+  }
+  /// A row value as a per-lane share: the value on lane 0, 0 elsewhere.
+  Value asShare(Value v) {
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, idx(0));
+    return arith::SelectOp::create(b, loc, first, v, zeroOf(v.getType()));
+  }
+  /// The column of slot `slot` of this lane.
+  Value columnOf(Value slot) {
+    return lanes == 1 ? slot : add(mul(slot, idx(lanes)), lane);
+  }
+  /// Element (row, col) of a View: a load from the function's memref.
+  Value loadView(Tile &t, Value r, Value c) {
+    Value m = map.lookup(t.source);
+    SmallVector<Value> at;
+    for (OpFoldResult o : t.offsets)
+      at.push_back(value(o));
+    at[t.dims[0]] = add(at[t.dims[0]], r);
+    if (t.dims.size() > 1)
+      at[t.dims[1]] = add(at[t.dims[1]], c);
+    return memref::LoadOp::create(b, loc, m, at);
+  }
+
+  /// Element (this row, it.col) of a tile.
+  FailureOr<Value> elemAt(Value v, Iter &it) {
+    if (auto found = it.memo.find(v); found != it.memo.end())
+      return found->second;
+    Tile &t = tiles[v];
+    Value r;
+    switch (t.kind) {
+    case Tile::Fill:
+      return t.value;
+    case Tile::View:
+      r = loadView(t, row, it.col);
+      break;
+    case Tile::Private:
+    case Tile::Acc:
+      r = memref::LoadOp::create(b, loc, t.memref, it.slot);
+      break;
+    case Tile::Lazy: {
+      FailureOr<Value> e = evalLazy(t.op, it);
+      if (failed(e))
+        return failure();
+      r = *e;
+      break;
+    }
+    default:
+      if (Operation *def = v.getDefiningOp())
+        return def->emitOpError("convert-attn-tiles-to-simt: a tile read "
+                                "element by element that lives elsewhere");
+      return failure();
+    }
+    it.memo[v] = r;
+    return r;
+  }
+
+  /// The body of an elementwise op or a Q.K^T contraction at (row, it.col).
+  FailureOr<Value> evalLazy(linalg::GenericOp g, Iter &it) {
+    Block &body = g.getRegion().front();
+    if (classifyTileOp(g) == TileOpKind::Contraction) {
+      // out(r, c) = sum_k lhs(r, k) * rhs(c, k): the row of Q in a private
+      // array, K's row c in workgroup memory.
+      Tile &lhs = tiles[g.getDpsInputs()[0]];
+      Tile &rhs = tiles[g.getDpsInputs()[1]];
+      if (lhs.kind != Tile::Row || rhs.kind != Tile::Staged)
+        return g.emitOpError("convert-attn-tiles-to-simt: Q.K^T needs Q's "
+                             "row in registers and K in workgroup memory");
+      FailureOr<Value> init = elemAt(g.getDpsInits()[0], it);
+      if (failed(init))
+        return failure();
+      int64_t depth = cast<RankedTensorType>(g.getDpsInputs()[0].getType())
+                          .getDimSize(1);
+      Value col = it.col;
+      return loop(idx(0), idx(depth), {*init}, unroll,
+                  [&](Value k, ValueRange acc) -> SmallVector<Value> {
+                    Value x = memref::LoadOp::create(b, loc, lhs.memref, k);
+                    Value y = memref::LoadOp::create(b, loc, rhs.memref,
+                                                     ValueRange{col, k});
+                    return cloneGenericBody(b, g, {x, y, acc[0]}, {}, map,
+                                            resolver());
+                  })[0];
+    }
+    SmallVector<Value> args;
+    for (OpOperand &o : g->getOpOperands()) {
+      if (body.getArgument(o.getOperandNumber()).use_empty()) {
+        args.push_back(Value());
+        continue;
+      }
+      AffineMap m = g.getMatchingIndexingMap(&o);
+      Tile &t = tiles[o.get()];
+      if (m.getNumResults() == 1 && m.getResult(0) == b.getAffineDimExpr(0) &&
+          (t.kind == Tile::Scalar || t.kind == Tile::Fill)) {
+        args.push_back(rowValue(t));
+        continue;
+      }
+      if (!m.isIdentity())
+        return g.emitOpError("convert-attn-tiles-to-simt: an operand of an "
+                             "elementwise tile op indexed otherwise than by "
+                             "(row) or (row, column)");
+      FailureOr<Value> e = elemAt(o.get(), it);
+      if (failed(e))
+        return failure();
+      args.push_back(*e);
+    }
+    return cloneGenericBody(b, g, args, {row, it.col}, map, resolver())[0];
+  }
+
+  //===--------------------------------------------------------------------===//
+  // The walk
+  //===--------------------------------------------------------------------===//
+  LogicalResult emitBlock(Block &blk);
+  LogicalResult emitOp(Operation &op);
+  LogicalResult emitGeneric(linalg::GenericOp g);
+  LogicalResult emitRowOp(linalg::GenericOp g);
+  LogicalResult emitInPlace(linalg::GenericOp g);
+  LogicalResult emitAllReduction(linalg::GenericOp g);
+  LogicalResult emitGroup(linalg::GenericOp trigger);
+  LogicalResult emitProductOutsideKeys(linalg::GenericOp g);
+  LogicalResult materialize(Value v);
+  LogicalResult emitIf(scf::IfOp op);
+  LogicalResult emitKeyLoop(scf::ForOp loopOp);
+  LogicalResult emitStores(scf::InParallelOp par);
+  void stage(tensor::ExtractSliceOp slice, Value buffer, int64_t width);
+  LogicalResult preloadRow(Value tile);
+  /// The accumulator array of a [rows, Dv] value carried through a loop
+  /// or updated in place: Acc tiles as they are, a Fill written into a new
+  /// array.
+  FailureOr<Value> accArray(Value v);
+
+  bool isColumnOp(linalg::GenericOp g) {
+    TileOpKind k = classifyTileOp(g);
+    if (k == TileOpKind::Contraction)
+      return rhsTransposed(g);
+    if (k != TileOpKind::Elementwise)
+      return false;
+    if (cast<RankedTensorType>(g.getResult(0).getType()).getRank() != 2)
+      return false;
+    Tile &init = tiles[g.getDpsInits()[0]];
+    return init.kind != Tile::Acc;
+  }
+  bool isColumnConsumer(linalg::GenericOp g) {
+    TileOpKind k = classifyTileOp(g);
+    if (k == TileOpKind::RowReduction)
+      return true;
+    return k == TileOpKind::Contraction && !rhsTransposed(g) && unroll;
+  }
+  /// The columns a consumer iterates over: a row reduction's input's, a
+  /// P.V's left operand's.
+  OpFoldResult consumerColumns(linalg::GenericOp g) {
+    return extentOf(g.getDpsInputs()[0], 1);
+  }
+  int64_t slotsOf(int64_t columns) { return (columns + lanes - 1) / lanes; }
+  /// A key block's columns as a loop bound: its size, which is at most
+  /// block_kv; the unsigned min says so to the loop budget's range
+  /// analysis, which cannot see it (the size is min(Bc, Skv - j0) of a
+  /// block that the loop keeps below Skv).
+  Value keyColumns(OpFoldResult columns) {
+    Value n = value(columns);
+    if (getConstantIntValue(n))
+      return n;
+    return arith::MinUIOp::create(b, loc, n, idx(bc));
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult SimtKernel::emitBlock(Block &blk) {
+  for (Operation &op : blk.without_terminator()) {
+    if (handled.contains(&op))
+      continue;
+    if (failed(emitOp(op)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult SimtKernel::emitOp(Operation &op) {
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    Value source = slice.getSource();
+    if (!map.lookupOrNull(source))
+      return slice.emitOpError("convert-attn-tiles-to-simt: a slice of what "
+                               "is not one of the function's tensors");
+    Tile t;
+    t.kind = Tile::View;
+    t.source = source;
+    t.offsets = slice.getMixedOffsets();
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (int64_t d = 0; d < (int64_t)t.offsets.size(); ++d)
+      if (!dropped.test(d))
+        t.dims.push_back(d);
+    tiles[slice.getResult()] = t;
+    return success();
+  }
+  if (isa<tensor::PadOp>(op))
+    return op.emitOpError("convert-attn-tiles-to-simt: padded (static) "
+                          "tiles are not mapped; the SIMT mapping takes "
+                          "tail tiles of dynamic size");
+  if (isa<tensor::EmptyOp>(op)) {
+    tiles[op.getResult(0)] = Tile();
+    return success();
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    Tile t;
+    t.kind = Tile::Fill;
+    t.value = value(fill.getInputs()[0]);
+    tiles[fill.getResult(0)] = t;
+    return success();
+  }
+  if (auto g = dyn_cast<linalg::GenericOp>(op))
+    return emitGeneric(g);
+  if (auto ifOp = dyn_cast<scf::IfOp>(op))
+    return emitIf(ifOp);
+  if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+    if (forOp.getNumResults() == 3 &&
+        isa<RankedTensorType>(forOp.getResult(0).getType()))
+      return emitKeyLoop(forOp);
+    return forOp.emitOpError("convert-attn-tiles-to-simt: a loop that is "
+                             "not a key loop of the tiled form");
+  }
+  if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+    Tile &t = tiles[extract.getTensor()];
+    if (t.kind != Tile::Scalar)
+      return extract.emitOpError("convert-attn-tiles-to-simt: unexpected "
+                                 "extract");
+    map.map(extract.getResult(), rowValue(t));
+    return success();
+  }
+  if (isa<tensor::DimOp>(op))
+    return success(); // value() resolves it where used
+  // Scalars and index computations: cloned where first used.
+  if (llvm::any_of(op.getOperandTypes(), llvm::IsaPred<ShapedType>) ||
+      llvm::any_of(op.getResultTypes(), llvm::IsaPred<ShapedType>) ||
+      op.getNumRegions())
+    return op.emitOpError("convert-attn-tiles-to-simt: unexpected op in the "
+                          "tiled form");
+  deferred.insert(&op);
+  return success();
+}
+
+LogicalResult SimtKernel::emitGeneric(linalg::GenericOp g) {
+  switch (classifyTileOp(g)) {
+  case TileOpKind::Contraction:
+    if (rhsTransposed(g)) {
+      Tile t;
+      t.kind = Tile::Lazy;
+      t.op = g;
+      tiles[g.getResult(0)] = t;
+      pending.push_back(g);
+      return success();
+    }
+    if (unroll)
+      return emitGroup(g);
+    return emitProductOutsideKeys(g);
+  case TileOpKind::Elementwise: {
+    auto ty = cast<RankedTensorType>(g.getResult(0).getType());
+    if (ty.getRank() == 1)
+      return emitRowOp(g);
+    if (ty.getRank() != 2)
+      break;
+    if (tiles[g.getDpsInits()[0]].kind == Tile::Acc)
+      return emitInPlace(g);
+    Tile t;
+    t.kind = Tile::Lazy;
+    t.op = g;
+    tiles[g.getResult(0)] = t;
+    pending.push_back(g);
+    return success();
+  }
+  case TileOpKind::RowReduction:
+    return emitGroup(g);
+  case TileOpKind::AllReduction:
+    return emitAllReduction(g);
+  case TileOpKind::Other:
+    break;
+  }
+  return g.emitOpError("convert-attn-tiles-to-simt: a generic the SIMT "
+                       "mapping does not know");
+}
+
+LogicalResult SimtKernel::emitRowOp(linalg::GenericOp g) {
+  // A row vector: one scalar per row. A product of a per-lane share and a
+  // row value stays a share (the running sum's rescale).
+  Block &body = g.getRegion().front();
+  SmallVector<OpOperand *> used;
+  for (OpOperand &o : g->getOpOperands())
+    if (!body.getArgument(o.getOperandNumber()).use_empty())
+      used.push_back(&o);
+  SmallVector<Value> shares;
+  for (OpOperand *o : used)
+    if (tiles[o->get()].kind == Tile::Scalar && tiles[o->get()].partial)
+      shares.push_back(o->get());
+  bool keepShare = false;
+  if (shares.size() == 1) {
+    Operation &first = body.front();
+    keepShare = isa<arith::MulFOp>(first) &&
+                &first == body.getTerminator()->getPrevNode() &&
+                body.getTerminator()->getOperand(0) == first.getResult(0);
+  }
+  SmallVector<Value> args;
+  for (OpOperand &o : g->getOpOperands()) {
+    if (body.getArgument(o.getOperandNumber()).use_empty()) {
+      args.push_back(Value());
+      continue;
+    }
+    Tile &t = tiles[o.get()];
+    if (t.kind != Tile::Scalar && t.kind != Tile::Fill)
+      return g.emitOpError("convert-attn-tiles-to-simt: an operand of a "
+                           "row operation that is not a row vector");
+    args.push_back(keepShare && t.kind == Tile::Scalar && t.partial
+                       ? t.value
+                       : rowValue(t));
+  }
+  Tile out;
+  out.kind = Tile::Scalar;
+  out.partial = keepShare;
+  out.value = cloneGenericBody(b, g, args, {row}, map, resolver())[0];
+  tiles[g.getResult(0)] = out;
+  return success();
+}
+
+FailureOr<Value> SimtKernel::accArray(Value v) {
+  Tile &t = tiles[v];
+  if (t.kind == Tile::Acc)
+    return t.memref;
+  auto ty = cast<RankedTensorType>(v.getType());
+  if (t.kind != Tile::Fill || ty.getRank() != 2 || ty.isDynamicDim(1)) {
+    if (Operation *def = v.getDefiningOp())
+      return def->emitOpError("convert-attn-tiles-to-simt: an accumulator "
+                              "that does not start from a fill");
+    return failure();
+  }
+  int64_t n = slotsOf(ty.getDimSize(1));
+  Value arr = privateArray(n, ty.getElementType());
+  Value fillValue = t.value;
+  loop(idx(0), idx(n), {}, unroll, [&](Value s, ValueRange) {
+    memref::StoreOp::create(b, loc, fillValue, arr, s);
+    return SmallVector<Value>{};
+  });
+  Tile acc;
+  acc.kind = Tile::Acc;
+  acc.memref = arr;
+  tiles[v] = acc;
+  return arr;
+}
+
+LogicalResult SimtKernel::emitInPlace(linalg::GenericOp g) {
+  // [rows, Dv] elementwise into the accumulator it reads (acc * alpha):
+  // the old value must be dead after it (it is in the tiled form: the
+  // running state is rescaled in place).
+  Value init = g.getDpsInits()[0];
+  for (Operation *user : init.getUsers()) {
+    if (user == g.getOperation())
+      continue;
+    bool before = user->getBlock() == g->getBlock() && user->isBeforeInBlock(g);
+    bool otherBranch = !g->getParentRegion()->isAncestor(user->getParentRegion());
+    if (!before && !otherBranch)
+      return g.emitOpError("convert-attn-tiles-to-simt: an update of the "
+                           "accumulator whose old value is still read "
+                           "after it");
+  }
+  Tile acc = tiles[init];
+  int64_t n = slotsOf(cast<RankedTensorType>(init.getType()).getDimSize(1));
+  int64_t dv = cast<RankedTensorType>(init.getType()).getDimSize(1);
+  LogicalResult status = success();
+  loop(idx(0), idx(n), {}, unroll, [&](Value s, ValueRange) {
+    Iter it(s, columnOf(s));
+    auto store = [&] {
+      FailureOr<Value> e = evalLazy(g, it);
+      if (failed(e)) {
+        status = failure();
+        return;
+      }
+      memref::StoreOp::create(b, loc, *e, acc.memref, s);
+    };
+    if (lanes > 1 && dv % lanes)
+      when(ult(it.col, idx(dv)), store);
+    else
+      store();
+    return SmallVector<Value>{};
+  });
+  tiles[g.getResult(0)] = acc;
+  return status;
+}
+
+LogicalResult SimtKernel::emitAllReduction(linalg::GenericOp g) {
+  // The rescale guard: this row's (the reduction is row-local, so an
+  // invocation decides for its own row; a subgroup's lanes agree).
+  if (!g->hasAttr(kRowLocalGuardAttrName))
+    return g.emitOpError("convert-attn-tiles-to-simt: a reduction over rows "
+                         "that is not a row-local guard (a workgroup-wide "
+                         "reduction is not mapped)");
+  Block &body = g.getRegion().front();
+  SmallVector<Value> args;
+  for (Value in : g.getDpsInputs()) {
+    Tile &t = tiles[in];
+    if (t.kind != Tile::Scalar && t.kind != Tile::Fill)
+      return g.emitOpError("convert-attn-tiles-to-simt: a guard over what "
+                           "is not a row vector");
+    args.push_back(rowValue(t));
+  }
+  Tile &init = tiles[g.getDpsInits()[0]];
+  if (init.kind != Tile::Fill)
+    return g.emitOpError("convert-attn-tiles-to-simt: a guard whose init is "
+                         "not a fill");
+  args.push_back(body.getArguments().back().use_empty() ? Value() : init.value);
+  Tile out;
+  out.kind = Tile::Scalar;
+  out.value = cloneGenericBody(b, g, args, {row}, map, resolver())[0];
+  tiles[g.getResult(0)] = out;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Loops over a key block's columns
+//===----------------------------------------------------------------------===//
+
+LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
+  // The consumers that share the trigger's loop over the block's keys: the
+  // ops after it that read none of the loop's results, column ops among
+  // them (registered as lazy) and further consumers of the same columns.
+  SmallVector<linalg::GenericOp> consumers{trigger};
+  DenseSet<Value> results(trigger->result_begin(), trigger->result_end());
+  OpFoldResult columns = consumerColumns(trigger);
+  auto readsResults = [&](Operation *op) {
+    return llvm::any_of(op->getOperands(),
+                        [&](Value v) { return results.contains(v); });
+  };
+  for (Operation *next = trigger->getNextNode();
+       next && !next->hasTrait<OpTrait::IsTerminator>();
+       next = next->getNextNode()) {
+    if (readsResults(next))
+      break;
+    if (isa<tensor::EmptyOp, linalg::FillOp>(next) ||
+        next->hasTrait<OpTrait::ConstantLike>()) {
+      if (failed(emitOp(*next)))
+        return failure();
+      handled.insert(next);
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(next);
+    if (!g)
+      break;
+    if (isColumnOp(g)) {
+      if (failed(emitOp(*g)))
+        return failure();
+      handled.insert(g);
+      continue;
+    }
+    if (isColumnConsumer(g) && consumerColumns(g) == columns) {
+      consumers.push_back(g);
+      results.insert(g->result_begin(), g->result_end());
+      handled.insert(g);
+      continue;
+    }
+    break;
+  }
+
+  // What the loop evaluates: the consumers' lazy inputs and theirs, and
+  // the pending column ops over the same columns whose inputs it has.
+  DenseSet<Value> evaluated;
+  std::function<void(Value)> need = [&](Value v) {
+    Tile &t = tiles[v];
+    if (t.kind != Tile::Lazy || !evaluated.insert(v).second)
+      return;
+    for (Value in : t.op->getOperands())
+      need(in);
+  };
+  for (linalg::GenericOp c : consumers)
+    for (Value in : c.getDpsInputs())
+      need(in);
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    for (linalg::GenericOp g : pending) {
+      Value r = g.getResult(0);
+      if (evaluated.contains(r) || tiles[r].kind != Tile::Lazy ||
+          extentOf(r, 1) != columns)
+        continue;
+      bool ready = llvm::all_of(g->getOpOperands(), [&](OpOperand &o) {
+        Tile &t = tiles[o.get()];
+        return t.kind != Tile::Lazy || evaluated.contains(o.get());
+      });
+      if (ready) {
+        evaluated.insert(r);
+        grew = true;
+      }
+    }
+  }
+  // Kept in private arrays: what an op outside the loop reads again.
+  DenseSet<Operation *> inLoop;
+  for (Value v : evaluated)
+    inLoop.insert(v.getDefiningOp());
+  for (linalg::GenericOp c : consumers)
+    inLoop.insert(c);
+  SmallVector<Value> kept;
+  for (linalg::GenericOp g : pending) {
+    Value r = g.getResult(0);
+    if (evaluated.contains(r) &&
+        llvm::any_of(r.getUsers(),
+                     [&](Operation *u) { return !inLoop.contains(u); }))
+      kept.push_back(r);
+  }
+  // A kept value may take the array of a private value this loop reads for
+  // the last time (read at the same slot before the value is stored: the
+  // probabilities over the scores).
+  SmallVector<Value> dying;
+  for (Value v : evaluated)
+    for (Value in : v.getDefiningOp()->getOperands()) {
+      Tile &t = tiles[in];
+      if (t.kind == Tile::Private && !llvm::is_contained(dying, t.memref) &&
+          llvm::all_of(in.getUsers(), [&](Operation *u) {
+            return inLoop.contains(u) ||
+                   (u->getBlock() == trigger->getBlock() &&
+                    u->isBeforeInBlock(trigger));
+          }))
+        dying.push_back(t.memref);
+    }
+  DenseMap<Value, Value> keptArrays;
+  for (Value v : kept) {
+    Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+    auto reuse = llvm::find_if(dying, [&](Value arr) {
+      return cast<MemRefType>(arr.getType()).getElementType() == elt;
+    });
+    if (reuse != dying.end()) {
+      keptArrays[v] = *reuse;
+      dying.erase(reuse);
+      continue;
+    }
+    keptArrays[v] = keptArray(elt);
+  }
+
+  // The loop's carried values: each row reduction's accumulator, then the
+  // accumulator arrays of the products (updated in place).
+  struct Reduction {
+    linalg::GenericOp op;
+    Combiner comb;
+    bool share; // a per-lane share of a sum
+    Value init; // row value to combine after a subgroup reduction
+  };
+  SmallVector<Reduction> reductions;
+  SmallVector<Value> starts;
+  SmallVector<linalg::GenericOp> products;
+  for (linalg::GenericOp c : consumers) {
+    if (classifyTileOp(c) != TileOpKind::RowReduction) {
+      products.push_back(c);
+      continue;
+    }
+    Reduction red{c, combinerOf(c), false, Value()};
+    if (red.comb == Combiner::Other)
+      return c.emitOpError("convert-attn-tiles-to-simt: a row reduction "
+                           "whose combiner is not max, add or or");
+    Tile &init = tiles[c.getDpsInits()[0]];
+    if (init.kind != Tile::Scalar && init.kind != Tile::Fill)
+      return c.emitOpError("convert-attn-tiles-to-simt: a row reduction "
+                           "into what is not a row vector");
+    if (lanes == 1 || red.comb != Combiner::AddF) {
+      // Max and or are idempotent: every lane may start from the row's
+      // init.
+      starts.push_back(rowValue(init));
+    } else {
+      // Sums stay per lane: a share of the init (lane 0's) plus the lane's
+      // elements.
+      red.share = true;
+      if (init.kind == Tile::Scalar && init.partial)
+        starts.push_back(init.value);
+      else
+        starts.push_back(asShare(rowValue(init)));
+    }
+    reductions.push_back(red);
+  }
+  for (linalg::GenericOp p : products) {
+    FailureOr<Value> arr = accArray(p.getDpsInits()[0]);
+    if (failed(arr))
+      return failure();
+  }
+
+  // for slot in [0, ceil(columns / lanes)): column slot * lanes + lane
+  Value nCols = keyColumns(columns);
+  Value nSlots = ceilDiv(nCols, lanes);
+  auto forOp = scf::ForOp::create(b, loc, idx(0), nSlots, idx(1), starts);
+  LogicalResult status = success();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Scope scope(*this);
+    Iter it(forOp.getInductionVar(), columnOf(forOp.getInductionVar()));
+    ValueRange accs = forOp.getRegionIterArgs();
+    // The column's contributions: each reduction's combine, each product's
+    // left element, the kept values stored.
+    auto compute = [&]() -> FailureOr<SmallVector<Value>> {
+      SmallVector<Value> out;
+      for (auto [red, acc] : llvm::zip(reductions, accs)) {
+        FailureOr<Value> x = elemAt(red.op.getDpsInputs()[0], it);
+        if (failed(x))
+          return failure();
+        out.push_back(
+            cloneGenericBody(b, red.op, {*x, acc}, {}, map, resolver())[0]);
+      }
+      for (linalg::GenericOp p : products) {
+        FailureOr<Value> x = elemAt(p.getDpsInputs()[0], it);
+        if (failed(x))
+          return failure();
+        out.push_back(*x);
+      }
+      for (Value v : kept) {
+        FailureOr<Value> x = elemAt(v, it);
+        if (failed(x))
+          return failure();
+        memref::StoreOp::create(b, loc, *x, keptArrays[v], it.slot);
+      }
+      return out;
+    };
+    SmallVector<Value> got;
+    if (lanes == 1) {
+      FailureOr<SmallVector<Value>> r = compute();
+      if (failed(r))
+        return failure();
+      got = *r;
+    } else {
+      // Past the block's last key (its last slot): nothing is read; the
+      // reductions keep their value and the products add 0.
+      SmallVector<Type> types;
+      for (Value a : accs)
+        types.push_back(a.getType());
+      for (linalg::GenericOp p : products)
+        types.push_back(
+            cast<RankedTensorType>(p.getDpsInputs()[0].getType())
+                .getElementType());
+      auto ifOp = scf::IfOp::create(b, loc, types, ult(it.col, nCols),
+                                    /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Scope inner(*this);
+        Iter inIt(it.slot, it.col);
+        std::swap(it, inIt);
+        FailureOr<SmallVector<Value>> r = compute();
+        std::swap(it, inIt);
+        if (failed(r))
+          return failure();
+        scf::YieldOp::create(b, loc, *r);
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        SmallVector<Value> none(accs.begin(), accs.end());
+        for (linalg::GenericOp p : products)
+          none.push_back(zeroOf(cast<RankedTensorType>(
+                                    p.getDpsInputs()[0].getType())
+                                    .getElementType()));
+        scf::YieldOp::create(b, loc, none);
+      }
+      got.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+    }
+    // P . V: each key's probability (from the lane that owns the key)
+    // times the lane's columns of V's row for that key.
+    for (auto [pi, p] : llvm::enumerate(products)) {
+      Value pElem = got[reductions.size() + pi];
+      Tile &v = tiles[p.getDpsInputs()[1]];
+      if (v.kind != Tile::Staged) {
+        status = p.emitOpError("convert-attn-tiles-to-simt: P.V needs V in "
+                               "workgroup memory");
+        break;
+      }
+      Value arr = tiles[p.getDpsInits()[0]].memref;
+      int64_t dv = cast<RankedTensorType>(p.getResult(0).getType())
+                       .getDimSize(1);
+      int64_t accSlots = slotsOf(dv);
+      Value lastKey = arith::SubIOp::create(b, loc, nCols, idx(1));
+      for (int64_t owner = 0; owner < lanes; ++owner) {
+        Value pk = pElem, key = it.col;
+        if (lanes > 1) {
+          pk = gpu::ShuffleOp::create(b, loc, pElem, owner, lanes,
+                                      gpu::ShuffleMode::IDX)
+                   .getShuffleResult();
+          key = arith::MinUIOp::create(
+              b, loc, add(mul(it.slot, idx(lanes)), idx(owner)), lastKey);
+        }
+        for (int64_t j = 0; j < accSlots; ++j) {
+          Value col = columnOf(idx(j));
+          if ((j + 1) * lanes > dv) // a lane past Dv reads the last column
+            col = arith::MinUIOp::create(b, loc, col, idx(dv - 1));
+          Value y = memref::LoadOp::create(b, loc, v.memref,
+                                           ValueRange{key, col});
+          Value a = memref::LoadOp::create(b, loc, arr, idx(j));
+          Value n = cloneGenericBody(b, p, {pk, y, a}, {}, map, resolver())[0];
+          memref::StoreOp::create(b, loc, n, arr, idx(j));
+        }
+      }
+    }
+    scf::YieldOp::create(b, loc,
+                         ArrayRef<Value>(got).take_front(reductions.size()));
+  }
+  if (failed(status))
+    return failure();
+  // The reductions' results: a share of a sum stays per lane; a max (or an
+  // or) over the subgroup.
+  for (auto [red, r] : llvm::zip(reductions, forOp.getResults())) {
+    Tile out;
+    out.kind = Tile::Scalar;
+    out.value = r;
+    if (red.share) {
+      out.partial = true;
+    } else if (lanes > 1) {
+      auto op = red.comb == Combiner::MaxF ? gpu::AllReduceOperation::MAXIMUMF
+                                           : gpu::AllReduceOperation::OR;
+      out.value = gpu::SubgroupReduceOp::create(b, loc, r, op,
+                                                /*uniform=*/false);
+    }
+    tiles[red.op.getResult(0)] = out;
+  }
+  for (linalg::GenericOp p : products)
+    tiles[p.getResult(0)] = tiles[p.getDpsInits()[0]];
+  // What the loop evaluated is done: kept in a private array, or read by
+  // nothing after it.
+  for (Value v : evaluated) {
+    Tile t;
+    if (keptArrays.count(v)) {
+      t.kind = Tile::Private;
+      t.memref = keptArrays[v];
+    }
+    tiles[v] = t;
+  }
+  llvm::erase_if(pending, [&](linalg::GenericOp g) {
+    return evaluated.contains(g.getResult(0));
+  });
+  return success();
+}
+
+LogicalResult SimtKernel::materialize(Value v) {
+  // The lane's columns of a lazy value into a private array, in a loop of
+  // their own.
+  Tile &t = tiles[v];
+  if (t.kind != Tile::Lazy)
+    return success();
+  Value arr = keptArray(cast<RankedTensorType>(v.getType()).getElementType());
+  Value nCols = keyColumns(extentOf(v, 1));
+  auto forOp =
+      scf::ForOp::create(b, loc, idx(0), ceilDiv(nCols, lanes), idx(1));
+  LogicalResult status = success();
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Scope scope(*this);
+    Iter it(forOp.getInductionVar(), columnOf(forOp.getInductionVar()));
+    auto store = [&] {
+      FailureOr<Value> e = elemAt(v, it);
+      if (failed(e)) {
+        status = failure();
+        return;
+      }
+      memref::StoreOp::create(b, loc, *e, arr, it.slot);
+    };
+    if (lanes > 1)
+      when(ult(it.col, nCols), store);
+    else
+      store();
+  }
+  Tile p;
+  p.kind = Tile::Private;
+  p.memref = arr;
+  tiles[v] = p;
+  llvm::erase_if(pending,
+                 [&](linalg::GenericOp g) { return g.getResult(0) == v; });
+  return status;
+}
+
+LogicalResult SimtKernel::emitProductOutsideKeys(linalg::GenericOp g) {
+  // acc'(r, d) = acc(r, d) + sum_c P(r, c) V(c, d) with d outside the loop
+  // over the keys: acc(r, d) stays in a register through it (a thread per
+  // row, head-dimension loops not unrolled).
+  if (lanes != 1)
+    return g.emitOpError("convert-attn-tiles-to-simt: a subgroup per row "
+                         "needs unroll (P.V runs in the key loop)");
+  Value pV = g.getDpsInputs()[0];
+  if (failed(materialize(pV)))
+    return failure();
+  Tile &p = tiles[pV];
+  Tile &v = tiles[g.getDpsInputs()[1]];
+  if (p.kind != Tile::Private || v.kind != Tile::Staged)
+    return g.emitOpError("convert-attn-tiles-to-simt: P.V needs P in a "
+                         "private array and V in workgroup memory");
+  FailureOr<Value> arr = accArray(g.getDpsInits()[0]);
+  if (failed(arr))
+    return failure();
+  int64_t dv = cast<RankedTensorType>(g.getResult(0).getType()).getDimSize(1);
+  Value nCols = keyColumns(extentOf(pV, 1));
+  Value pArr = p.memref, vArr = v.memref;
+  loop(idx(0), idx(dv), {}, /*unrolled=*/false, [&](Value d, ValueRange) {
+    Value a0 = memref::LoadOp::create(b, loc, *arr, d);
+    Value a = loop(idx(0), nCols, {a0}, false,
+                   [&](Value c, ValueRange s) -> SmallVector<Value> {
+                     Value x = memref::LoadOp::create(b, loc, pArr, c);
+                     Value y = memref::LoadOp::create(b, loc, vArr,
+                                                      ValueRange{c, d});
+                     return cloneGenericBody(b, g, {x, y, s[0]}, {}, map,
+                                             resolver());
+                   })[0];
+    memref::StoreOp::create(b, loc, a, *arr, d);
+    return SmallVector<Value>{};
+  });
+  tiles[g.getResult(0)] = tiles[g.getDpsInits()[0]];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Regions: the rescale guard, the key loops
+//===----------------------------------------------------------------------===//
+
+LogicalResult SimtKernel::emitIf(scf::IfOp op) {
+  // Each branch emitted in a scope of its own; row vectors become the new
+  // op's results (a share in either branch: shares in both), accumulators
+  // are updated in place and must be the same array in both.
+  Value cond = value(op.getCondition());
+  auto tmp = scf::IfOp::create(b, loc, TypeRange{}, cond,
+                               /*withElseRegion=*/true);
+  struct Result {
+    bool acc = false, share = false;
+    Value arr;
+  };
+  SmallVector<Result> kinds(op.getNumResults());
+  SmallVector<SmallVector<Tile>> yielded(2);
+  auto emitBranch = [&](Region &from, Block &into, int which) -> LogicalResult {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(into.getTerminator());
+    Scope scope(*this);
+    SmallVector<linalg::GenericOp> pendingBefore = pending;
+    if (failed(emitBlock(from.front())))
+      return failure();
+    pending = pendingBefore;
+    for (Value y : from.front().getTerminator()->getOperands()) {
+      Tile t = tiles[y];
+      if (t.kind == Tile::Fill && isa<RankedTensorType>(y.getType()) &&
+          cast<RankedTensorType>(y.getType()).getRank() == 1) {
+        t.kind = Tile::Scalar; // a row vector
+      }
+      if (t.kind == Tile::Scalar && t.partial)
+        t.value = t.value; // keep
+      yielded[which].push_back(t);
+    }
+    return success();
+  };
+  if (failed(emitBranch(op.getThenRegion(), tmp.getThenRegion().front(), 0)) ||
+      failed(emitBranch(op.getElseRegion(), tmp.getElseRegion().front(), 1)))
+    return failure();
+  SmallVector<Type> types;
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    Tile &t = yielded[0][i], &e = yielded[1][i];
+    if (t.kind == Tile::Acc || e.kind == Tile::Acc) {
+      if (t.kind != Tile::Acc || e.kind != Tile::Acc || t.memref != e.memref)
+        return op.emitOpError("convert-attn-tiles-to-simt: branches that "
+                              "yield different accumulators");
+      kinds[i].acc = true;
+      kinds[i].arr = t.memref;
+      continue;
+    }
+    if (t.kind != Tile::Scalar || e.kind != Tile::Scalar)
+      return op.emitOpError("convert-attn-tiles-to-simt: a branch result "
+                            "that is neither a row vector nor an "
+                            "accumulator");
+    kinds[i].share = t.partial || e.partial;
+    types.push_back(t.value.getType());
+  }
+  auto ifOp = scf::IfOp::create(b, loc, types, cond, /*withElseRegion=*/true);
+  ifOp.getThenRegion().takeBody(tmp.getThenRegion());
+  ifOp.getElseRegion().takeBody(tmp.getElseRegion());
+  tmp.erase();
+  for (int which = 0; which < 2; ++which) {
+    Region &region = which == 0 ? ifOp.getThenRegion() : ifOp.getElseRegion();
+    Operation *term = region.front().getTerminator();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(term);
+    SmallVector<Value> vals;
+    for (unsigned i = 0; i < op.getNumResults(); ++i) {
+      if (kinds[i].acc)
+        continue;
+      Tile &t = yielded[which][i];
+      // A share where the other branch yields one.
+      vals.push_back(kinds[i].share && !t.partial ? asShare(t.value) : t.value);
+    }
+    scf::YieldOp::create(b, loc, vals);
+    term->erase();
+  }
+  unsigned next = 0;
+  for (unsigned i = 0; i < op.getNumResults(); ++i) {
+    Tile t;
+    if (kinds[i].acc) {
+      t.kind = Tile::Acc;
+      t.memref = kinds[i].arr;
+    } else {
+      t.kind = Tile::Scalar;
+      t.partial = kinds[i].share;
+      t.value = ifOp.getResult(next++);
+    }
+    tiles[op.getResult(i)] = t;
+  }
+  return success();
+}
+
+void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
+                       int64_t width) {
+  // tile[r, c] = src[offsets + (r, c)] for r < the slice's rows, the
+  // invocations striding over the flattened tile so that consecutive ones
+  // read consecutive elements of a row. For SPIR-V every invocation runs
+  // the same number of iterations, the tile's end tested inside: lavapipe
+  // stored garbage into workgroup memory when invocations left this loop
+  // at different iterations and the stores were emulated sub-word atomics
+  // (bf16 in 32-bit words, workgroup sizes that do not divide the tile).
+  Tile t;
+  t.source = slice.getSource();
+  t.offsets = slice.getMixedOffsets();
+  llvm::SmallBitVector dropped = slice.getDroppedDims();
+  for (int64_t d = 0; d < (int64_t)t.offsets.size(); ++d)
+    if (!dropped.test(d))
+      t.dims.push_back(d);
+  Value keys = value(extentOf(slice.getResult(), 0));
+  const int64_t total = bc * width, n = rows * lanes;
+  auto copy = [&](Value e) {
+    Value r = arith::DivUIOp::create(b, loc, e, idx(width));
+    Value c = arith::RemUIOp::create(b, loc, e, idx(width));
+    when(ult(r, keys), [&] {
+      memref::StoreOp::create(b, loc, loadView(t, r, c), buffer,
+                              ValueRange{r, c});
+    });
+  };
+  if (!spirv || total % n == 0) {
+    auto forOp = scf::ForOp::create(b, loc, tid, idx(total), idx(n));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Scope scope(*this);
+    copy(forOp.getInductionVar());
+    return;
+  }
+  auto forOp =
+      scf::ForOp::create(b, loc, idx(0), idx((total + n - 1) / n), idx(1));
+  OpBuilder::InsertionGuard g(b);
+  b.setInsertionPointToStart(forOp.getBody());
+  Scope scope(*this);
+  Value e = add(mul(forOp.getInductionVar(), idx(n)), tid);
+  when(ult(e, idx(total)), [&] { copy(e); });
+}
+
+LogicalResult SimtKernel::preloadRow(Value tileV) {
+  // The invocation's row of a loop-invariant tile (Q) into a private array,
+  // read once before the key loops.
+  Tile &t = tiles[tileV];
+  if (t.kind == Tile::Row)
+    return success();
+  if (t.kind != Tile::View)
+    return failure();
+  // Kept as f32: the products extend it anyway (and SPIR-V devices without
+  // 16-bit integers have no 16-bit private memory for bf16).
+  auto ty = cast<RankedTensorType>(tileV.getType());
+  int64_t width = ty.getDimSize(1);
+  Type f32 = b.getF32Type();
+  Value arr = privateArray(width, f32);
+  Tile view = t;
+  when(rowValid, [&] {
+    loop(idx(0), idx(width), {}, unroll, [&](Value k, ValueRange) {
+      Value x = loadView(view, row, k);
+      if (x.getType() != f32)
+        x = arith::ExtFOp::create(b, loc, f32, x);
+      memref::StoreOp::create(b, loc, x, arr, k);
+      return SmallVector<Value>{};
+    });
+  });
+  Tile r;
+  r.kind = Tile::Row;
+  r.memref = arr;
+  tiles[tileV] = r;
+  return success();
+}
+
+LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
+  // The products' operands: K and V tiles (slices in the body) staged in
+  // workgroup memory per block; Q's row (defined before the loop) read
+  // once.
+  SmallVector<std::pair<tensor::ExtractSliceOp, int64_t>> staged;
+  LogicalResult status = success();
+  loopOp.getBody()->walk([&](linalg::GenericOp g) {
+    if (classifyTileOp(g) != TileOpKind::Contraction)
+      return;
+    Value rhs = g.getDpsInputs()[1];
+    auto slice = rhs.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice->getBlock() != loopOp.getBody() ||
+        !map.lookupOrNull(slice.getSource())) {
+      status = g.emitOpError("convert-attn-tiles-to-simt: a product whose "
+                             "right operand is not a K or V tile of the key "
+                             "loop");
+      return;
+    }
+    staged.push_back(
+        {slice, cast<RankedTensorType>(rhs.getType()).getDimSize(1)});
+    if (rhsTransposed(g)) {
+      Value lhs = g.getDpsInputs()[0];
+      if (lhs.getParentRegion()->isAncestor(&loopOp.getBodyRegion()) &&
+          lhs.getParentRegion() != &loopOp.getBodyRegion())
+        if (failed(preloadRow(lhs)))
+          status = g.emitOpError("convert-attn-tiles-to-simt: Q.K^T's left "
+                                 "operand must be a slice of Q");
+    }
+  });
+  if (failed(status))
+    return failure();
+
+  // The carried state: the accumulator in place, the row vectors as loop
+  // values (the running sum as a per-lane share: a row reduction by add
+  // computes it).
+  Operation *yield = loopOp.getBody()->getTerminator();
+  SmallVector<int> carriedKind; // 0: acc, 1: row value, 2: share
+  SmallVector<Value> inits;
+  SmallVector<Value> accArrays;
+  for (auto [i, init] : llvm::enumerate(loopOp.getInitArgs())) {
+    auto ty = cast<RankedTensorType>(init.getType());
+    if (ty.getRank() == 2) {
+      FailureOr<Value> arr = accArray(init);
+      if (failed(arr))
+        return failure();
+      carriedKind.push_back(0);
+      accArrays.push_back(*arr);
+      continue;
+    }
+    accArrays.push_back(Value());
+    Tile &t = tiles[init];
+    if (t.kind != Tile::Scalar && t.kind != Tile::Fill)
+      return loopOp.emitOpError("convert-attn-tiles-to-simt: a key loop "
+                                "carrying what is not a row vector or an "
+                                "accumulator");
+    bool share = false;
+    if (lanes > 1)
+      if (auto g = yield->getOperand(i).getDefiningOp<linalg::GenericOp>())
+        share = classifyTileOp(g) == TileOpKind::RowReduction &&
+                combinerOf(g) == Combiner::AddF;
+    carriedKind.push_back(share ? 2 : 1);
+    if (share)
+      inits.push_back(t.kind == Tile::Scalar && t.partial
+                          ? t.value
+                          : asShare(rowValue(t)));
+    else
+      inits.push_back(rowValue(t));
+  }
+
+  auto forOp = scf::ForOp::create(b, loc, value(loopOp.getLowerBound()),
+                                  value(loopOp.getUpperBound()),
+                                  value(loopOp.getStep()), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Scope scope(*this);
+    SmallVector<linalg::GenericOp> pendingBefore = pending;
+    keptNext = 0;
+    map.map(loopOp.getInductionVar(), forOp.getInductionVar());
+    auto bindCarried = [&](ValueRange vals, ValueRange targets) {
+      unsigned next = 0;
+      for (auto [i, target] : llvm::enumerate(targets)) {
+        Tile t;
+        if (carriedKind[i] == 0) {
+          t.kind = Tile::Acc;
+          t.memref = accArrays[i];
+        } else {
+          t.kind = Tile::Scalar;
+          t.partial = carriedKind[i] == 2;
+          t.value = vals[next++];
+        }
+        tiles[target] = t;
+      }
+    };
+    bindCarried(forOp.getRegionIterArgs(), loopOp.getRegionIterArgs());
+    // Every invocation is done with the previous block's tiles before they
+    // are overwritten, and the new ones are complete before use.
+    gpu::BarrierOp::create(b, loc);
+    for (auto [slice, width] : staged) {
+      Value buffer = stagingBuffers.lookup(slice.getSource());
+      stage(slice, buffer, width);
+      Tile t;
+      t.kind = Tile::Staged;
+      t.memref = buffer;
+      tiles[slice.getResult()] = t;
+      handled.insert(slice);
+    }
+    gpu::BarrierOp::create(b, loc);
+    // The block folded into the state of the rows the tile has.
+    SmallVector<Type> types;
+    for (Value v : forOp.getRegionIterArgs())
+      types.push_back(v.getType());
+    auto ifOp = scf::IfOp::create(b, loc, types, rowValid,
+                                  /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard g2(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Scope inner(*this);
+      if (failed(emitBlock(*loopOp.getBody())))
+        return failure();
+      SmallVector<Value> next;
+      for (auto [i, y] : llvm::enumerate(yield->getOperands())) {
+        Tile &t = tiles[y];
+        if (carriedKind[i] == 0) {
+          if (t.kind != Tile::Acc || t.memref != accArrays[i])
+            return loopOp.emitOpError("convert-attn-tiles-to-simt: a key "
+                                      "loop that does not update its "
+                                      "accumulator in place");
+          continue;
+        }
+        if (t.kind != Tile::Scalar && t.kind != Tile::Fill)
+          return loopOp.emitOpError("convert-attn-tiles-to-simt: a key loop "
+                                    "yielding what is not a row vector");
+        if (carriedKind[i] == 2)
+          next.push_back(t.kind == Tile::Scalar && t.partial
+                             ? t.value
+                             : asShare(rowValue(t)));
+        else
+          next.push_back(rowValue(t));
+      }
+      scf::YieldOp::create(b, loc, next);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, forOp.getRegionIterArgs());
+    }
+    scf::YieldOp::create(b, loc, ifOp.getResults());
+    pending = pendingBefore;
+  }
+  // The loop's results.
+  {
+    unsigned next = 0;
+    for (auto [i, target] : llvm::enumerate(loopOp.getResults())) {
+      Tile t;
+      if (carriedKind[i] == 0) {
+        t.kind = Tile::Acc;
+        t.memref = accArrays[i];
+      } else {
+        t.kind = Tile::Scalar;
+        t.partial = carriedKind[i] == 2;
+        t.value = forOp.getResult(next++);
+      }
+      tiles[target] = t;
+    }
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Stores (emitted for the rows the tile has: the tile's rows are the rows
+// the inserts write)
+//===----------------------------------------------------------------------===//
+
+LogicalResult SimtKernel::emitStores(scf::InParallelOp par) {
+  for (Operation &op : par.getYieldingOps()) {
+    auto insert = cast<tensor::ParallelInsertSliceOp>(op);
+    Value dest = map.lookupOrNull(insert.getDest());
+    if (!dest)
+      return insert.emitOpError("convert-attn-tiles-to-simt: an insert into "
+                                "what is not the forall's output");
+    auto srcTy = cast<RankedTensorType>(insert.getSource().getType());
+    SmallVector<OpFoldResult> offsets = insert.getMixedOffsets();
+    int64_t rank = offsets.size();
+    int64_t rowDim = rank - srcTy.getRank();
+    Tile &t = tiles[insert.getSource()];
+    if (srcTy.getRank() == 1) {
+      // A row vector (the lse): one invocation of the row writes it.
+      if (t.kind != Tile::Scalar)
+        return insert.emitOpError("convert-attn-tiles-to-simt: an inserted "
+                                  "row vector that is not one");
+      Value v = rowValue(t);
+      auto store = [&] {
+        SmallVector<Value> at;
+        for (OpFoldResult o : offsets)
+          at.push_back(value(o));
+        at[rowDim] = add(at[rowDim], row);
+        memref::StoreOp::create(b, loc, v, dest, at);
+      };
+      if (lanes > 1)
+        when(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                   idx(0)),
+             store);
+      else
+        store();
+      continue;
+    }
+    int64_t width = srcTy.getDimSize(1);
+    if (ShapedType::isDynamic(width))
+      return insert.emitOpError("convert-attn-tiles-to-simt: an inserted "
+                                "tile of dynamic width");
+    LogicalResult status = success();
+    {
+      SmallVector<Value> at;
+      for (OpFoldResult o : offsets)
+        at.push_back(value(o));
+      Value r0 = add(at[rowDim], row);
+      Value c0 = at[rowDim + 1];
+      loop(idx(0), idx(slotsOf(width)), {}, unroll, [&](Value s, ValueRange) {
+        Scope scope(*this);
+        Iter it(s, columnOf(s));
+        auto store = [&] {
+          FailureOr<Value> e = elemAt(insert.getSource(), it);
+          if (failed(e)) {
+            status = failure();
+            return;
+          }
+          SmallVector<Value> idxs(at);
+          idxs[rowDim] = r0;
+          idxs[rowDim + 1] = add(c0, it.col);
+          memref::StoreOp::create(b, loc, *e, dest, idxs);
+        };
+        if (lanes > 1 && width % lanes)
+          when(ult(it.col, idx(width)), store);
+        else
+          store();
+        return SmallVector<Value>{};
+      });
+    }
+    if (failed(status))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The kernel
+//===----------------------------------------------------------------------===//
+
+LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
+                                FlatSymbolRefAttr function) {
+  rows = mapping.getRows();
+  lanes = mapping.getLanes();
+  unroll = mapping.getUnroll();
+  br = tiling.getBlockQ();
+  bc = tiling.getBlockKv();
+  if (tiling.getStaticTiles() || tiling.getPackHeads())
+    return forall.emitOpError("convert-attn-tiles-to-simt: the SIMT mapping "
+                              "takes dynamic tail tiles of unpacked rows "
+                              "(no static_tiles, no pack_heads)");
+  if (br > rows)
+    return forall.emitOpError("convert-attn-tiles-to-simt: block_q ")
+           << br << " is more than the mapping's " << rows << " rows";
+  if (lanes > 1 && !unroll)
+    return forall.emitOpError("convert-attn-tiles-to-simt: a subgroup per "
+                              "row needs unroll (P.V runs in the key loop)");
+
+  // The K and V tiles' workgroup memory, one buffer per function tensor
+  // staged (each key loop stages into the same one).
+  SmallVector<std::pair<Value, MemRefType>> buffers;
+  forall.getBody()->walk([&](linalg::GenericOp g) {
+    if (classifyTileOp(g) != TileOpKind::Contraction)
+      return;
+    Value rhs = g.getDpsInputs()[1];
+    auto slice = rhs.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice)
+      return;
+    auto ty = cast<RankedTensorType>(rhs.getType());
+    for (auto &[s, t] : buffers)
+      if (s == slice.getSource())
+        return;
+    buffers.push_back(
+        {slice.getSource(),
+         MemRefType::get({bc, ty.getDimSize(1)}, ty.getElementType(),
+                         MemRefLayoutAttrInterface{}, workgroupSpace())});
+  });
+
+  // The tile's rows: the Q slice's.
+  Value qTile;
+  forall.getBody()->walk([&](linalg::GenericOp g) {
+    if (classifyTileOp(g) == TileOpKind::Contraction && rhsTransposed(g))
+      qTile = g.getDpsInputs()[0];
+  });
+  auto qSlice = qTile ? qTile.getDefiningOp<tensor::ExtractSliceOp>()
+                      : tensor::ExtractSliceOp();
+  if (!qSlice || !src.buffers.count(qSlice.getSource()))
+    return forall.emitOpError("convert-attn-tiles-to-simt: expected Q.K^T "
+                              "of a slice of Q in the tile");
+
+  // The grid: x = query blocks, y = heads (x chunks), z = batch. The
+  // query blocks as ceildiv(Sq, block_q) in unsigned arithmetic (what a
+  // runtime evaluates for a launch of dynamic sizes).
+  auto ubs = forall.getMixedUpperBound();
+  auto host = [&](OpFoldResult o) {
+    return getValueOrCreateConstantIndexOp(b, loc, o);
+  };
+  int64_t qRowDim = 0;
+  {
+    llvm::SmallBitVector dropped = qSlice.getDroppedDims();
+    while (dropped.test(qRowDim))
+      ++qRowDim;
+  }
+  Value qMem = src.buffers.lookup(qSlice.getSource());
+  Value gx = arith::CeilDivUIOp::create(
+      b, loc, memref::DimOp::create(b, loc, qMem, qRowDim), idx(br));
+  Value gy = host(ubs[1]), gz = host(ubs[0]);
+  if (partial)
+    gy = arith::MulIOp::create(b, loc, gy, host(ubs[3]));
+  Value one = idx(1);
+  SmallVector<Type> attributions;
+  if (!spirv)
+    for (auto &[s, t] : buffers)
+      attributions.push_back(t);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gx, gy, gz, idx(rows * lanes), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, attributions, /*privateAttributions=*/{},
+      nullptr, nullptr, nullptr, module, function);
+  LaunchInfo info;
+  info.blockQ = br;
+  info.blockKv = bc;
+  info.splits = partial;
+  info.when = launchWhen(forall);
+  markLaunch(launch, info);
+  OpBuilder::InsertionGuard guard(b);
+  entry = &launch.getBody().front();
+  b.setInsertionPointToEnd(entry);
+  for (auto [i, bt] : llvm::enumerate(buffers)) {
+    Value buf = spirv ? Value(memref::AllocOp::create(b, loc, bt.second))
+                      : Value(launch.getWorkgroupAttributions()[i]);
+    stagingBuffers[bt.first] = buf;
+  }
+
+  // The function's tensors as memrefs in the kernel; the forall's outputs
+  // as their destinations.
+  for (auto &[t, mem] : src.buffers)
+    map.map(t, mem);
+  for (auto [i, r] : llvm::enumerate(forall.getResults()))
+    map.map(forall.getRegionIterArgs()[i], src.destinations[r]);
+
+  // The invocation's place: its row (thread, or subgroup: Vulkan does not
+  // tie subgroups to ranges of the invocation index) and lane.
+  tid = launch.getThreadIds().x;
+  if (lanes > 1) {
+    lane = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(lanes));
+    row = gpu::SubgroupIdOp::create(b, loc, b.getIndexAttr(rows));
+  } else {
+    row = tid;
+  }
+  auto ivs = forall.getInductionVars();
+  Value h = launch.getBlockIds().y;
+  if (partial) {
+    Value ws = src.destinations[forall.getResult(1)];
+    splits = memref::DimOp::create(b, loc, ws, 2);
+    split = arith::RemUIOp::create(b, loc, h, splits);
+    h = arith::DivUIOp::create(b, loc, h, splits);
+    map.map(ivs[3], split);
+  }
+  map.map(ivs[0], launch.getBlockIds().z);
+  map.map(ivs[1], h);
+  map.map(ivs[2], launch.getBlockIds().x);
+
+  // (The tile's size is an index computation of the forall's body.)
+  Block &body = *forall.getBody();
+  for (Operation &op : body.without_terminator())
+    if (op.getNumRegions() == 0 &&
+        llvm::none_of(op.getOperandTypes(), llvm::IsaPred<ShapedType>) &&
+        llvm::none_of(op.getResultTypes(), llvm::IsaPred<ShapedType>))
+      deferred.insert(&op);
+  rowValid = ult(row, value(extentOf(qTile, 0)));
+
+  // The tile's ops up to its last key loop; the rest (the finalize and the
+  // stores) only for the rows the tile has: the lanes of a row reach the
+  // finalize's subgroup reductions together, in divergent control flow.
+  Operation *lastLoop = nullptr;
+  for (Operation &op : body.without_terminator())
+    if (isa<scf::ForOp>(op))
+      lastLoop = &op;
+  if (!lastLoop)
+    return forall.emitOpError("convert-attn-tiles-to-simt: expected a key "
+                              "loop in the tile");
+  for (Operation &op : body.without_terminator()) {
+    if (handled.contains(&op))
+      continue;
+    if (failed(emitOp(op)))
+      return failure();
+    if (&op == lastLoop)
+      break;
+  }
+  LogicalResult status = success();
+  when(rowValid, [&] {
+    for (Operation *op = lastLoop->getNextNode(); op != body.getTerminator();
+         op = op->getNextNode())
+      if (!handled.contains(op) && failed(emitOp(*op))) {
+        status = failure();
+        return;
+      }
+    status = emitStores(cast<scf::InParallelOp>(body.getTerminator()));
+  });
+  if (failed(status))
+    return failure();
+  gpu::TerminatorOp::create(b, loc);
+  return success();
+}
+
+struct ConvertAttnTilesToSIMTPass
+    : mlir::attn::impl::ConvertAttnTilesToSIMTPassBase<
+          ConvertAttnTilesToSIMTPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp fn : funcs) {
+      SmallVector<TiledKernelSource> sources;
+      if (failed(collectTiledKernels(
+              fn,
+              [](TilingAttr t) {
+                return isa_and_nonnull<SimtAttr>(t.getMapping());
+              },
+              sources)))
+        return signalPassFailure();
+      for (TiledKernelSource &src : sources)
+        if (failed(convert(src)))
+          return signalPassFailure();
+    }
+  }
+
+  LogicalResult convert(TiledKernelSource &src) {
+    OpBuilder b(src.main);
+    // Every kernel of a function in one gpu.module ("<fn>_kernels"), named
+    // after the function, unique among the kernels already there.
+    MLIRContext *ctx = &getContext();
+    std::string fn = src.func.getName().str();
+    auto launches = src.func->getAttrOfType<DictionaryAttr>(kLaunchesAttrName);
+    std::string moduleName = fn + "_kernels";
+    auto taken = [&](const std::string &name) {
+      return launches && launches.get(launchKey(moduleName, name));
+    };
+    auto free = [&](const std::string &b) {
+      return src.merge ? !taken(b + "_split_kv") && !taken(b + "_split_kv_merge")
+                       : !taken(b);
+    };
+    std::string base = fn;
+    for (int64_t i = 1; !free(base); ++i)
+      base = fn + "_" + std::to_string(i);
+    auto module = FlatSymbolRefAttr::get(ctx, moduleName);
+    auto mainName =
+        FlatSymbolRefAttr::get(ctx, src.merge ? base + "_split_kv" : base);
+    auto mergeName = FlatSymbolRefAttr::get(ctx, base + "_split_kv_merge");
+    SimtKernel kernel(b, src, spirv);
+    if (failed(kernel.build(module, mainName)))
+      return failure();
+    if (src.merge) {
+      b.setInsertionPoint(src.merge);
+      if (failed(buildMergeKernel(b, src, module, mergeName)))
+        return failure();
+    }
+    finishTiledKernels(src);
+    return success();
+  }
+};
+} // namespace

@@ -1,0 +1,69 @@
+// RUN: attn-opt %s -split-input-file --attn-configure-simt | FileCheck %s
+// RUN: attn-opt %s -split-input-file --attn-configure-simt="lanes=8 unroll=true block-q=16 shared-memory-bytes=16384 kv-splits=3" | FileCheck %s --check-prefix=SUBGROUP
+// RUN: attn-opt %s -split-input-file --attn-configure-simt="kv-splits=2 launch-splits=true" | FileCheck %s --check-prefix=LAUNCH
+// RUN: not attn-opt %s -split-input-file --attn-configure-simt="shared-memory-bytes=1000" 2>&1 | FileCheck %s --check-prefix=SMALL
+// RUN: not attn-opt %s -split-input-file --attn-configure-simt="lanes=3" 2>&1 | FileCheck %s --check-prefix=LANES
+
+// Defaults (the generic CUDA kernel's): 64 rows of one thread each, the
+// largest key block of 64, 32, 16, 8 whose K and V tiles fit 48 KB (64 at
+// D = Dv = 64, f16: 16 KB), dynamic tiles, the textbook rescale, P in f32.
+// CHECK-LABEL: func.func @jit_form
+// CHECK: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 64, block_kv = 64, mapping = #attn.simt<rows = 64, lanes = 1>>}
+// 16 rows of 8 lanes, 64-key tiles still fit 16 KB, 3 chunks baked in.
+// SUBGROUP-LABEL: func.func @jit_form
+// SUBGROUP: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 16, block_kv = 64, kv_splits = 3, mapping = #attn.simt<rows = 16, lanes = 8, unroll = true>>}
+// A count chosen per launch: an unsplit and a split alternative, each
+// materialized into the same destination.
+// LAUNCH-LABEL: func.func @jit_form
+// LAUNCH: %[[U:.+]] = attn.sdpa {{.*}} {attn.launch_when = "unsplit", tiling = #attn.tiling<block_q = 64, block_kv = 64, mapping = #attn.simt<rows = 64, lanes = 1>>}
+// LAUNCH: %[[S:.+]] = attn.sdpa {{.*}} {attn.launch_when = "split", tiling = #attn.tiling<block_q = 64, block_kv = 64, kv_splits = 2, launch_splits = true, mapping = #attn.simt<rows = 64, lanes = 1>>}
+// LAUNCH: bufferization.materialize_in_destination %[[U]] in restrict writable %[[OUT:[a-z0-9]+]]
+// LAUNCH: bufferization.materialize_in_destination %[[S]] in restrict writable %[[OUT]]
+// SMALL: error: 'attn.sdpa' op attn-configure-simt: K and V tiles of 8 keys (D = 64, Dv = 64) need 2048 bytes of shared memory, more than 1000; use a smaller block-kv
+// LANES: error: attn-configure-simt: lanes must be a power of two up to 128
+func.func @jit_form(%q: memref<1x2x100x64xf16>, %k: memref<1x2x100x64xf16>,
+                    %v: memref<1x2x100x64xf16>, %out: memref<1x2x100x64xf16>) {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %kt = bufferization.to_tensor %k restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %vt = bufferization.to_tensor %v restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %o = attn.sdpa %qt, %kt, %vt causal
+      : tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16> -> tensor<1x2x100x64xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<1x2x100x64xf16>, memref<1x2x100x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// A tiling another target chose (a mapping) is left alone; one without a
+// mapping keeps its sizes and gets the SIMT mapping.
+// CHECK-LABEL: func.func @given
+// CHECK: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 64, block_kv = 32, static_tiles = true, mapping = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 2, shared_bytes = 16384>>}
+// CHECK: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 8, block_kv = 16, mapping = #attn.simt<rows = 8, lanes = 1>>}
+func.func @given(%q: memref<1x2x100x64xf16>, %k: memref<1x2x100x64xf16>,
+                 %v: memref<1x2x100x64xf16>, %out: memref<1x2x100x64xf16>,
+                 %out2: memref<1x2x100x64xf16>) {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %kt = bufferization.to_tensor %k restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %vt = bufferization.to_tensor %v restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>
+  %o = attn.sdpa %qt, %kt, %vt {tiling = #attn.tiling<block_q = 64, block_kv = 32, static_tiles = true, mapping = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 2, shared_bytes = 16384>>}
+      : tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16> -> tensor<1x2x100x64xf16>
+  bufferization.materialize_in_destination %o in restrict writable %out
+      : (tensor<1x2x100x64xf16>, memref<1x2x100x64xf16>) -> ()
+  %o2 = attn.sdpa %qt, %kt, %vt {tiling = #attn.tiling<block_q = 8, block_kv = 16>}
+      : tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16>, tensor<1x2x100x64xf16> -> tensor<1x2x100x64xf16>
+  bufferization.materialize_in_destination %o2 in restrict writable %out2
+      : (tensor<1x2x100x64xf16>, memref<1x2x100x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Not the JIT's destination-passing form (tensors in and out): left alone.
+// CHECK-LABEL: func.func @tensors
+// CHECK: attn.sdpa
+// CHECK-NOT: tiling
+func.func @tensors(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %o = attn.sdpa %q, %q, %q : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
