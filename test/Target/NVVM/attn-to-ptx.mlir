@@ -42,7 +42,7 @@
 // memref descriptors; the merge kernel (launched only with more than one
 // chunk) over (ceildiv(Sq, 128 / Dv), Hq, B) with 128 threads.
 // META: "format": "attn-cuda-kernel"
-// META-NEXT: "version": 2,
+// META-NEXT: "version": 3,
 // META-NEXT: "binary": "k90.ptx"
 // META-NEXT: "binary_format": "ptx"
 // META-NEXT: "chip": "sm_90a"
@@ -78,7 +78,7 @@
 // One kernel, always launched, no workspace and no split count; grid =
 // (ceildiv(Sq, 128), Hq, B) with --block-q=128; the parameters are q, k,
 // v, out as memref descriptors, in that order.
-// META80: "version": 2,
+// META80: "version": 3,
 // META80: "binary": "k80.ptx"
 // META80: "chip": "sm_80"
 // META80-NOT: "kv_splits": {
