@@ -73,7 +73,13 @@ ap.add_argument("--sq-decode", default="1,4,8,16",
                      "the dynamic-Sq kernels (and their twins) next to the "
                      "static-Sq decode kernels of each length and flash")
 ap.add_argument("--sq-decode-shape", default="2,32,8,100000",
-                help="B,Hq,Hkv,Skv of the decode-by-Sq timings (D = 128)")
+                help="B,Hq,Hkv,Skv of the decode-by-Sq timings (D = 128); "
+                     "several separated by ';'")
+ap.add_argument("--sq-decode-causal", action="store_true",
+                help="decode by Sq with the causal kernels (bottom-right: the "
+                     "Sq rows see Skv - Sq + 1 .. Skv keys) next to flash "
+                     "without causal, which reads the same bytes (PyTorch's "
+                     "is_causal aligns top-left)")
 ap.add_argument("--sq-decode-dtype", default="bf16",
                 help="dtypes of the decode-by-Sq timings (f16, bf16)")
 ap.add_argument("--only", default="",
@@ -537,14 +543,14 @@ def decode_cell(kern):
                 or not kern.name.startswith("tc"))
 
 
-def sq_decode_impls(sq, dtype):
+def sq_decode_impls(sq, dtype, causal=False):
     """The kernels of the decode-by-Sq cell at query length sq: the
     dynamic-Sq kernels (their twins, the other compiler's, beside them) and
-    the static-Sq decode kernels of that length, D = 128 without causal,
-    mask, lse, dropout or a forced split count, of one dtype."""
+    the static-Sq decode kernels of that length, D = 128 without mask, lse,
+    dropout or a forced split count, of one dtype, causal or not."""
     out = []
     for k in kernels:
-        if (k.D != 128 or k.causal or k.mask != A.ATTN_MASK_NONE or k.lse
+        if (k.D != 128 or k.causal != causal or k.mask != A.ATTN_MASK_NONE or k.lse
                 or k.dropout or k.kv_splits != 0 or k.dtype != dtype
                 or not k.name.startswith("tc") or not passed(k)):
             continue
@@ -554,7 +560,7 @@ def sq_decode_impls(sq, dtype):
 
 
 DECODE_SHAPES = ((1, 4096), (1, 32768), (1, 131072), (16, 4096))
-SIZES = [int(x) for x in args.sizes.split(",")]
+SIZES = [int(x) for x in args.sizes.split(",") if x]
 BACKENDS = [b for b in args.backends.split(",") if b]
 # Twins are timed with their kernel (below), not as rows of their own.
 primaries = [k for k in kernels if k.twin_of is None]
@@ -583,16 +589,18 @@ if not args.quick and args.sq_decode:
     # 2. decode by query length (speculative decoding: Sq = 4-16): GB/s of
     # K/V read, one call at a time and back to back, every implementation
     # of a cell timed in each round in a rotated order.
-    B, Hq, Hkv, Skv = (int(x) for x in args.sq_decode_shape.split(","))
     D = 128
     dtypes = {"f16": torch.float16, "bf16": torch.bfloat16}
-    for dname in [x for x in args.sq_decode_dtype.split(",") if x]:
+    cells = [(dn, tuple(int(x) for x in sh.split(",")))
+             for sh in args.sq_decode_shape.split(";") if sh
+             for dn in args.sq_decode_dtype.split(",") if dn]
+    for dname, (B, Hq, Hkv, Skv) in cells:
         dt = dtypes[dname]
         torch.manual_seed(Skv)
         k, v = make(B, Hkv, Skv, D, dt), make(B, Hkv, Skv, D, dt)
         kv_bytes = 2 * B * Hkv * Skv * D * k.element_size()
         for Sq in [int(x) for x in args.sq_decode.split(",")]:
-            impls = sq_decode_impls(Sq, dt)
+            impls = sq_decode_impls(Sq, dt, args.sq_decode_causal)
             if not impls:
                 continue
             q = make(B, Hq, Sq, D, dt)
@@ -619,7 +627,8 @@ if not args.quick and args.sq_decode:
                             errors[name] = str(ex)[:200]
             for name in one:
                 row = dict(impl=name, dtype=dname, B=B, Hq=Hq, Hkv=Hkv,
-                           Sq=Sq, Skv=Skv, D=D, rounds=len(one[name]))
+                           Sq=Sq, Skv=Skv, D=D, rounds=len(one[name]),
+                           causal=args.sq_decode_causal and name != "flash")
                 if name in errors:
                     row["error"] = errors[name]
                 if one[name]:
@@ -839,11 +848,11 @@ if sq_decode:
     lines += ["", "Decode by query length (GB/s of K/V read, one call at a time "
               "and 20 back to back; dynamic-Sq kernels, their twins, the "
               "static-Sq decode kernel of each length, flash):", "",
-              "| impl | dtype | B | Hq | Hkv | Sq | Skv | GB/s | b2b GB/s | ms |",
-              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+              "| impl | dtype | causal | B | Hq | Hkv | Sq | Skv | GB/s | b2b GB/s | ms |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for d in sq_decode:
         g = lambda k, f=".0f": format(d[k], f) if k in d else "-"
-        lines.append(f"| {d['impl']} | {d['dtype']} | {d['B']} | {d['Hq']} | "
+        lines.append(f"| {d['impl']} | {d['dtype']} | {d['causal']} | {d['B']} | {d['Hq']} | "
                      f"{d['Hkv']} | {d['Sq']} | {d['Skv']} | {g('gbps')} | "
                      f"{g('b2b_gbps')} | {g('ms', '.3f')}"
                      f"{' ERROR ' + d['error'] if 'error' in d else ''} |")
