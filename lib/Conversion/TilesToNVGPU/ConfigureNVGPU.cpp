@@ -223,8 +223,10 @@ struct AttnConfigureNVGPUPass
     SdpaOp one = cloneWithUnitSq(op);
     configureAlternative(one, geometry(1), C().sq(1, 1), o);
     // Causal at D or Dv > 64, Q's fragments held in registers made ptxas
-    // spill 4 bytes (sm_90a); read from shared memory per key block they
-    // cost a little bandwidth of a kernel that waits on K and V.
+    // spill 4 bytes in the unsplit kernel (sm_90a); read from shared memory
+    // per key block they cost 6-7 % against the static causal kernels that
+    // hold them (H100, bench/results/decode-alternatives-2026-11-26), the
+    // price of no spill.
     ConfigureNVGPUOptions so = o;
     so.qFromSmem = causal && std::max(d, dv) > 64;
     NVGPUGeometry small = resolveNVGPUGeometry(
