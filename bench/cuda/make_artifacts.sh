@@ -13,7 +13,11 @@
 # <kernel>_x_<tag>.ptx/.json; run_h100.py times the two alternately and
 # writes ab.csv / ab.md. E.g.
 #   ATTN_AB_BUILD=/work/base ATTN_AB_TAG=base bench/cuda/make_artifacts.sh
-# Twins left in $OUT by an earlier run are removed first, and
+# ATTN_ARTIFACT_FORMAT=cubin writes cubins (attn-translate --attn-to-cubin:
+# ptxas of this machine's CUDA toolkit, for sm_90a) instead of PTX, so the
+# GPU machine loads them without its driver compiling every entry first
+# (a dynamic-Sq tensor-core artifact holds 9 kernels). Twins left in $OUT
+# by an earlier run are removed first, and
 # provenance.txt records both compilers (path, git commit where known,
 # sha256 of attn-translate, and ATTN_AB_NOTE, free text, for the old one:
 # e.g. ATTN_AB_NOTE='main a41760e' for a build without its source tree).
@@ -57,10 +61,16 @@ describe() { # build-dir
   [ -z "$AB_BUILD" ] || echo "old (_x_$AB_TAG): $(describe "$AB_BUILD" "${ATTN_AB_NOTE:-}")"
 } > "$OUT/provenance.txt"
 cat "$OUT/provenance.txt"
-# ptx <name> [attn-translate flags]: $OUT/<name>.mlir -> <name>.ptx + .json.
+FMT=${ATTN_ARTIFACT_FORMAT:-ptx}
+case "$FMT" in ptx|cubin) ;; *)
+  echo "make_artifacts.sh: ATTN_ARTIFACT_FORMAT='$FMT': ptx or cubin" >&2; exit 2 ;;
+esac
+rm -f "$OUT"/*.ptx "$OUT"/*.cubin
+# ptx <name> [attn-translate flags]: $OUT/<name>.mlir -> <name>.ptx (or
+# .cubin) + .json.
 ptx() {
   local name=$1; shift
-  "$TR" --attn-to-ptx "$@" --chip=sm_90a "$OUT/$name.mlir" -o "$OUT/$name.ptx"
+  "$TR" --attn-to-$FMT "$@" --chip=sm_90a "$OUT/$name.mlir" -o "$OUT/$name.$FMT"
 }
 # ptx_ab: the same, and the A/B twin <name>_x_<tag> when one is asked for.
 ptx_ab() {
@@ -68,8 +78,8 @@ ptx_ab() {
   [ -n "$AB_BUILD" ] || return 0
   local name=$1; shift
   cp "$OUT/$name.mlir" "$OUT/${name}_x_$AB_TAG.mlir"
-  if ! "$AB_BUILD/bin/attn-translate" --attn-to-ptx "$@" --chip=sm_90a \
-      "$OUT/${name}_x_$AB_TAG.mlir" -o "$OUT/${name}_x_$AB_TAG.ptx"; then
+  if ! "$AB_BUILD/bin/attn-translate" --attn-to-$FMT "$@" --chip=sm_90a \
+      "$OUT/${name}_x_$AB_TAG.mlir" -o "$OUT/${name}_x_$AB_TAG.$FMT"; then
     echo "make_artifacts.sh: $AB_BUILD/bin/attn-translate failed on $name" >&2
     exit 1
   fi
@@ -141,9 +151,9 @@ gen generic_f16_d64_boolmask_lse_split5 f16 64 "" "tensor<1x1x?x?xi1>" lse
 ptx generic_f16_d64_boolmask_lse_split5 --kv-splits=5
 # Decode kernels: a static query length of 1 (one or two warps per
 # workgroup instead of four or eight), split at launch.
-gen_decode() { # name dtype D [ab: also the A/B twin]
-  local name=$1 dt=$2 d=$3 ab=${4:-}
-  local t="tensor<?x?x?x${d}x${dt}>" t1="tensor<?x?x1x${d}x${dt}>"
+gen_decode() { # name dtype D [ab: also the A/B twin] [Sq, default 1]
+  local name=$1 dt=$2 d=$3 ab=${4:-} sq=${5:-1}
+  local t="tensor<?x?x?x${d}x${dt}>" t1="tensor<?x?x${sq}x${d}x${dt}>"
   cat > "$OUT/$name.mlir" <<MLIR
 func.func @k(%q: $t1, %k: $t, %v: $t) -> $t1 {
   %o = attn.sdpa %q, %k, %v : $t1, $t, $t -> $t1
@@ -156,6 +166,12 @@ gen_decode tc_decode_f16_d128 f16 128 ab
 gen_decode tc_decode_bf16_d128 bf16 128 ab
 gen_decode tc_decode_f16_d64 f16 64
 gen_decode tc_decode_bf16_d256 bf16 256
+# A static query length of 4, 8 and 16 (speculative decoding): what the
+# dynamic-Sq artifacts' alternative for 2 <= Sq <= 16 is timed against
+# (run_h100.py's decode by Sq), and checked at those lengths.
+for sq in 4 8 16; do
+  gen_decode "tc_decode_sq${sq}_bf16_d128" bf16 128 "" "$sq"
+done
 cp "$BUILD/lib/libattn_runtime.so" "$OUT/"
 ls -la "$OUT"
 echo "make_artifacts.sh: $(ls "$OUT"/*.json | wc -l) kernels" \

@@ -62,9 +62,26 @@ ap.add_argument("--no-torch-checks", action="store_true",
                      "sanitizer runs: its split-KV combine kernel writes past "
                      "an allocation, which memcheck reports)")
 ap.add_argument("--check-shapes", type=int, default=0,
-                help="only the first N check shapes (0: --quick's 4, else all)")
+                help="only the first N check shapes (0: --quick's 5, else all)")
 ap.add_argument("--quick-checks", action="store_true",
                 help="small correctness set, then the timings")
+ap.add_argument("--full-checks", action="store_true",
+                help="every check shape for this compiler's kernels, the quick "
+                     "set for the A/B twins, then the timings")
+ap.add_argument("--sq-decode", default="1,4,8,16",
+                help="query lengths of the decode-by-Sq timings (empty: none): "
+                     "the dynamic-Sq kernels (and their twins) next to the "
+                     "static-Sq decode kernels of each length and flash")
+ap.add_argument("--sq-decode-shape", default="2,32,8,100000",
+                help="B,Hq,Hkv,Skv of the decode-by-Sq timings (D = 128); "
+                     "several separated by ';'")
+ap.add_argument("--sq-decode-causal", action="store_true",
+                help="decode by Sq with the causal kernels (bottom-right: the "
+                     "Sq rows see Skv - Sq + 1 .. Skv keys) next to flash "
+                     "without causal, which reads the same bytes (PyTorch's "
+                     "is_causal aligns top-left)")
+ap.add_argument("--sq-decode-dtype", default="bf16",
+                help="dtypes of the decode-by-Sq timings (f16, bf16)")
 ap.add_argument("--only", default="",
                 help="comma-separated substrings: run only kernels whose name has one")
 ap.add_argument("--sizes", default="512,1024,2048,4096,8192,16384",
@@ -460,20 +477,31 @@ checks = []
 # first three shapes only).
 shapes = [(2, 4, 4, 257, 257, False), (1, 8, 2, 100, 300, False),
           (1, 4, 2, 1, 1000, False), (3, 14, 7, 2100, 4096, False),
+          # Sq = 4, GQA 4: a dynamic-Sq kernel's alternative for 2 <= Sq
+          # <= 16 (in the quick set, which the A/B twins get).
+          (2, 32, 8, 4, 777, False),
           (1, 4, 1, 300, 100, False),
           (2, 2, 2, 129, 65, True), (1, 16, 16, 1024, 1024, False),
           (2, 8, 2, 3, 5000, True), (1, 4, 2, 200, 3000, False),
-          (1, 32, 8, 1, 4096, False), (3, 8, 2, 1, 777, True)]
+          (1, 32, 8, 1, 4096, False), (3, 8, 2, 1, 777, True),
+          # Decode-sized query lengths: a dynamic-Sq kernel runs its
+          # alternative for 2 <= Sq <= 16 (and the default one from 17); the
+          # static-Sq decode kernels of these lengths are checked here too.
+          (1, 8, 2, 8, 3000, True), (2, 16, 4, 16, 1000, False),
+          (1, 4, 2, 17, 500, False), (2, 32, 8, 8, 20000, False)]
+QUICK = 5  # the quick set: shapes[:QUICK]
 if args.quick or args.quick_checks:
-    shapes = shapes[:4]
+    shapes = shapes[:QUICK]
 if args.check_shapes < 0:
     ap.error("--check-shapes must be 0 (all) or a positive count")
 if args.check_shapes:
     shapes = shapes[:args.check_shapes]
 for kern in kernels:
-    for (B, Hq, Hkv, Sq, Skv, bshd) in shapes:
+    for i, (B, Hq, Hkv, Sq, Skv, bshd) in enumerate(shapes):
         if kern.seq_q is not None and Sq != kern.seq_q:
             continue
+        if args.full_checks and kern.twin_of is not None and i >= QUICK:
+            continue  # the twins (the other compiler): the quick set
         torch.manual_seed(len(checks) + 1)
         try:
             r = check(kern, B, Hq, Hkv, Sq, Skv, bshd)
@@ -511,11 +539,28 @@ def decode_cell(kern):
     """Whether kern has decode timing cells (checks and budget aside)."""
     return not (kern.D != 128 or kern.causal or kern.mask != A.ATTN_MASK_NONE
                 or kern.lse or kern.dropout or kern.kv_splits != 0
+                or kern.seq_q not in (None, 1)
                 or not kern.name.startswith("tc"))
 
 
+def sq_decode_impls(sq, dtype, causal=False):
+    """The kernels of the decode-by-Sq cell at query length sq: the
+    dynamic-Sq kernels (their twins, the other compiler's, beside them) and
+    the static-Sq decode kernels of that length, D = 128 without mask, lse,
+    dropout or a forced split count, of one dtype, causal or not."""
+    out = []
+    for k in kernels:
+        if (k.D != 128 or k.causal != causal or k.mask != A.ATTN_MASK_NONE or k.lse
+                or k.dropout or k.kv_splits != 0 or k.dtype != dtype
+                or not k.name.startswith("tc") or not passed(k)):
+            continue
+        if k.seq_q is None or k.seq_q == sq:
+            out.append(k)
+    return out
+
+
 DECODE_SHAPES = ((1, 4096), (1, 32768), (1, 131072), (16, 4096))
-SIZES = [int(x) for x in args.sizes.split(",")]
+SIZES = [int(x) for x in args.sizes.split(",") if x]
 BACKENDS = [b for b in args.backends.split(",") if b]
 # Twins are timed with their kernel (below), not as rows of their own.
 primaries = [k for k in kernels if k.twin_of is None]
@@ -539,9 +584,65 @@ def ab_row(kind, kern, tw, new_ms, old_ms, **cell):
     return r
 
 
-timings, decode = [], []
+timings, decode, sq_decode = [], [], []
+if not args.quick and args.sq_decode:
+    # 2. decode by query length (speculative decoding: Sq = 4-16): GB/s of
+    # K/V read, one call at a time and back to back, every implementation
+    # of a cell timed in each round in a rotated order.
+    D = 128
+    dtypes = {"f16": torch.float16, "bf16": torch.bfloat16}
+    cells = [(dn, tuple(int(x) for x in sh.split(",")))
+             for sh in args.sq_decode_shape.split(";") if sh
+             for dn in args.sq_decode_dtype.split(",") if dn]
+    for dname, (B, Hq, Hkv, Skv) in cells:
+        dt = dtypes[dname]
+        torch.manual_seed(Skv)
+        k, v = make(B, Hkv, Skv, D, dt), make(B, Hkv, Skv, D, dt)
+        kv_bytes = 2 * B * Hkv * Skv * D * k.element_size()
+        for Sq in [int(x) for x in args.sq_decode.split(",")]:
+            impls = sq_decode_impls(Sq, dt, args.sq_decode_causal)
+            if not impls:
+                continue
+            q = make(B, Hq, Sq, D, dt)
+            out = torch.empty_like(q)
+
+            def flash_fn():
+                with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+                    F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+            order = impls + ["flash"]
+            one = {x if x == "flash" else x.name: [] for x in order}
+            b2b = {name: [] for name in one}
+            errors = {}
+            for times, timer in ((one, time_fn), (b2b, time_back_to_back)):
+                for r in range(max(1, args.rounds)):
+                    for x in rotated(order, r):
+                        name = x if x == "flash" else x.name
+                        if name in errors:
+                            continue
+                        fn = flash_fn if x == "flash" else (
+                            lambda x=x: x.launch(q, k, v, out))
+                        try:
+                            times[name].append(timer(fn))
+                        except Exception as ex:
+                            errors[name] = str(ex)[:200]
+            for name in one:
+                row = dict(impl=name, dtype=dname, B=B, Hq=Hq, Hkv=Hkv,
+                           Sq=Sq, Skv=Skv, D=D, rounds=len(one[name]),
+                           causal=args.sq_decode_causal and name != "flash")
+                if name in errors:
+                    row["error"] = errors[name]
+                if one[name]:
+                    ms = statistics.median(one[name])
+                    row.update(ms=ms, gbps=kv_bytes / ms / 1e6)
+                if b2b[name]:
+                    ms = statistics.median(b2b[name])
+                    row.update(b2b_ms=ms, b2b_gbps=kv_bytes / ms / 1e6)
+                sq_decode.append(row)
+                print("sqdecode", json.dumps(row), flush=True)
+        del k, v
+
 if not args.quick:
-    # 2. prefill timing, 16k tokens, hidden 2048
+    # 3. prefill timing, 16k tokens, hidden 2048
     backends = {"cudnn": SDPBackend.CUDNN_ATTENTION,
                 "efficient": SDPBackend.EFFICIENT_ATTENTION}
     backends = {n: be for n, be in backends.items() if n in BACKENDS}
@@ -626,7 +727,7 @@ if not args.quick:
                                      tflop=fl / 1e12))
                 print("ab", json.dumps(ab[-1]), flush=True)
 
-    # 3. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second; the
+    # 4. decode: Sq = 1, GQA 32:8, D = 128, K/V bytes read per second; the
     # tensor-core kernels, split at launch (the decode artifacts also with
     # the one-query geometry). A kernel with twins: it and its twins
     # alternate over --rounds rounds (one call at a time, then back to back).
@@ -710,7 +811,8 @@ if not args.quick:
 meta = dict(device=torch.cuda.get_device_name(0), torch=torch.__version__,
             date=time.strftime("%Y-%m-%d"), elapsed_s=time.time() - T0)
 with open(os.path.join(args.out, "results.json"), "w") as f:
-    json.dump(dict(meta=meta, checks=checks, timings=timings, decode=decode), f, indent=1)
+    json.dump(dict(meta=meta, checks=checks, timings=timings, decode=decode,
+                   sq_decode=sq_decode), f, indent=1)
 
 lines = [f"{meta['device']}, PyTorch {meta['torch']}, {meta['date']}.", "",
          "Correctness (rel_l2 vs float64; flash = PyTorch's flash backend on the same inputs):", "",
@@ -742,6 +844,18 @@ for d in decode:
     lines.append(f"| {d['kernel']} | {d['B']} | {d['Skv']} | {g('attn_gbps')} | "
                  f"{g('flash_gbps')} | {g('attn_b2b_gbps')} | {g('flash_b2b_gbps')} | "
                  f"{h('attn_host_us')} | {h('attn_launch_host_us')} | {h('flash_host_us')} |")
+if sq_decode:
+    lines += ["", "Decode by query length (GB/s of K/V read, one call at a time "
+              "and 20 back to back; dynamic-Sq kernels, their twins, the "
+              "static-Sq decode kernel of each length, flash):", "",
+              "| impl | dtype | causal | B | Hq | Hkv | Sq | Skv | GB/s | b2b GB/s | ms |",
+              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for d in sq_decode:
+        g = lambda k, f=".0f": format(d[k], f) if k in d else "-"
+        lines.append(f"| {d['impl']} | {d['dtype']} | {d['causal']} | {d['B']} | {d['Hq']} | "
+                     f"{d['Hkv']} | {d['Sq']} | {d['Skv']} | {g('gbps')} | "
+                     f"{g('b2b_gbps')} | {g('ms', '.3f')}"
+                     f"{' ERROR ' + d['error'] if 'error' in d else ''} |")
 md = "\n".join(lines) + "\n"
 with open(os.path.join(args.out, "results.md"), "w") as f:
     f.write(md)

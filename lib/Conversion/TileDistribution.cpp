@@ -379,8 +379,11 @@ void mlir::attn::finishTiledKernels(TiledKernelSource &src) {
 Value mlir::attn::sinkIndexValue(OpBuilder &b, Value v, IRMapping &map) {
   if (Value m = map.lookupOrNull(v))
     return m;
-  if (isa<BlockArgument>(v))
-    return v; // a function argument (the seed, memrefs): a parameter
+  // A function argument (the seed, memrefs) or any memref (a view of one,
+  // as the Sq = 1 alternative's memref.cast, or a workspace): a parameter,
+  // never recomputed inside.
+  if (isa<BlockArgument>(v) || isa<BaseMemRefType>(v.getType()))
+    return v;
   Operation *def = v.getDefiningOp();
   for (Value operand : def->getOperands())
     sinkIndexValue(b, operand, map);

@@ -2,7 +2,6 @@
 #include "attn/JIT/CUDA.h"
 
 #include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
-#include "attn/Conversion/SplitKV.h"
 #include "attn/Conversion/TileDistribution.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
@@ -26,6 +25,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 
@@ -138,10 +138,14 @@ attn_status mlir::attn::jit::compileCudaKernel(
   SmallVector<gpu::LaunchFuncOp> launches;
   module->walk([&](gpu::BinaryOp op) { binaries.push_back(op); });
   module->walk([&](gpu::LaunchFuncOp op) { launches.push_back(op); });
-  if (binaries.size() != 1 || launches.empty() || launches.size() > 4 ||
+  if (binaries.size() != 1 || launches.empty() ||
+      launches.size() > cuda::kMaxKernels ||
       binaries[0].getObjects().size() != 1) {
-    error = "cuda: expected one kernel binary and one to four launches after "
-            "the pipeline";
+    error = "cuda: expected one kernel binary and 1 to " +
+            std::to_string(cuda::kMaxKernels) +
+            " launches after the pipeline, got " +
+            std::to_string(binaries.size()) + " and " +
+            std::to_string(launches.size());
     return ATTN_ERROR_COMPILE;
   }
   auto object = cast<gpu::ObjectAttr>(binaries[0].getObjects()[0]);
@@ -163,32 +167,60 @@ attn_status mlir::attn::jit::compileCudaKernel(
   }
   // cp.async moves 16-byte chunks of q, k and v rows.
   metadata.alignBytes = tensorCores ? kNVGPUGlobalAlignment : 0;
-  int64_t splitRows = options.blockQ, splitBlockKv = 0;
-  bool packed = false;
+  // Each kernel's launch condition (the alternatives of a launch: split
+  // count and Sq range, LaunchCondition.h).
+  std::vector<::attn::LaunchCondition> conditions;
   for (gpu::LaunchFuncOp l : launches) {
+    ::attn::LaunchCondition c;
     DictionaryAttr info = infoOf(l);
-    if (info.get("splits")) {
+    auto when = dyn_cast_or_null<StringAttr>(info.get("when"));
+    std::string why;
+    if (when && !::attn::LaunchCondition::parse(when.str(), c, why)) {
+      error = "cuda: kernel '" + l.getKernelName().str() + "': 'when' is " +
+              why;
+      return ATTN_ERROR_COMPILE;
+    }
+    conditions.push_back(c);
+  }
+  // The kv_splits description: the split kernel of the default alternative
+  // (the one for unbounded Sq), else of any.
+  int64_t splitRows = options.blockQ, splitBlockKv = 0;
+  bool fromDefault = false;
+  for (auto [l, c] : llvm::zip(launches, conditions)) {
+    DictionaryAttr info = infoOf(l);
+    bool isDefault = c.sqMax == ::attn::LaunchCondition::kUnbounded;
+    if (info.get("splits") && (!fromDefault || isDefault)) {
       splitRows = cast<IntegerAttr>(info.get("block_q")).getInt();
       splitBlockKv = cast<IntegerAttr>(info.get("block_kv")).getInt();
-      packed = cast<StringAttr>(info.get("heads")).getValue() == "Hkv";
+      fromDefault = isDefault;
     }
   }
   if (split) {
-    // The runtime picks the chunk count per launch (SplitKV.h): the
-    // kernels read it from the workspaces' dimension 2. Packed decode's
-    // partials are [B, Hkv, splits, group, (Dv)].
+    // The runtime picks the chunk count per launch: the
+    // kernels read it from the workspaces' dimension 2.
     metadata.kvSplits = {splitRows, splitBlockKv, kMaxKvSplits};
-    using W = cuda::WorkspaceDim;
-    W heads = W::of(packed ? E::Hkv : E::Hq), rows = W::of(packed ? E::Group : E::Sq);
-    metadata.workspaces.push_back(
-        {"partial_out",
-         {W::of(E::B), heads, W::splits(), rows, W::constant(dv)},
-         4});
-    metadata.workspaces.push_back(
-        {"partial_lse", {W::of(E::B), heads, W::splits(), rows}, 4});
   }
+  // The split-KV workspaces, named by shape as the kernels use them:
+  // partial_out / partial_lse [B, Hq, splits, Sq, (Dv)], and packed
+  // decode's partial_out_packed / partial_lse_packed [B, Hkv, splits,
+  // Group, (Dv)]; a launch allocates those its kernels read.
+  auto workspaceFor = [&](bool packed, bool lse) -> std::string {
+    std::string name = std::string(lse ? "partial_lse" : "partial_out") +
+                       (packed ? "_packed" : "");
+    for (const cuda::Workspace &w : metadata.workspaces)
+      if (w.name == name)
+        return name;
+    using W = cuda::WorkspaceDim;
+    W heads = W::of(packed ? E::Hkv : E::Hq),
+      rows = W::of(packed ? E::Group : E::Sq);
+    std::vector<W> shape = {W::of(E::B), heads, W::splits(), rows};
+    if (!lse)
+      shape.push_back(W::constant(dv));
+    metadata.workspaces.push_back({name, shape, 4});
+    return name;
+  };
   std::vector<std::string> names = entryArgNames(spec);
-  for (gpu::LaunchFuncOp launch : launches) {
+  for (auto [index, launch] : llvm::enumerate(launches)) {
     cuda::Kernel &kernel = metadata.kernels.emplace_back();
     kernel.entry = launch.getKernelName().str();
     DictionaryAttr info = infoOf(launch);
@@ -208,10 +240,10 @@ attn_status mlir::attn::jit::compileCudaKernel(
       auto a = dyn_cast_or_null<StringAttr>(info.get(key));
       return a ? a.getValue() : StringRef();
     };
-    StringRef when = str("when");
-    kernel.when = when == "split"     ? cuda::Kernel::When::Split
-                  : when == "unsplit" ? cuda::Kernel::When::Unsplit
-                                      : cuda::Kernel::When::Always;
+    kernel.when = conditions[index];
+    if (auto bkv = dyn_cast_or_null<IntegerAttr>(info.get("block_kv")))
+      kernel.blockKv = bkv.getInt();
+    bool packed = str("heads") == "Hkv";
     int64_t rows = cast<IntegerAttr>(info.get("block_q")).getInt();
     kernel.grid[0] = {str("rows") == "Group" ? E::Group : E::Sq, rows, 1};
     kernel.grid[1] = {str("heads") == "Hkv" ? E::Hkv : E::Hq, 1, 1};
@@ -220,7 +252,12 @@ attn_status mlir::attn::jit::compileCudaKernel(
     kernel.block[0] = static_cast<unsigned>(*threads);
     kernel.sharedBytes = static_cast<unsigned>(*shared);
     for (Value operand : launch.getKernelOperands()) {
-      auto arg = dyn_cast<BlockArgument>(operand);
+      // An entry's tensor, possibly through the memref.cast of an
+      // alternative for a static Sq (the same descriptor fields).
+      Value entryValue = operand;
+      while (auto c = entryValue.getDefiningOp<memref::CastOp>())
+        entryValue = c.getSource();
+      auto arg = dyn_cast<BlockArgument>(entryValue);
       // The dropout seed: one 64-bit scalar parameter.
       if (arg && arg.getArgNumber() < names.size() &&
           names[arg.getArgNumber()] == "seed" &&
@@ -238,7 +275,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
                      operand.getDefiningOp())) {
         // The split-KV workspaces the host allocates: [B, heads, splits,
         // rows, Dv] partial outputs and [B, heads, splits, rows] lse.
-        name = memref.getRank() == 5 ? "partial_out" : "partial_lse";
+        name = workspaceFor(packed, memref.getRank() != 5);
       } else {
         error = "cuda: a parameter of kernel '" + kernel.entry +
                 "' is not one of the entry's tensors, a split-KV workspace "
@@ -257,6 +294,16 @@ attn_status mlir::attn::jit::compileCudaKernel(
         kernel.params.push_back({name, P::Stride, static_cast<int>(i), T::I64});
     }
   }
+  // The workspaces in one order whatever the kernels' parameter order:
+  // partial_out, partial_lse, then the packed pair.
+  auto rank = [](const cuda::Workspace &w) {
+    return (w.name.find("_packed") != std::string::npos ? 2 : 0) +
+           (w.name.rfind("partial_lse", 0) == 0 ? 1 : 0);
+  };
+  std::stable_sort(metadata.workspaces.begin(), metadata.workspaces.end(),
+                   [&](const cuda::Workspace &a, const cuda::Workspace &b) {
+                     return rank(a) < rank(b);
+                   });
   metadata.spec = spec;
   return ATTN_OK;
 }

@@ -59,18 +59,35 @@ def AttnConfigureNVGPUPass : Pass<"attn-configure-nvgpu"> {
     max_registers>` mapping. The choices come from one table of measured
     geometries (`resolveNVGPUGeometry`, docs/NVIDIA.md); options force them.
 
-    With `kv-splits` > 1 the chunk count is chosen per launch, so the op is
-    cloned into two alternatives that write the same destinations: one
-    with `kv_splits = 1` and `attn.launch_when = "unsplit"` (what a launch
-    with one chunk runs) and one with `kv_splits = N, launch_splits` and
-    `attn.launch_when = "split"`; the runtime launches one or the other.
+    Launch geometry follows the launch: an op whose query length Sq is
+    dynamic is cloned (with `decode-alternatives`, the default) into
+    alternatives that write the same destinations, each with an
+    `attn.launch_when` bounding Sq (the grammar of
+    `attn/runtime/LaunchCondition.h`): `"sq == 1"`, the op over
+    `memref.cast` views of q, out, lse and a mask whose Sq is a static 1,
+    configured as a static decode (packed GQA heads without a mask or
+    dropout); `"sq >= 2 && sq <= 16"`, the geometry of a static Sq of 16
+    (one or two warps of one row tile), when that differs from the
+    default; and the default geometry for the rest (`"sq >= 17"`, or `"sq
+    >= 2"`). A static Sq keeps one alternative.
+
+    With `kv-splits` > 1 the chunk count is chosen per launch, so each of
+    those is cloned again into two alternatives that write the same
+    destinations: one with `kv_splits = 1` and `unsplit` in its
+    `attn.launch_when` (what a launch with one chunk runs: `"unsplit"`, or
+    e.g. `"sq == 1 && unsplit"`) and one with `kv_splits = N,
+    launch_splits` and `split`; the runtime launches one of them per
+    launch.
 
     Requires: nothing (ops it does not handle, and ops that already carry
-    a `tiling`, are left as they are). Guarantees: every op it handles has
-    a `tiling` attribute whose mapping is `#attn.mma_sync` and whose sizes
-    fit the mapping (block_q = 16 warps row_tiles, shared_bytes = the K/V
-    ring plus Q unless Q aliases the last stage). Errors: options out of
-    range, a chip before sm_80.
+    a `tiling`, are left as they are). Guarantees: every op it handles,
+    and every clone, has a `tiling` attribute whose mapping is
+    `#attn.mma_sync` and whose sizes fit the mapping (block_q = 16 warps
+    row_tiles, shared_bytes = the K/V ring plus Q unless Q aliases the
+    last stage); the conditions of the clones of one op partition the
+    launches: for every Sq >= 1 and every split count, exactly one of them
+    holds (an op left alone, or a single alternative, has none: always).
+    Errors: options out of range, a chip before sm_80.
 
     ```mlir
     // D = 128, f16, sm_90a, no mask: 4 warps of two row tiles, 32-key
@@ -97,9 +114,14 @@ def AttnConfigureNVGPUPass : Pass<"attn-configure-nvgpu"> {
     Option<"blockKv", "block-kv", "int64_t", /*default=*/"0",
            "Keys per K/V tile: 16, 32 or 64; 0 = the table's choice">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "Target GPU (sm_80, sm_90, sm_90a): some geometries depend on it">
+           "Target GPU (sm_80, sm_90, sm_90a): some geometries depend on it">,
+    Option<"decodeAlternatives", "decode-alternatives", "bool",
+           /*default=*/"true",
+           "A dynamic query length: alternatives for Sq = 1 and Sq <= 16 "
+           "chosen at launch (false: one geometry for every Sq)">
   ];
-  let dependentDialects = ["::mlir::attn::AttnDialect"];
+  let dependentDialects = ["::mlir::attn::AttnDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def ConvertAttnTilesToNVGPUPass : Pass<"convert-attn-tiles-to-nvgpu", "::mlir::ModuleOp"> {

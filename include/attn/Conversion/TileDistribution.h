@@ -116,7 +116,8 @@ Value packedRowsView(OpBuilder &b, Location loc, Value memref, int64_t rowDim,
 /// Builds, at `b`'s insertion point (inside a kernel), what an index value
 /// of the host function evaluates to: its defining index computations
 /// (arith, affine, memref.dim of the function's memrefs, constants) cloned
-/// into the kernel, memoized in `map`. Kernel parameters then stay the
+/// into the kernel, memoized in `map`; memref values are not cloned (a
+/// memref.cast view stays one parameter). Kernel parameters then stay the
 /// memrefs (and the dropout seed).
 Value sinkIndexValue(OpBuilder &b, Value v, IRMapping &map);
 
@@ -143,8 +144,11 @@ LogicalResult buildMergeKernel(OpBuilder &b, TiledKernelSource &source,
 ///   heads     "Hq", or "Hkv" when packed: grid y (times the split count
 ///             when `splits` is set); grid z is the batch
 ///   splits    (unit) grid y counts (head, chunk) pairs
-///   when      "always", "split" (the launch's split count > 1) or
-///             "unsplit" (it is 1)
+///   when      the launch condition (attn/runtime/LaunchCondition.h):
+///             "always", "split" (the launch's split count > 1),
+///             "unsplit" (it is 1), or a range of the launch's Sq with
+///             either ("sq == 1 && split", "sq >= 17"): the kernel runs
+///             only for launches it holds for
 ///   block_kv  keys per block (attention kernels)
 struct LaunchInfo {
   std::string kind = "attention";

@@ -14,8 +14,11 @@
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "attn/runtime/LaunchCondition.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -99,7 +102,8 @@ NVGPUGeometry mlir::attn::resolveNVGPUGeometry(
   // spills 12-28 bytes (ptxas 13, sm_90a) and non-causal spills under the
   // H100 driver's PTX compiler (255 registers; 4-7 % slower than from
   // shared memory, bench/results/tiled-form-2026-11-24).
-  g.qFromSmem = g.rowTiles > 1 || huge || (dropout && !small);
+  g.qFromSmem =
+      options.qFromSmem || g.rowTiles > 1 || huge || (dropout && !small);
   g.sharedBytes =
       g.stages * stage + (qBytes <= stage && !g.qFromSmem ? 0 : qBytes);
   // Causal workgroup order: K and V of the heads of one group within 16
@@ -159,7 +163,11 @@ struct AttnConfigureNVGPUPass
     o.rowTiles = rowTiles;
     o.blockKv = blockKv;
     o.chip = chip;
-    getOperation()->walk([&](SdpaOp op) { configure(op, o); });
+    // (Collected first: configuring inserts the alternatives' clones.)
+    SmallVector<SdpaOp> ops;
+    getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
+    for (SdpaOp op : ops)
+      configure(op, o);
   }
 
   /// Sets the tiling of an op the tensor-core kernel handles; leaves the
@@ -188,31 +196,154 @@ struct AttnConfigureNVGPUPass
           strides.back() != 1)
         return;
     }
-    NVGPUGeometry g = resolveNVGPUGeometry(
-        o, d, dv, elt.getIntOrFloatBitWidth() / 8, op.getCausal(),
-        op.getQueryType().getDimSize(2), op.getMask() != nullptr,
-        op.getEffectiveDropout() > 0.0, op.getKeyType().getDimSize(2),
-        op.getLse() != nullptr);
+    bool causal = op.getCausal();
+    auto geometry = [&](int64_t seqQ) {
+      return resolveNVGPUGeometry(
+          o, d, dv, elt.getIntOrFloatBitWidth() / 8, causal, seqQ,
+          op.getMask() != nullptr, op.getEffectiveDropout() > 0.0,
+          op.getKeyType().getDimSize(2), op.getLse() != nullptr);
+    };
+    int64_t seqQ = op.getQueryType().getDimSize(2);
+    NVGPUGeometry g = geometry(seqQ);
+    // A mask or dropout keeps one geometry for every Sq: the decode
+    // geometries' registers were measured without them (ptxas spilled 4
+    // bytes with a mask at D = 64 in one warp, sm_90a).
+    bool heavy = op.getMask() || op.getEffectiveDropout() > 0.0;
+    if (!ShapedType::isDynamic(seqQ) || !decodeAlternatives || heavy) {
+      configureAlternative(op, g, ::attn::LaunchCondition(), o);
+      return;
+    }
+    // A dynamic query length: the geometry follows the launch. Sq = 1 gets
+    // the op over views whose Sq is a static 1, configured as the static
+    // decode kernel is (packed GQA heads); 2 <= Sq <= 16 the geometry of a
+    // static Sq of 16 (decode: one or two warps of one row tile) where that
+    // differs from the default; the rest the default. The runtime runs the
+    // one whose Sq range holds the launch's.
+    using C = ::attn::LaunchCondition;
+    SdpaOp one = cloneWithUnitSq(op);
+    configureAlternative(one, geometry(1), C().sq(1, 1), o);
+    // Causal at D or Dv > 64, Q's fragments held in registers made ptxas
+    // spill 4 bytes in the unsplit kernel (sm_90a); read from shared memory
+    // per key block they cost 6-7 % against the static causal kernels that
+    // hold them (H100, bench/results/decode-alternatives-2026-11-26), the
+    // price of no spill.
+    ConfigureNVGPUOptions so = o;
+    so.qFromSmem = causal && std::max(d, dv) > 64;
+    NVGPUGeometry small = resolveNVGPUGeometry(
+        so, d, dv, elt.getIntOrFloatBitWidth() / 8, causal,
+        kDecodeAlternativeMaxSq, /*masked=*/false, /*dropout=*/false,
+        op.getKeyType().getDimSize(2), op.getLse() != nullptr);
     MLIRContext *ctx = op.getContext();
+    if (nvgpuTiling(ctx, small, elt, causal, 1) !=
+        nvgpuTiling(ctx, g, elt, causal, 1)) {
+      configureAlternative(cloneOp(op), small,
+                           C().sq(2, kDecodeAlternativeMaxSq), o);
+      configureAlternative(op, g, C().sq(kDecodeAlternativeMaxSq + 1), o);
+    } else {
+      configureAlternative(op, g, C().sq(2), o);
+    }
+  }
+
+  /// Sets `op`'s tiling for geometry `g` and, with a split count chosen per
+  /// launch, clones it into the unsplit and split alternatives; every
+  /// alternative's attn.launch_when is `sq` restricted to its split counts
+  /// (nothing when that is "always").
+  void configureAlternative(SdpaOp op, const NVGPUGeometry &g,
+                            ::attn::LaunchCondition sq,
+                            const ConfigureNVGPUOptions &o) {
+    MLIRContext *ctx = op.getContext();
+    Type elt = op.getQueryType().getElementType();
+    OpBuilder b(op);
+    auto setWhen = [&](SdpaOp target, ::attn::LaunchCondition c) {
+      if (c != ::attn::LaunchCondition())
+        target->setAttr(kLaunchWhenAttrName, b.getStringAttr(c.str()));
+    };
     if (o.kvSplits <= 1) {
       op.setTilingAttr(nvgpuTiling(ctx, g, elt, op.getCausal(), 1));
+      setWhen(op, sq);
       return;
     }
     // Split-KV with a count chosen per launch: two alternatives of the
     // op, each launched when the count says (a count of 1 runs the
     // unsplit kernel, which writes the output itself; more run the
     // partial and merge kernels). Both write the same destinations.
+    SdpaOp unsplit = cloneOp(op);
+    unsplit.setTilingAttr(nvgpuTiling(ctx, g, elt, op.getCausal(), 1));
+    auto cond = sq;
+    cond.splits = ::attn::LaunchCondition::Splits::Unsplit;
+    setWhen(unsplit, cond);
+    op.setTilingAttr(nvgpuTiling(ctx, g, elt, op.getCausal(), o.kvSplits));
+    cond.splits = ::attn::LaunchCondition::Splits::Split;
+    setWhen(op, cond);
+  }
+
+  /// A copy of `op` before it, with copies of its materializations after
+  /// it: another alternative writing the same destinations.
+  SdpaOp cloneOp(SdpaOp op) {
     OpBuilder b(op);
-    auto unsplit = cast<SdpaOp>(b.clone(*op));
+    auto copy = cast<SdpaOp>(b.clone(*op));
     b.setInsertionPointAfter(op);
-    for (auto [from, to] : llvm::zip(op->getResults(), unsplit->getResults())) {
+    for (auto [from, to] : llvm::zip(op->getResults(), copy->getResults())) {
       Operation *mat = b.clone(*destinationOf(from));
       mat->setOperand(0, to);
     }
-    unsplit.setTilingAttr(nvgpuTiling(ctx, g, elt, op.getCausal(), 1));
-    unsplit->setAttr(kLaunchWhenAttrName, b.getStringAttr(kLaunchUnsplit));
-    op.setTilingAttr(nvgpuTiling(ctx, g, elt, op.getCausal(), o.kvSplits));
-    op->setAttr(kLaunchWhenAttrName, b.getStringAttr(kLaunchSplit));
+    return copy;
+  }
+
+  /// A copy of `op` (dynamic Sq) over `memref.cast` views of q, out, lse
+  /// and a mask whose Sq is a static 1: the alternative for launches at Sq
+  /// = 1, which the geometry table configures as a static decode. The
+  /// casts hold at exactly those launches (the runtime runs no other).
+  SdpaOp cloneWithUnitSq(SdpaOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto unitSq = [](ShapedType t) {
+      SmallVector<int64_t> shape(t.getShape());
+      shape[2] = 1;
+      return shape;
+    };
+    auto castMemRef = [&](Value m) -> Value {
+      auto t = cast<MemRefType>(m.getType());
+      if (t.getDimSize(2) == 1)
+        return m;
+      auto to = MemRefType::get(unitSq(t), t.getElementType(), t.getLayout(),
+                                t.getMemorySpace());
+      return memref::CastOp::create(b, loc, to, m);
+    };
+    IRMapping map;
+    auto viewOperand = [&](Value tensor) {
+      auto toTensor = tensor.getDefiningOp<bufferization::ToTensorOp>();
+      auto t = cast<RankedTensorType>(tensor.getType());
+      if (t.getDimSize(2) == 1)
+        return;
+      Value m = castMemRef(toTensor.getBuffer());
+      Operation *view = b.clone(*toTensor);
+      view->setOperand(0, m);
+      view->getResult(0).setType(
+          RankedTensorType::get(unitSq(t), t.getElementType()));
+      map.map(tensor, view->getResult(0));
+    };
+    viewOperand(op.getQuery());
+    if (Value mask = op.getMask())
+      viewOperand(mask);
+    // The destinations' views before the op too: the kernels, which take
+    // the place of the op, write through them.
+    SmallVector<Value> dests;
+    for (Value r : op->getResults())
+      dests.push_back(castMemRef(destinationOf(r).getDest()));
+    auto one = cast<SdpaOp>(b.clone(*op, map));
+    for (Value r : one->getResults()) {
+      auto t = cast<RankedTensorType>(r.getType());
+      r.setType(RankedTensorType::get(unitSq(t), t.getElementType()));
+    }
+    b.setInsertionPointAfter(op);
+    for (auto [from, to, dest] :
+         llvm::zip(op->getResults(), one->getResults(), dests)) {
+      Operation *copy = b.clone(*destinationOf(from));
+      copy->setOperand(0, to);
+      copy->setOperand(1, dest);
+    }
+    return one;
   }
 };
 } // namespace

@@ -41,6 +41,7 @@
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "attn/runtime/LaunchCondition.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -1764,21 +1765,40 @@ struct ConvertAttnTilesToNVGPUPass
               sources)))
         return signalPassFailure();
       llvm::StringMap<int64_t> seen;
-      for (TiledKernelSource &src : sources)
-        if (failed(convert(src, seen[src.merge ? "split" : "one"]++)))
+      for (TiledKernelSource &src : sources) {
+        // The alternative's Sq range names its kernels: "<fn>_sq1",
+        // "<fn>_sq2to16"; the default (unbounded) keeps "<fn>".
+        ::attn::LaunchCondition when;
+        std::string why;
+        if (!::attn::LaunchCondition::parse(launchWhen(src.main), when, why)) {
+          src.main.emitOpError("convert-attn-tiles-to-nvgpu: ")
+              << kLaunchWhenAttrName << " " << why;
           return signalPassFailure();
+        }
+        std::string suffix;
+        if (when.sqMax != ::attn::LaunchCondition::kUnbounded)
+          suffix = "_sq" + std::to_string(when.sqMin) +
+                   (when.sqMin == when.sqMax
+                        ? std::string()
+                        : "to" + std::to_string(when.sqMax));
+        int64_t index = seen[(src.merge ? "split" : "one") + suffix]++;
+        if (failed(convert(src, suffix, index)))
+          return signalPassFailure();
+      }
     }
   }
 
-  LogicalResult convert(TiledKernelSource &src, int64_t index) {
+  LogicalResult convert(TiledKernelSource &src, StringRef suffix,
+                        int64_t index) {
     // (index: how many earlier attentions of the function had the same
-    // role, for unique names)
+    // role and suffix, for unique names)
     OpBuilder b(src.main);
     // Every kernel of a function in one gpu.module ("<fn>_kernels"): the
     // alternatives of a split-KV launch ("<fn>" unsplit, "<fn>_split_kv"
-    // and "<fn>_split_kv_merge") are one binary.
+    // and "<fn>_split_kv_merge"), and those of other Sq ranges
+    // ("<fn>_sq1", ...), are one binary.
     MLIRContext *ctx = &getContext();
-    std::string base = src.func.getName().str();
+    std::string base = src.func.getName().str() + suffix.str();
     if (index)
       base += "_" + std::to_string(index);
     auto module = FlatSymbolRefAttr::get(ctx, src.func.getName().str() + "_kernels");

@@ -12,6 +12,7 @@
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "attn/runtime/LaunchCondition.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -117,9 +118,11 @@ struct AttnConfigureSIMTPass
       mat->setOperand(0, to);
     }
     unsplit.setTilingAttr(tiling(1, false));
-    unsplit->setAttr(kLaunchWhenAttrName, b.getStringAttr(kLaunchUnsplit));
+    unsplit->setAttr(kLaunchWhenAttrName,
+                     b.getStringAttr(::attn::LaunchCondition::unsplit().str()));
     op.setTilingAttr(tiling(splits, true));
-    op->setAttr(kLaunchWhenAttrName, b.getStringAttr(kLaunchSplit));
+    op->setAttr(kLaunchWhenAttrName,
+                b.getStringAttr(::attn::LaunchCondition::split().str()));
     return success();
   }
 };

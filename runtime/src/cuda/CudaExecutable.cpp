@@ -14,10 +14,6 @@ using namespace attn::cuda;
 
 namespace {
 
-/// The most kernels one artifact launches (CudaKernel.h: 1..4; checked by
-/// createExecutable), so that a launch keeps them in a fixed array.
-constexpr size_t kMaxKernels = 4;
-
 /// Makes a context current for a scope and restores the caller's after.
 class ScopedContext {
 public:
@@ -99,6 +95,15 @@ public:
   }
 
   attn_status run(const KernelArgs &args, std::string &error) override {
+    // The alternative the launch's query length selects (parseMetadata
+    // guarantees exactly one for every Sq the spec admits), then its
+    // kernels for the split count.
+    int64_t sq = args.q.shape[2];
+    if (firstKernelFor(metadata, sq) < 0) {
+      error = "cuda: no kernel of this artifact runs at Sq = " +
+              std::to_string(sq);
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
     int64_t splits = chooseKvSplits(metadata, args, smCount);
     // Everything that can reject the launch is computed before anything is
     // allocated or launched, so bad input leaves the stream untouched. The
@@ -111,10 +116,18 @@ public:
     };
     Launch launches[kMaxKernels];
     size_t count = 0;
+    // The workspaces the launched kernels read (alternatives may have
+    // workspaces of their own shapes).
+    std::vector<bool> used(metadata.workspaces.size(), false);
+    bool anyUsed = false;
     for (size_t i = 0; i < metadata.kernels.size(); ++i) {
       const Kernel &k = metadata.kernels[i];
-      if (!k.runs(splits))
+      if (!k.runs(sq, splits))
         continue;
+      for (const WorkspaceAddress &w : workspaceAddresses[i]) {
+        used[w.workspace] = true;
+        anyUsed = true;
+      }
       Launch &l = launches[count];
       l.kernel = i;
       if (!computeGrid(k, args, splits, l.grid, error) ||
@@ -128,12 +141,12 @@ public:
     }
     // Workspaces hold the partial results of a split launch; with one split
     // the kernels write the output directly and get null pointers.
-    bool allocate = splits > 1 && !metadata.workspaces.empty();
+    bool allocate = splits > 1 && anyUsed;
     std::vector<WorkspaceLayout> layouts;
     uint64_t totalBytes = 0;
     if (allocate) {
       if (!layoutWorkspaces(metadata, args, splits, layouts, totalBytes,
-                            error))
+                            error, &used))
         return ATTN_ERROR_INVALID_ARGUMENT;
       if (!d.hasMemoryPools()) {
         error = "cuda: this launch splits the keys " + std::to_string(splits) +
@@ -404,6 +417,12 @@ attn_status cuda::createExecutableWithDriver(
     error = "cuda: the kernel metadata has " +
             std::to_string(metadata.kernels.size()) + " kernels; expected 1 to " +
             std::to_string(kMaxKernels);
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  // Exactly one alternative for every launch (the JIT's metadata, built in
+  // memory, is checked here as a file's is when read).
+  if (!checkLaunchConditions(metadata, error)) {
+    error = "cuda: " + error;
     return ATTN_ERROR_INVALID_ARGUMENT;
   }
   for (const Kernel &k : metadata.kernels)

@@ -414,10 +414,84 @@ bool isLaunchTensor(const std::string &name) {
   return false;
 }
 
-/// Whether some kernel runs at split count `splits`.
-bool anyKernelRuns(const std::vector<Kernel> &kernels, int64_t splits) {
-  for (const Kernel &k : kernels)
-    if (k.runs(splits))
+/// "[2, 16]", "[17, inf)": an Sq range for messages.
+std::string rangeText(int64_t lo, int64_t hi) {
+  return "[" + std::to_string(lo) + ", " +
+         (hi == LaunchCondition::kUnbounded ? std::string("inf)")
+                                            : std::to_string(hi) + "]");
+}
+
+/// The alternatives of `m` (kernels with the same Sq range form one)
+/// partition the launches: their Sq ranges neither overlap nor leave a gap
+/// over the Sq the spec admits (every Sq >= 1 when dynamic).
+bool checkAlternatives(const KernelMetadata &m, std::string &error) {
+  // The first kernel of each distinct Sq range.
+  std::vector<size_t> firsts;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    bool known = false;
+    for (size_t f : firsts)
+      known |= m.kernels[f].when.sameSq(m.kernels[i].when);
+    if (!known)
+      firsts.push_back(i);
+  }
+  auto describe = [&](size_t i) {
+    return "kernels[" + std::to_string(i) + "] ('" + m.kernels[i].when.str() +
+           "')";
+  };
+  for (size_t a = 0; a < firsts.size(); ++a)
+    for (size_t b = a + 1; b < firsts.size(); ++b) {
+      const LaunchCondition &x = m.kernels[firsts[a]].when,
+                            &y = m.kernels[firsts[b]].when;
+      int64_t lo = std::max(x.sqMin, y.sqMin), hi = std::min(x.sqMax, y.sqMax);
+      if (lo <= hi) {
+        error = "metadata: " + describe(firsts[a]) + " and " +
+                describe(firsts[b]) + " overlap at Sq = " + std::to_string(lo) +
+                ": they are alternatives (different Sq ranges), so a launch "
+                "would run both; the Sq ranges of the alternatives must be "
+                "disjoint";
+        return false;
+      }
+    }
+  // Coverage, in increasing Sq.
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (size_t f : firsts)
+    ranges.push_back({m.kernels[f].when.sqMin, m.kernels[f].when.sqMax});
+  std::sort(ranges.begin(), ranges.end());
+  std::string covered;
+  for (auto [lo, hi] : ranges)
+    covered += (covered.empty() ? "" : ", ") + rangeText(lo, hi);
+  auto gap = [&](int64_t lo, int64_t hi) {
+    error = "metadata: no kernel runs when Sq is in " + rangeText(lo, hi) +
+            " (the kernels' Sq ranges are " + covered +
+            "); the alternatives must cover every query length the spec "
+            "admits";
+    return false;
+  };
+  if (m.spec.seq_q != ATTN_DYNAMIC) {
+    bool any = false;
+    for (auto [lo, hi] : ranges)
+      any |= lo <= m.spec.seq_q && m.spec.seq_q <= hi;
+    if (!any)
+      return gap(m.spec.seq_q, m.spec.seq_q);
+  } else {
+    int64_t next = 1; // the least Sq not yet covered
+    for (auto [lo, hi] : ranges) {
+      if (lo > next)
+        return gap(next, lo - 1);
+      if (hi == LaunchCondition::kUnbounded)
+        return true;
+      next = std::max(next, hi + 1);
+    }
+    return gap(next, LaunchCondition::kUnbounded);
+  }
+  return true;
+}
+
+/// Whether, in the alternative of kernel `first` (the kernels with its Sq
+/// range), some kernel runs at split count `splits`.
+bool alternativeRuns(const KernelMetadata &m, size_t first, int64_t splits) {
+  for (const Kernel &k : m.kernels)
+    if (k.when.sameSq(m.kernels[first].when) && k.when.holdsForSplits(splits))
       return true;
   return false;
 }
@@ -726,11 +800,11 @@ bool parseKernel(const Json &obj, const std::string &path,
 }
 
 void writeKernel(std::ostream &os, const Kernel &k) {
-  os << "    {\n      \"entry\": " << quote(k.entry) << ",\n      \"when\": \""
-     << (k.when == Kernel::When::Split     ? "split"
-         : k.when == Kernel::When::Unsplit ? "unsplit"
-                                            : "always")
-     << "\",\n      \"grid\": [";
+  os << "    {\n      \"entry\": " << quote(k.entry) << ",\n      \"when\": "
+     << quote(k.when.str()) << ",\n";
+  if (k.blockKv > 0)
+    os << "      \"block_kv\": " << k.blockKv << ",\n";
+  os << "      \"grid\": [";
   for (int i = 0; i < 3; ++i) {
     os << (i ? ", " : "") << "{\"of\": \"" << extentName(k.grid[i].of)
        << "\", \"ceildiv\": " << k.grid[i].ceildiv << ", \"times\": ";
@@ -783,7 +857,7 @@ constexpr uint64_t kWorkspaceAlignment = 256;
 std::string cuda::writeMetadata(const KernelMetadata &m) {
   std::ostringstream os;
   const attn_spec &s = m.spec;
-  os << "{\n  \"format\": \"attn-cuda-kernel\",\n  \"version\": 2,\n"
+  os << "{\n  \"format\": \"attn-cuda-kernel\",\n  \"version\": 3,\n"
      << "  \"binary\": " << quote(m.binaryFile) << ",\n"
      << "  \"binary_format\": \"" << (m.format == BinaryFormat::PTX ? "ptx" : "cubin")
      << "\",\n  \"chip\": " << quote(m.chip) << ",\n  \"align_bytes\": "
@@ -846,7 +920,7 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
     error = "metadata: 'format' is '" + format + "'; expected 'attn-cuda-kernel'";
     return false;
   }
-  if (!top.integer("version", version, 1, 2) ||
+  if (!top.integer("version", version, 1, 3) ||
       !top.str("binary", m.binaryFile) ||
       !top.str("binary_format", binaryFormat) || !top.str("chip", m.chip))
     return false;
@@ -888,16 +962,14 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
     const Json *kernels = top.need("kernels", Json::Array, "an array");
     if (!kernels)
       return false;
-    if (kernels->items.empty() || kernels->items.size() > 4) {
+    // Version 2: at most 4 kernels, conditions on the split count only.
+    size_t most = version == 2 ? 4 : kMaxKernels;
+    if (kernels->items.empty() || kernels->items.size() > most) {
       error = "metadata: 'kernels' has " +
               std::to_string(kernels->items.size()) +
-              " entries; expected 1 to 4";
+              " entries; expected 1 to " + std::to_string(most);
       return false;
     }
-    const std::pair<const char *, Kernel::When> kWhen[] = {
-        {"always", Kernel::When::Always},
-        {"split", Kernel::When::Split},
-        {"unsplit", Kernel::When::Unsplit}};
     for (size_t i = 0; i < kernels->items.size(); ++i) {
       const Json &kj = kernels->items[i];
       std::string path = "kernels[" + std::to_string(i) + "]";
@@ -907,30 +979,27 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
       }
       Kernel k;
       Fields f(kj, path + ": ", error);
-      if (f.has("when") && !f.name("when", kWhen, k.when))
+      if (f.has("when")) {
+        std::string when, why;
+        if (!f.str("when", when))
+          return false;
+        if (!LaunchCondition::parse(when, k.when, why)) {
+          error = "metadata: " + path + ": 'when' is " + why;
+          return false;
+        }
+        if (version == 2 && k.when.boundsSq()) {
+          error = "metadata: " + path + ": 'when' is '" + when +
+                  "'; version 2 knows always, split and unsplit (conditions "
+                  "on Sq need version 3)";
+          return false;
+        }
+      }
+      if (version >= 3 && f.has("block_kv") &&
+          !f.integer("block_kv", k.blockKv, 1, INT32_MAX))
         return false;
       if (!parseKernel(kj, path, m, k, error))
         return false;
-      if (k.when != Kernel::When::Always && m.kvSplits.max == 0) {
-        error = "metadata: " + path + ": 'when' is '" +
-                (k.when == Kernel::When::Split ? "split" : "unsplit") +
-                "', but the metadata has no 'kv_splits' (the split count "
-                "is always 1)";
-        return false;
-      }
       m.kernels.push_back(std::move(k));
-    }
-    // Whatever the launch's split count, something computes the result.
-    for (int64_t splits : {int64_t(1), int64_t(2)}) {
-      if (splits > 1 && m.kvSplits.max == 0)
-        continue;
-      bool any = anyKernelRuns(m.kernels, splits);
-      if (!any) {
-        error = std::string("metadata: no kernel runs when the split count ") +
-                (splits == 1 ? "is 1" : "is above 1") +
-                " ('when' of every kernel excludes it)";
-        return false;
-      }
     }
   }
 
@@ -985,16 +1054,67 @@ bool cuda::parseMetadata(const std::string &text, KernelMetadata &m,
       }
     }
   }
+  return checkLaunchConditions(m, error);
+}
+
+bool cuda::checkLaunchConditions(const KernelMetadata &m, std::string &error) {
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    if (m.kernels[i].when.splits != LaunchCondition::Splits::Any &&
+        m.kvSplits.max == 0) {
+      error = "metadata: kernels[" + std::to_string(i) + "]: 'when' is '" +
+              m.kernels[i].when.str() +
+              "', but the metadata has no 'kv_splits' (the split count is "
+              "always 1)";
+      return false;
+    }
+  // Whatever the launch's Sq, one alternative runs; whatever its split
+  // count, something of that alternative computes the result.
+  if (!checkAlternatives(m, error))
+    return false;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    bool first = true;
+    for (size_t j = 0; j < i; ++j)
+      first &= !m.kernels[j].when.sameSq(m.kernels[i].when);
+    if (!first)
+      continue;
+    for (int64_t splits : {int64_t(1), int64_t(2)}) {
+      if (splits > 1 && m.kvSplits.max == 0)
+        continue;
+      if (!alternativeRuns(m, i, splits)) {
+        const LaunchCondition &c = m.kernels[i].when;
+        error = std::string("metadata: no kernel runs when the split count ") +
+                (splits == 1 ? "is 1" : "is above 1") +
+                (c.boundsSq() ? " and Sq is in " + rangeText(c.sqMin, c.sqMax)
+                              : std::string()) +
+                " ('when' of every kernel excludes it)";
+        return false;
+      }
+    }
+  }
   return true;
+}
+
+int cuda::firstKernelFor(const KernelMetadata &m, int64_t sq) {
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    if (m.kernels[i].when.holdsForSq(sq))
+      return static_cast<int>(i);
+  return -1;
 }
 
 int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
                              int smCount) {
   const KvSplits &ks = m.kvSplits;
-  if (ks.max <= 0 || ks.blockKv <= 0)
+  // The alternative this launch's Sq selects: its first kernel's grid and
+  // key blocks.
+  int first = firstKernelFor(m, a.q.shape[2]);
+  if (ks.max <= 0 || first < 0)
+    return 1;
+  const Kernel &lead = m.kernels[first];
+  int64_t blockKv = lead.blockKv > 0 ? lead.blockKv : ks.blockKv;
+  if (blockKv <= 0)
     return 1;
   int64_t skv = a.k.shape[2];
-  int64_t blocks = skv > 0 ? (skv - 1) / ks.blockKv + 1 : 0;
+  int64_t blocks = skv > 0 ? (skv - 1) / blockKv + 1 : 0;
   if (blocks <= 1)
     return 1;
   int64_t n;
@@ -1004,10 +1124,10 @@ int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
     // Query tiles of the unsplit launch (the first kernel's grid without
     // the split factor; B x Hq x ceil(Sq / block_q) unless it packs GQA
     // groups); once they fill the GPU, splitting only adds the merge.
-    if (smCount < 1 || m.kernels.empty())
+    if (smCount < 1)
       return 1;
     int64_t tiles = 1;
-    for (const GridDim &g : m.kernels.front().grid) {
+    for (const GridDim &g : lead.grid) {
       int64_t e = extentOf(g.of, a);
       if (e < 1 || g.ceildiv < 1 || g.times < 1)
         return 1;
@@ -1071,11 +1191,17 @@ bool cuda::computeGrid(const Kernel &k, const KernelArgs &a, int64_t splits,
 bool cuda::layoutWorkspaces(const KernelMetadata &m, const KernelArgs &a,
                             int64_t splits,
                             std::vector<WorkspaceLayout> &layouts,
-                            uint64_t &totalBytes, std::string &error) {
+                            uint64_t &totalBytes, std::string &error,
+                            const std::vector<bool> *used) {
   layouts.clear();
   totalBytes = 0;
-  for (const Workspace &w : m.workspaces) {
+  for (size_t i = 0; i < m.workspaces.size(); ++i) {
+    const Workspace &w = m.workspaces[i];
     WorkspaceLayout l;
+    if (used && (i >= used->size() || !(*used)[i])) {
+      layouts.push_back(std::move(l)); // no bytes, no place
+      continue;
+    }
     l.shape = workspaceShape(w, a, splits);
     uint64_t bytes = w.elementBytes;
     for (size_t d = 0; d < l.shape.size(); ++d) {

@@ -13,7 +13,7 @@
 
 // ELF: 7f 45 4c 46
 
-// META: "version": 2,
+// META: "version": 3,
 // META: "binary": "k.cubin"
 // META: "binary_format": "cubin"
 // META: "chip": "sm_90a"

@@ -14,7 +14,9 @@
 // RUN: sed -e s/ELT/f16/g %s > %t/f16s.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16.mlir -o %t/f16_90.ptx
 // RUN: FileCheck %s --check-prefix=W4 < %t/f16_90.ptx
+// RUN: FileCheck %s --check-prefix=ALT < %t/f16_90.ptx
 // RUN: FileCheck %s --check-prefix=META90 < %t/f16_90.json
+// RUN: FileCheck %s --check-prefix=ALTMETA < %t/f16_90.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16_90.ptx -o %t/f16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16.mlir -o %t/f16_90one.ptx
 // RUN: %ptxas -v -arch=sm_90a %t/f16_90one.ptx -o %t/f16_90one.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -40,9 +42,49 @@
 // RUN: FileCheck %s --check-prefix=W8 < %t/f16s_90w8.ptx
 // RUN: %ptxas -v -arch=sm_90a %t/f16s_90w8.ptx -o %t/f16s_90w8.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 
+// W4: .visible .entry attn_kernel(
 // W4: .maxntid 128, 1, 1
 // W4-NEXT: .maxnreg 255
 // W4: vote.sync.any.pred
+// A dynamic query length: alternatives chosen at launch from Sq, each an
+// unsplit kernel and a split pair in the one module (the Sq = 1 decode
+// kernel packing a GQA group's heads into 2 warps, the per-head 2-warp
+// kernel for Sq <= 16, the 128-row kernel above), none of them spilling
+// (PTXAS below covers every kernel of the module).
+// ALT-DAG: .visible .entry attn_kernel_sq1(
+// ALT-DAG: .visible .entry attn_kernel_sq1_split_kv(
+// ALT-DAG: .visible .entry attn_kernel_sq1_split_kv_merge(
+// ALT-DAG: .visible .entry attn_kernel_sq2to16(
+// ALT-DAG: .visible .entry attn_kernel_sq2to16_split_kv(
+// ALT-DAG: .visible .entry attn_kernel_sq2to16_split_kv_merge(
+// ALT-DAG: .visible .entry attn_kernel_split_kv(
+// ALT-DAG: .visible .entry attn_kernel_split_kv_merge(
+// ALTMETA: "entry": "attn_kernel_sq1",
+// ALTMETA-NEXT: "when": "sq == 1 && unsplit",
+// ALTMETA-NEXT: "block_kv": 64,
+// ALTMETA-NEXT: "grid": [{"of": "Group", "ceildiv": 32, "times": 1}, {"of": "Hkv", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
+// ALTMETA-NEXT: "block": [64, 1, 1],
+// ALTMETA: "entry": "attn_kernel_sq1_split_kv",
+// ALTMETA-NEXT: "when": "sq == 1 && split",
+// ALTMETA: {"field": "data", "tensor": "partial_out_packed", "type": "ptr"}
+// ALTMETA: "entry": "attn_kernel_sq1_split_kv_merge",
+// ALTMETA-NEXT: "when": "sq == 1 && split",
+// ALTMETA: "entry": "attn_kernel_sq2to16",
+// ALTMETA-NEXT: "when": "sq >= 2 && sq <= 16 && unsplit",
+// ALTMETA-NEXT: "block_kv": 64,
+// ALTMETA-NEXT: "grid": [{"of": "Sq", "ceildiv": 32, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
+// ALTMETA-NEXT: "block": [64, 1, 1],
+// ALTMETA: "entry": "attn_kernel_sq2to16_split_kv",
+// ALTMETA-NEXT: "when": "sq >= 2 && sq <= 16 && split",
+// ALTMETA: "entry": "attn_kernel_sq2to16_split_kv_merge",
+// ALTMETA-NEXT: "when": "sq >= 2 && sq <= 16 && split",
+// ALTMETA: "entry": "attn_kernel",
+// ALTMETA-NEXT: "when": "sq >= 17 && unsplit",
+// ALTMETA-NEXT: "block_kv": 32,
+// ALTMETA: "entry": "attn_kernel_split_kv",
+// ALTMETA-NEXT: "when": "sq >= 17 && split",
+// ALTMETA: "entry": "attn_kernel_split_kv_merge",
+// ALTMETA-NEXT: "when": "sq >= 17 && split",
 // W8: .maxntid 256, 1, 1
 // CAUSAL: {{^ +}}%out, %lse = attn.sdpa %q, %k, %v causal
 // META90: "kv_splits": {"block_q": 128, "block_kv": 32, "max": 64}

@@ -38,6 +38,7 @@
 // META: {"name": "partial_out", "shape": ["B", "Hq", "splits", "Sq", 128], "element_bytes": 4}
 // META: "entry": "attn_kernel",
 // META-NEXT: "when": "unsplit",
+// META-NEXT: "block_kv": 64,
 // META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}]
 // META-NEXT: "block": [128, 1, 1]
 // two stages of K and V, 64 x 128 f16 each
@@ -47,6 +48,7 @@
 // META-DAG: {"field": "data", "tensor": "lse", "type": "ptr"}
 // META: "entry": "attn_kernel_split_kv",
 // META-NEXT: "when": "split",
+// META-NEXT: "block_kv": 64,
 // META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}]
 // META-NEXT: "block": [128, 1, 1]
 // META-NEXT: "shared_bytes": 65536

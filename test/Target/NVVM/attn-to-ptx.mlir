@@ -46,7 +46,7 @@
 // shared memory only; the parameters are q, k, v, out (and the
 // workspaces) as memref descriptors.
 // META: "format": "attn-cuda-kernel"
-// META-NEXT: "version": 2,
+// META-NEXT: "version": 3,
 // META-NEXT: "binary": "k90.ptx"
 // META-NEXT: "binary_format": "ptx"
 // META-NEXT: "chip": "sm_90a"
@@ -60,11 +60,13 @@
 // META-NEXT: {
 // META-NEXT: "entry": "attn_kernel",
 // META-NEXT: "when": "unsplit",
+// META-NEXT: "block_kv": 64,
 // META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
 // META-NEXT: "block": [64, 1, 1],
 // META-NEXT: "shared_bytes": 0,
 // META: "entry": "attn_kernel_split_kv",
 // META-NEXT: "when": "split",
+// META-NEXT: "block_kv": 64,
 // META-NEXT: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}],
 // META-NEXT: "block": [64, 1, 1],
 // META-NEXT: "shared_bytes": 0,
@@ -86,7 +88,7 @@
 // One kernel, always launched, no workspace and no split count; grid =
 // (ceildiv(Sq, 128), Hq, B) with --block-q=128; the parameters are q, k,
 // v, out as memref descriptors, in that order.
-// META80: "version": 2,
+// META80: "version": 3,
 // META80: "binary": "k80.ptx"
 // META80: "chip": "sm_80"
 // META80-NOT: "kv_splits": {
@@ -94,6 +96,7 @@
 // META80: "kernels": [
 // META80: "entry": "attn_kernel",
 // META80-NEXT: "when": "always",
+// META80-NEXT: "block_kv": 64,
 // META80-NEXT: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": 1}, {"of": "B", "ceildiv": 1, "times": 1}],
 // META80-NEXT: "block": [128, 1, 1]
 // META80: {"field": "data", "tensor": "q", "type": "ptr"}

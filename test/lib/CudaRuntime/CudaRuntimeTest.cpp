@@ -463,7 +463,7 @@ KernelMetadata splitMetadata() {
   addDescriptor(first.params, "partial_lse", 4);
   Kernel merge;
   merge.entry = "attn_kernel_0";
-  merge.when = Kernel::When::Split;
+  merge.when = LaunchCondition::split();
   merge.grid[0] = {Extent::Sq, 64, 1};
   merge.grid[1] = {Extent::Hq, 1, 1};
   merge.grid[2] = {Extent::B, 1, 1};
@@ -566,7 +566,7 @@ TEST(CudaMetadata, RoundTrip) {
   KernelMetadata m = sampleMetadata(), back;
   std::string error;
   std::string text = writeMetadata(m);
-  EXPECT_NE(text.find("\"version\": 2,"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"version\": 3,"), std::string::npos) << text;
   // Without split support the artifact says nothing about splits.
   EXPECT_EQ(text.find("kv_splits\": {"), std::string::npos) << text;
   EXPECT_EQ(text.find("\"splits\""), std::string::npos) << text;
@@ -630,8 +630,8 @@ TEST(CudaMetadata, RoundTripsSplitKernels) {
   expectSameWorkspaces(back, m);
   expectSameKernels(back, m);
   ASSERT_EQ(back.kernels.size(), 2u);
-  EXPECT_EQ(back.kernels[0].when, Kernel::When::Always);
-  EXPECT_EQ(back.kernels[1].when, Kernel::When::Split);
+  EXPECT_EQ(back.kernels[0].when, LaunchCondition::always());
+  EXPECT_EQ(back.kernels[1].when, LaunchCondition::split());
   EXPECT_TRUE(back.kernels[0].grid[1].timesSplits);
   EXPECT_EQ(back.workspaces[0].shape[2].kind, WorkspaceDim::Kind::Splits);
   EXPECT_EQ(back.workspaces[0].shape[4].kind, WorkspaceDim::Kind::Constant);
@@ -646,18 +646,18 @@ TEST(CudaMetadata, UnsplitAndSplitAlternatives) {
   KernelMetadata m = splitMetadata();
   Kernel unsplit = m.kernels[0];
   unsplit.entry = "attn_kernel";
-  unsplit.when = Kernel::When::Unsplit;
+  unsplit.when = LaunchCondition::unsplit();
   unsplit.grid[1].timesSplits = false;
   unsplit.params.clear();
   addDescriptor(unsplit.params, "q", 4);
   addDescriptor(unsplit.params, "out", 4);
-  m.kernels[0].when = Kernel::When::Split;
+  m.kernels[0].when = LaunchCondition::split();
   m.kernels.insert(m.kernels.begin(), unsplit);
-  EXPECT_TRUE(m.kernels[0].runs(1));
-  EXPECT_FALSE(m.kernels[0].runs(2));
-  EXPECT_FALSE(m.kernels[1].runs(1));
-  EXPECT_TRUE(m.kernels[1].runs(3));
-  EXPECT_TRUE(m.kernels[2].runs(2));
+  EXPECT_TRUE(m.kernels[0].runs(200, 1));
+  EXPECT_FALSE(m.kernels[0].runs(200, 2));
+  EXPECT_FALSE(m.kernels[1].runs(200, 1));
+  EXPECT_TRUE(m.kernels[1].runs(200, 3));
+  EXPECT_TRUE(m.kernels[2].runs(200, 2));
   std::string text = writeMetadata(m);
   EXPECT_NE(text.find("\"when\": \"unsplit\""), std::string::npos) << text;
   KernelMetadata back;
@@ -674,7 +674,7 @@ TEST(CudaMetadata, UnsplitAndSplitAlternatives) {
       << error;
   // Nor may a kernel depend on the count without kv_splits.
   KernelMetadata one = sampleMetadata();
-  one.kernels[0].when = Kernel::When::Unsplit;
+  one.kernels[0].when = LaunchCondition::unsplit();
   EXPECT_FALSE(parseMetadata(writeMetadata(one), back, error));
   EXPECT_NE(error.find("'when' is 'unsplit', but the metadata has no "
                        "'kv_splits'"),
@@ -688,7 +688,7 @@ TEST(CudaMetadata, WhenDefaultsToAlways) {
   KernelMetadata m;
   std::string error;
   ASSERT_TRUE(parseMetadata(text, m, error)) << error;
-  EXPECT_EQ(m.kernels[0].when, Kernel::When::Always);
+  EXPECT_EQ(m.kernels[0].when, LaunchCondition::always());
   // So is the workspace list empty when absent.
   text = replace(writeMetadata(sampleMetadata()), "\"workspace\": [],", "");
   ASSERT_TRUE(parseMetadata(text, m, error)) << error;
@@ -707,7 +707,7 @@ TEST(CudaMetadata, ReadsVersion1) {
   ASSERT_EQ(m.kernels.size(), 1u);
   const Kernel &k = m.kernels[0];
   EXPECT_EQ(k.entry, "attn_kernel_kernel");
-  EXPECT_EQ(k.when, Kernel::When::Always);
+  EXPECT_EQ(k.when, LaunchCondition::always());
   EXPECT_EQ(k.grid[0].of, Extent::Sq);
   EXPECT_EQ(k.grid[0].ceildiv, 128);
   EXPECT_EQ(k.grid[2].times, 2);
@@ -765,8 +765,8 @@ TEST(CudaMetadata, RejectsMalformedText) {
   EXPECT_NE(parseError(good + "x").find("trailing text"), std::string::npos);
   EXPECT_NE(parseError(good.substr(0, good.size() / 2)).find("not valid JSON"),
             std::string::npos);
-  EXPECT_NE(parseError(replace(good, "\"version\": 2,",
-                               "\"version\": 2, \"version\": 2,"))
+  EXPECT_NE(parseError(replace(good, "\"version\": 3,",
+                               "\"version\": 3, \"version\": 3,"))
                 .find("duplicate key 'version'"),
             std::string::npos);
 }
@@ -777,8 +777,8 @@ TEST(CudaMetadata, RejectsBadFields) {
     std::string from, to, message;
   } cases[] = {
       {"\"attn-cuda-kernel\"", "\"other\"", "'format' is 'other'"},
-      {"\"version\": 2", "\"version\": 3",
-       "'version' is 3; it must be an integer in [1, 2]"},
+      {"\"version\": 3", "\"version\": 4",
+       "'version' is 4; it must be an integer in [1, 3]"},
       {"\"binary\": \"k.ptx\"", "\"binary\": \"\"",
        "metadata: 'binary' must not be empty"},
       {"\"entry\": \"attn_kernel\",", "",
@@ -845,8 +845,18 @@ TEST(CudaMetadata, RejectsBadSplitFields) {
   } cases[] = {
       // when
       {"\"when\": \"split\"", "\"when\": \"sometimes\"",
-       "metadata: kernels[1]: 'when' is 'sometimes'; expected one of always, "
-       "split, unsplit"},
+       "metadata: kernels[1]: 'when' is 'sometimes': 'sometimes' is not a "
+       "term; expected 'always', or terms 'split', 'unsplit' or 'sq <op> <n>'"},
+      {"\"when\": \"split\"", "\"when\": \"split && unsplit\"",
+       "metadata: kernels[1]: 'when' is 'split && unsplit' says both split "
+       "and unsplit"},
+      {"\"when\": \"split\"", "\"when\": \"sq >= 5 && sq < 5\"",
+       "metadata: kernels[1]: 'when' is 'sq >= 5 && sq < 5' holds for no "
+       "query length"},
+      {"\"when\": \"split\"", "\"when\": \"sq = 1\"",
+       "metadata: kernels[1]: 'when' is 'sq = 1': 'sq = 1' is not a term"},
+      {"\"when\": \"split\"", "\"when\": \"split &&\"",
+       "metadata: kernels[1]: 'when' is 'split &&': '' is not a term"},
       {"\"when\": \"split\"", "\"when\": 1",
        "metadata: kernels[1]: 'when' must be a string"},
       {"\"when\": \"always\"", "\"when\": \"split\"",
@@ -980,17 +990,23 @@ TEST(CudaMetadata, KernelCount) {
   KernelMetadata m = splitMetadata();
   m.kernels.clear();
   EXPECT_NE(parseError(writeMetadata(m))
-                .find("metadata: 'kernels' has 0 entries; expected 1 to 4"),
+                .find("metadata: 'kernels' has 0 entries; expected 1 to 16"),
             std::string::npos);
   m = splitMetadata();
-  while (m.kernels.size() < 4)
+  while (m.kernels.size() < 16)
     m.kernels.push_back(m.kernels[1]);
   KernelMetadata back;
   std::string error;
   ASSERT_TRUE(parseMetadata(writeMetadata(m), back, error)) << error;
-  EXPECT_EQ(back.kernels.size(), 4u);
+  EXPECT_EQ(back.kernels.size(), 16u);
   m.kernels.push_back(m.kernels[1]);
   EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: 'kernels' has 17 entries; expected 1 to 16"),
+            std::string::npos);
+  // Version 2 held at most 4.
+  m.kernels.resize(5);
+  EXPECT_NE(parseError(replace(writeMetadata(m), "\"version\": 3",
+                               "\"version\": 2"))
                 .find("metadata: 'kernels' has 5 entries; expected 1 to 4"),
             std::string::npos);
   std::string notArray = replace(writeMetadata(sampleMetadata()),
@@ -1076,6 +1092,267 @@ KernelMetadata packedDecodeMetadata() {
   m.kernels[0].grid[0] = {Extent::Group, 32, 1};
   m.kernels[0].grid[1] = {Extent::Hkv, 1, 1, /*timesSplits=*/true};
   return m;
+}
+
+/// What the compiler writes for a spec whose Sq is dynamic, with split-KV
+/// (attn-configure-nvgpu's alternatives): for Sq = 1 a decode kernel that
+/// packs a GQA group's query heads (32 rows, 64-key blocks), for 2 <= Sq <=
+/// 16 one of 32 query rows (64-key blocks), for the rest one of 128 rows
+/// (32-key blocks); each an unsplit kernel, a partial kernel and a merge.
+/// The packed alternative has workspaces of its own shape.
+KernelMetadata alternativesMetadata() {
+  KernelMetadata m = sampleMetadata();
+  m.spec.batch = m.spec.heads_q = m.spec.heads_kv = ATTN_DYNAMIC;
+  m.spec.seq_q = m.spec.seq_kv = ATTN_DYNAMIC;
+  m.kvSplits = {128, 32, 64};
+  using D = WorkspaceDim;
+  for (bool packed : {false, true}) {
+    std::string suffix = packed ? "_packed" : "";
+    D heads = D::of(packed ? Extent::Hkv : Extent::Hq);
+    D rows = D::of(packed ? Extent::Group : Extent::Sq);
+    m.workspaces.push_back({"partial_out" + suffix,
+                            {D::of(Extent::B), heads, D::splits(), rows,
+                             D::constant(64)},
+                            4});
+    m.workspaces.push_back(
+        {"partial_lse" + suffix, {D::of(Extent::B), heads, D::splits(), rows},
+         4});
+  }
+  Kernel base = m.kernels[0];
+  m.kernels.clear();
+  struct Alt {
+    const char *name;
+    LaunchCondition sq;
+    bool packed;
+    int64_t rows, blockKv;
+  } alts[] = {{"k_sq1", LaunchCondition().sq(1, 1), true, 32, 64},
+              {"k_sq2to16", LaunchCondition().sq(2, 16), false, 32, 64},
+              {"k", LaunchCondition().sq(17), false, 128, 32}};
+  for (const Alt &alt : alts) {
+    std::string suffix = alt.packed ? "_packed" : "";
+    Kernel unsplit = base;
+    unsplit.entry = alt.name;
+    unsplit.when = alt.sq;
+    unsplit.when.splits = LaunchCondition::Splits::Unsplit;
+    unsplit.blockKv = alt.blockKv;
+    unsplit.grid[0] = {alt.packed ? Extent::Group : Extent::Sq, alt.rows, 1};
+    unsplit.grid[1] = {alt.packed ? Extent::Hkv : Extent::Hq, 1, 1};
+    Kernel partial = unsplit;
+    partial.entry = std::string(alt.name) + "_split_kv";
+    partial.when.splits = LaunchCondition::Splits::Split;
+    partial.grid[1].timesSplits = true;
+    partial.params.resize(33); // q, k, v
+    addDescriptor(partial.params, "partial_out" + suffix, 5);
+    addDescriptor(partial.params, "partial_lse" + suffix, 4);
+    Kernel merge;
+    merge.entry = std::string(alt.name) + "_split_kv_merge";
+    merge.when = partial.when;
+    merge.grid[0] = {alt.packed ? Extent::Group : Extent::Sq, 2, 1};
+    merge.grid[1] = {alt.packed ? Extent::Hkv : Extent::Hq, 1, 1};
+    merge.grid[2] = {Extent::B, 1, 1};
+    merge.block[0] = 128;
+    addDescriptor(merge.params, "partial_out" + suffix, 5);
+    addDescriptor(merge.params, "partial_lse" + suffix, 4);
+    addDescriptor(merge.params, "out", 4);
+    m.kernels.insert(m.kernels.end(), {unsplit, partial, merge});
+  }
+  return m;
+}
+
+/// GQA launch arguments: Hq query heads over Hkv KV heads.
+KernelArgs gqaArgs(int64_t b, int64_t hq, int64_t hkv, int64_t sq,
+                   int64_t skv) {
+  KernelArgs a = argsOfShape(b, hq, sq, skv);
+  KernelArgs kv = argsOfShape(b, hkv, sq, skv);
+  a.k = kv.k;
+  a.v = kv.v;
+  a.stream = reinterpret_cast<cuda::CUstream>(0x5eed);
+  return a;
+}
+
+TEST(CudaMetadata, SqAlternativesRoundTrip) {
+  KernelMetadata m = alternativesMetadata(), back;
+  std::string error, text = writeMetadata(m);
+  EXPECT_NE(text.find("\"version\": 3,"), std::string::npos) << text;
+  for (const char *when :
+       {"\"when\": \"sq == 1 && unsplit\",", "\"when\": \"sq == 1 && split\",",
+        "\"when\": \"sq >= 2 && sq <= 16 && split\",",
+        "\"when\": \"sq >= 17 && unsplit\","})
+    EXPECT_NE(text.find(when), std::string::npos) << when << "\n" << text;
+  EXPECT_NE(text.find("\"block_kv\": 64,"), std::string::npos) << text;
+  ASSERT_TRUE(parseMetadata(text, back, error)) << error;
+  expectSameKernels(back, m);
+  expectSameWorkspaces(back, m);
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    EXPECT_EQ(back.kernels[i].blockKv, m.kernels[i].blockKv) << i;
+  EXPECT_EQ(writeMetadata(back), text);
+  // Each Sq selects the first kernel of its alternative.
+  EXPECT_EQ(firstKernelFor(back, 1), 0);
+  EXPECT_EQ(firstKernelFor(back, 2), 3);
+  EXPECT_EQ(firstKernelFor(back, 16), 3);
+  EXPECT_EQ(firstKernelFor(back, 17), 6);
+  EXPECT_EQ(firstKernelFor(back, 100000), 6);
+  EXPECT_EQ(firstKernelFor(back, 0), -1);
+  // Exactly one alternative's kernels run for every (Sq, split count).
+  for (int64_t sq : {1, 2, 9, 16, 17, 4096})
+    for (int64_t splits : {1, 2, 7}) {
+      std::vector<std::string> runs;
+      for (const Kernel &k : back.kernels)
+        if (k.runs(sq, splits))
+          runs.push_back(k.entry);
+      std::string base = sq == 1 ? "k_sq1" : sq <= 16 ? "k_sq2to16" : "k";
+      std::vector<std::string> expected = {base};
+      if (splits > 1)
+        expected = {base + "_split_kv", base + "_split_kv_merge"};
+      EXPECT_EQ(runs, expected) << "Sq " << sq << ", " << splits << " splits";
+    }
+}
+
+TEST(CudaMetadata, LaunchConditionText) {
+  LaunchCondition c;
+  std::string error;
+  for (auto [in, out] : std::vector<std::pair<std::string, std::string>>{
+           {"always", "always"},
+           {"split", "split"},
+           {" unsplit ", "unsplit"},
+           {"sq == 1", "sq == 1"},
+           {"sq<=16&&split", "sq <= 16 && split"},
+           {"split && sq > 1 && sq < 17", "sq >= 2 && sq <= 16 && split"},
+           {"sq >= 17 && sq >= 20", "sq >= 20"},
+           {"sq >= 1", "always"},
+           {"unsplit && unsplit", "unsplit"}}) {
+    ASSERT_TRUE(LaunchCondition::parse(in, c, error)) << in << ": " << error;
+    EXPECT_EQ(c.str(), out) << in;
+    LaunchCondition again;
+    ASSERT_TRUE(LaunchCondition::parse(c.str(), again, error)) << error;
+    EXPECT_EQ(again, c) << in;
+  }
+  ASSERT_TRUE(LaunchCondition::parse("sq >= 2 && sq <= 16 && split", c, error));
+  EXPECT_FALSE(c.holds(1, 2));
+  EXPECT_TRUE(c.holds(2, 2));
+  EXPECT_TRUE(c.holds(16, 64));
+  EXPECT_FALSE(c.holds(16, 1));
+  EXPECT_FALSE(c.holds(17, 2));
+  for (const char *bad : {"", "sometimes", "always && split", "sq", "sq == ",
+                          "sq == -1", "sq == 1x", "sq != 3", "sq < 1",
+                          "sq == 0", "sq == 1 && sq == 2", "split && unsplit",
+                          "&& split", "sq == 99999999999999999999"})
+    EXPECT_FALSE(LaunchCondition::parse(bad, c, error)) << bad;
+}
+
+// Bad alternatives are refused when the metadata is read, with the kernels
+// at fault named: two alternatives for one Sq, an Sq no kernel takes, an
+// alternative without a kernel for some split count.
+TEST(CudaMetadata, AlternativesMustPartitionSq) {
+  std::string good = writeMetadata(alternativesMetadata());
+  struct Case {
+    std::string from, to, message;
+  } cases[] = {
+      {"\"sq >= 2 && sq <= 16 && unsplit\"", "\"sq <= 16 && unsplit\"",
+       "metadata: kernels[0] ('sq == 1 && unsplit') and kernels[3] ('sq <= 16 "
+       "&& unsplit') overlap at Sq = 1: they are alternatives (different Sq "
+       "ranges), so a launch would run both"},
+      {"\"sq >= 17 && unsplit\"", "\"unsplit\"",
+       "metadata: kernels[0] ('sq == 1 && unsplit') and kernels[6] ('unsplit') "
+       "overlap at Sq = 1"},
+      {"\"sq >= 17 && unsplit\"", "\"sq >= 16 && unsplit\"",
+       "metadata: kernels[3] ('sq >= 2 && sq <= 16 && unsplit') and kernels[6] "
+       "('sq >= 16 && unsplit') overlap at Sq = 16"},
+      {"\"sq >= 17 && unsplit\"", "\"sq >= 17 && split\"",
+       "metadata: no kernel runs when the split count is 1 and Sq is in [17, "
+       "inf)"},
+  };
+  for (const Case &c : cases) {
+    std::string error = parseError(replace(good, c.from, c.to));
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "replacing " << c.from << " by " << c.to << "\n  got: " << error
+        << "\n  expected to contain: " << c.message;
+  }
+  // Sq = 17 left to no alternative.
+  KernelMetadata m = alternativesMetadata();
+  for (size_t i = 6; i < 9; ++i)
+    m.kernels[i].when.sqMin = 18;
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: no kernel runs when Sq is in [17, 17] (the "
+                      "kernels' Sq ranges are [1, 1], [2, 16], [18, inf))"),
+            std::string::npos)
+      << parseError(writeMetadata(m));
+  // The Sq = 1 alternative without its partial and merge kernels.
+  m = alternativesMetadata();
+  m.kernels[1].when.splits = m.kernels[2].when.splits =
+      LaunchCondition::Splits::Unsplit;
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: no kernel runs when the split count is above "
+                      "1 and Sq is in [1, 1] ('when' of every kernel excludes "
+                      "it)"),
+            std::string::npos)
+      << parseError(writeMetadata(m));
+  // Without the default alternative no kernel runs for Sq >= 17.
+  m = alternativesMetadata();
+  m.kernels.resize(6);
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: no kernel runs when Sq is in [17, inf) (the "
+                      "kernels' Sq ranges are [1, 1], [2, 16])"),
+            std::string::npos)
+      << parseError(writeMetadata(m));
+  // A static Sq needs only its own: Sq = 4 is the second alternative's.
+  m.spec.seq_q = 4;
+  KernelMetadata back;
+  std::string error;
+  EXPECT_TRUE(parseMetadata(writeMetadata(m), back, error)) << error;
+  m.spec.seq_q = 40;
+  EXPECT_NE(parseError(writeMetadata(m))
+                .find("metadata: no kernel runs when Sq is in [40, 40]"),
+            std::string::npos);
+  // Version 2 knows no Sq conditions.
+  m = alternativesMetadata();
+  m.kernels.resize(3);
+  EXPECT_NE(parseError(replace(writeMetadata(m), "\"version\": 3",
+                               "\"version\": 2"))
+                .find("metadata: kernels[0]: 'when' is 'sq == 1 && unsplit'; "
+                      "version 2 knows always, split and unsplit (conditions "
+                      "on Sq need version 3)"),
+            std::string::npos);
+  // block_kv is a positive integer.
+  EXPECT_NE(parseError(replace(good, "\"block_kv\": 64,", "\"block_kv\": 0,"))
+                .find("metadata: kernels[0]: 'block_kv' is 0; it must be an "
+                      "integer in [1, "),
+            std::string::npos);
+}
+
+// Version 2 files (what attn-translate wrote before version 3) still load.
+TEST(CudaMetadata, ReadsVersion2) {
+  KernelMetadata m = splitMetadata();
+  m.kernels[0].when = LaunchCondition::unsplit();
+  m.kernels[0].grid[1].timesSplits = false;
+  Kernel partial = m.kernels[0];
+  partial.entry = "attn_kernel_split_kv";
+  partial.when = LaunchCondition::split();
+  partial.grid[1].timesSplits = true;
+  m.kernels.insert(m.kernels.begin() + 1, partial);
+  std::string v2 =
+      replace(writeMetadata(m), "\"version\": 3", "\"version\": 2");
+  KernelMetadata back;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(v2, back, error)) << error;
+  expectSameKernels(back, m);
+  EXPECT_EQ(back.kernels[0].when, LaunchCondition::unsplit());
+  EXPECT_EQ(back.kernels[2].when, LaunchCondition::split());
+}
+
+TEST(CudaSplits, TheLaunchSqPicksTheAlternative) {
+  KernelMetadata m = alternativesMetadata();
+  // Sq = 1, B = 2, Hq = 32 over Hkv = 8: the packed alternative's 16 tiles,
+  // its 64-key blocks (1563 at Skv = 100000): ceil(264 / 16) = 17 splits.
+  EXPECT_EQ(chooseKvSplits(m, gqaArgs(2, 32, 8, 1, 100000), 132), 17);
+  // Sq = 4: 64 tiles of 32 rows: 5.
+  EXPECT_EQ(chooseKvSplits(m, gqaArgs(2, 32, 8, 4, 100000), 132), 5);
+  // Skv = 4096: 64-key blocks allow 16 splits of 4 at Sq = 1, the default
+  // alternative's 32-key blocks 32 at Sq = 17 (B = 1, Hkv = 2: 8 tiles).
+  EXPECT_EQ(chooseKvSplits(m, gqaArgs(1, 2, 2, 1, 4096), 132), 16);
+  EXPECT_EQ(chooseKvSplits(m, gqaArgs(1, 2, 2, 17, 4096), 132), 32);
+  // Prefill fills the GPU.
+  EXPECT_EQ(chooseKvSplits(m, gqaArgs(2, 32, 8, 4096, 4096), 132), 1);
 }
 
 TEST(CudaSplits, PackedHeadsGridAndSplits) {
@@ -1728,6 +2005,88 @@ TEST(CudaPool, UnsplitLaunchNeedsNoPool) {
                                       "cuDevicePrimaryCtxRelease"}));
 }
 
+// A launch runs the alternative its Sq selects, with that alternative's
+// split count, and allocates only the workspaces its kernels read.
+TEST(CudaPool, LaunchRunsTheAlternativeOfItsSq) {
+  KernelMetadata m = alternativesMetadata();
+  std::unique_ptr<Executable> exe = fakeExecutable(fake::driver(), m);
+  ASSERT_TRUE(exe);
+  std::string error;
+  struct Case {
+    KernelArgs args;
+    std::vector<std::string> launched;
+    std::vector<bool> used; // partial_out, partial_lse, then _packed
+  } cases[] = {
+      // Decode at Sq = 1: the packed kernels, 17 splits.
+      {gqaArgs(2, 32, 8, 1, 100000),
+       {"k_sq1_split_kv", "k_sq1_split_kv_merge"},
+       {false, false, true, true}},
+      // Speculative decoding at Sq = 4 and 16: the 32-row kernels.
+      {gqaArgs(2, 32, 8, 4, 100000),
+       {"k_sq2to16_split_kv", "k_sq2to16_split_kv_merge"},
+       {true, true, false, false}},
+      {gqaArgs(2, 32, 8, 16, 100000),
+       {"k_sq2to16_split_kv", "k_sq2to16_split_kv_merge"},
+       {true, true, false, false}},
+      // Sq = 17 and more: the 128-row kernels; split when they do not fill
+      // the GPU, unsplit (nothing allocated) when they do.
+      {gqaArgs(1, 4, 2, 17, 100000),
+       {"k_split_kv", "k_split_kv_merge"},
+       {true, true, false, false}},
+      {gqaArgs(2, 32, 8, 4096, 4096), {"k"}, {}},
+      // Decode whose packed tiles fill the GPU: unsplit.
+      {gqaArgs(132, 8, 8, 1, 4096), {"k_sq1"}, {}},
+  };
+  for (Case &c : cases) {
+    SCOPED_TRACE("Sq " + std::to_string(c.args.q.shape[2]));
+    fake::edit([](fake::Data &d) { d.launches.clear(); d.allocBytes = 0; });
+    int64_t splits = chooseKvSplits(m, c.args, 132);
+    ASSERT_EQ(exe->run(c.args, error), ATTN_OK) << error;
+    fake::Data d = fake::data();
+    std::vector<std::string> launched;
+    for (const fake::LaunchRecord &l : d.launches)
+      launched.push_back(l.entry);
+    EXPECT_EQ(launched, c.launched);
+    if (c.used.empty()) {
+      EXPECT_EQ(splits, 1);
+      EXPECT_EQ(d.allocBytes, 0u);
+      continue;
+    }
+    std::vector<WorkspaceLayout> layouts;
+    uint64_t total = 0;
+    ASSERT_TRUE(layoutWorkspaces(m, c.args, splits, layouts, total, error,
+                                 &c.used))
+        << error;
+    EXPECT_EQ(d.allocBytes, total);
+    // The used workspaces, and only those, got bytes.
+    for (size_t w = 0; w < layouts.size(); ++w)
+      EXPECT_EQ(layouts[w].bytes > 0, bool(c.used[w])) << w;
+    // The launched kernels were given the addresses of their workspaces
+    // in the allocation, and the grids of this split count.
+    std::vector<uint64_t> addresses;
+    for (size_t w = 0; w < layouts.size(); ++w)
+      addresses.push_back(c.used[w] ? fake::kBase + layouts[w].offset : 0);
+    for (size_t i = 0; i < d.launches.size(); ++i) {
+      const Kernel *k = nullptr;
+      for (const Kernel &x : m.kernels)
+        if (x.entry == d.launches[i].entry)
+          k = &x;
+      ASSERT_TRUE(k);
+      PackedParams p;
+      ASSERT_TRUE(packParams(m, *k, c.args, splits, addresses, p, error))
+          << error;
+      EXPECT_EQ(d.launches[i].params, values(p)) << k->entry;
+      unsigned grid[3];
+      ASSERT_TRUE(computeGrid(*k, c.args, splits, grid, error)) << error;
+      EXPECT_EQ(std::vector<unsigned>(grid, grid + 3),
+                std::vector<unsigned>(d.launches[i].grid,
+                                      d.launches[i].grid + 3))
+          << k->entry;
+    }
+  }
+  EXPECT_EQ(fake::data().depth, 0);
+}
+
 TEST(CudaPool, DriverWithoutPoolEntryPoints) {
   // A driver before CUDA 11.2 lacks them all; any one missing is enough.
   using Slot = void (*)(Driver &);
@@ -1943,7 +2302,7 @@ TEST(CudaPool, ConcurrentLaunchesCreateOnePool) {
 
 TEST(CudaPool, KernelCountIsChecked) {
   KernelMetadata m = splitMetadata();
-  while (m.kernels.size() < 5)
+  while (m.kernels.size() < 17)
     m.kernels.push_back(m.kernels.back());
   fake::reset(m);
   std::unique_ptr<Executable> exe;
@@ -1951,12 +2310,33 @@ TEST(CudaPool, KernelCountIsChecked) {
   EXPECT_EQ(createExecutableWithDriver(fake::driver(), m, kPtx, exe, error),
             ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_FALSE(exe);
-  EXPECT_NE(error.find("the kernel metadata has 5 kernels; expected 1 to 4"),
+  EXPECT_NE(error.find("the kernel metadata has 17 kernels; expected 1 to 16"),
             std::string::npos)
       << error;
   std::vector<std::string> calls = fake::data().calls;
   EXPECT_EQ(std::count(calls.begin(), calls.end(), "cuModuleLoadDataEx"), 0);
   EXPECT_EQ(calls.back(), "cuDevicePrimaryCtxRelease");
+  EXPECT_EQ(fake::data().depth, 0);
+}
+
+// Metadata built in memory (the JIT's) is held to the same launch
+// conditions as a file's: a gap in the Sq ranges is refused before the
+// module is loaded.
+TEST(CudaPool, LaunchConditionsAreCheckedAtCreation) {
+  KernelMetadata m = alternativesMetadata();
+  m.kernels.resize(6); // no kernel for Sq >= 17
+  fake::reset(m);
+  std::unique_ptr<Executable> exe;
+  std::string error;
+  EXPECT_EQ(createExecutableWithDriver(fake::driver(), m, kPtx, exe, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_FALSE(exe);
+  EXPECT_NE(error.find("cuda: metadata: no kernel runs when Sq is in [17, "
+                       "inf)"),
+            std::string::npos)
+      << error;
+  std::vector<std::string> calls = fake::data().calls;
+  EXPECT_EQ(std::count(calls.begin(), calls.end(), "cuModuleLoadDataEx"), 0);
   EXPECT_EQ(fake::data().depth, 0);
 }
 

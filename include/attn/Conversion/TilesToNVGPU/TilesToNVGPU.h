@@ -26,6 +26,11 @@ class TilingAttr;
 /// geometry picks another (NVGPUGeometry::blockKv).
 constexpr int64_t kNVGPUBlockKv = 64;
 
+/// A spec with a dynamic query length gets, besides the Sq = 1 alternative,
+/// one for 2 <= Sq <= this (speculative decoding's few query positions)
+/// with the geometry of a static Sq of this length (attn-configure-nvgpu).
+constexpr int64_t kDecodeAlternativeMaxSq = 16;
+
 /// What attn-configure-nvgpu may be told; 0 leaves a choice to the table.
 struct ConfigureNVGPUOptions {
   /// Warps per workgroup, 16 query rows per row tile each: 1, 2, 4 or 8.
@@ -41,6 +46,9 @@ struct ConfigureNVGPUOptions {
   int64_t blockKv = 0;
   /// The target (sm_80, sm_90, sm_90a, ...): some geometries depend on it.
   std::string chip = "sm_90a";
+  /// Read Q's fragments from shared memory per key block even where the
+  /// table would hold them in registers.
+  bool qFromSmem = false;
 };
 
 /// The tensor-core kernel's geometry for one op.

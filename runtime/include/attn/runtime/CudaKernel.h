@@ -1,12 +1,14 @@
 //===- CudaKernel.h - CUDA kernel artifacts: metadata, launch geometry, params -*- C++ -*-===//
 //
 // A CUDA kernel artifact is a PTX or cubin file plus a metadata file beside
-// it (JSON) saying how to launch it: one to four kernels run in order, each
-// with its entry name, its grid as a function of the launch shape (and of a
-// split count the runtime chooses at each launch), its block, its dynamic
-// shared memory and its parameter list in terms of the launch tensors and
-// of device workspaces the runtime allocates; and the spec it was compiled
-// for. attn-translate writes them (--attn-to-ptx/--attn-to-cubin), the JIT
+// it (JSON) saying how to launch it: 1 to 16 kernels, each with the
+// condition under which it runs (LaunchCondition.h: the launch's query
+// length and the split count the runtime chooses at each launch), its entry
+// name, its grid as a function of the launch shape (and of the split
+// count), its block, its dynamic shared memory and its parameter list in
+// terms of the launch tensors and of device workspaces the runtime
+// allocates; and the spec it was compiled for. A launch runs, in order, the
+// kernels whose condition holds. attn-translate writes them (--attn-to-ptx/--attn-to-cubin), the JIT
 // builds the same description in memory, and libattn_runtime.so runs them
 // with no MLIR (docs/NVIDIA.md describes the format).
 //
@@ -15,6 +17,7 @@
 #define ATTN_RUNTIME_CUDAKERNEL_H
 
 #include "attn/runtime/Backend.h"
+#include "attn/runtime/LaunchCondition.h"
 
 #include <cstdint>
 #include <memory>
@@ -85,14 +88,16 @@ struct Kernel {
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0; // dynamic shared memory per block
   std::vector<Param> params;
-  /// When it runs: always, or (alternatives of one launch) only when the
-  /// launch's split count is > 1 (the split-KV partial and merge kernels)
-  /// or only when it is 1 (the kernel that writes the result itself).
-  enum class When { Always, Split, Unsplit };
-  When when = When::Always;
-  bool runs(int64_t splits) const {
-    return when == When::Always || (when == When::Split) == (splits > 1);
-  }
+  /// When it runs: always, or (alternatives of one launch) only for a range
+  /// of query lengths and/or only when the launch's split count is > 1
+  /// (the split-KV partial and merge kernels) or is 1 (the kernel that
+  /// writes the result itself).
+  LaunchCondition when;
+  /// Keys per block this kernel walks (attention kernels; 0: unknown, then
+  /// KvSplits::blockKv), which chooseKvSplits counts for the alternative
+  /// this kernel starts.
+  int64_t blockKv = 0;
+  bool runs(int64_t sq, int64_t splits) const { return when.holds(sq, splits); }
 };
 
 /// Split-KV geometry: the first kernel's workgroups have blockQ rows and
@@ -119,32 +124,58 @@ struct KernelMetadata {
   /// Allocated (all in one stream-ordered allocation) only for launches
   /// whose split count is > 1; with one split their pointers are 0.
   std::vector<Workspace> workspaces;
-  /// 1..4 kernels launched in order on the caller's stream (those whose
-  /// `when` holds for the launch's split count); for every count some
-  /// kernel runs.
+  /// 1..16 kernels; a launch runs, in order on the caller's stream, those
+  /// whose `when` holds for its Sq and split count. The kernels whose
+  /// conditions have the same Sq range form one alternative; parseMetadata
+  /// guarantees that the alternatives' Sq ranges are disjoint and cover
+  /// every Sq the spec admits, and that in each alternative some kernel
+  /// runs at every split count.
   std::vector<Kernel> kernels;
   attn_spec spec{};
 };
 
-/// The metadata as JSON text, version 2 (what parseMetadata reads back).
+/// The most kernels an artifact holds (three alternatives of a partial,
+/// merge and unsplit kernel take 9).
+constexpr size_t kMaxKernels = 16;
+
+/// The metadata as JSON text, version 3 (what parseMetadata reads back).
 std::string writeMetadata(const KernelMetadata &metadata);
 
 /// Parses and validates metadata, version 1 (one kernel, read as a single
-/// always-launched kernel with no workspace and no split count) or 2: every
-/// key present with the right type, names known, every parameter naming a
-/// launch tensor of the spec or a workspace, blocks within 1024 threads,
-/// the spec a valid one (normalized on return). On failure returns false
-/// with `error` set, naming the key.
+/// always-launched kernel with no workspace and no split count), 2 (1 to 4
+/// kernels whose `when` is always, split or unsplit) or 3 (1 to 16 kernels
+/// whose `when` may also bound Sq): every key present with the right type,
+/// names known, every parameter naming a launch tensor of the spec or a
+/// workspace, blocks within 1024 threads, the spec a valid one (normalized
+/// on return), and the conditions a partition: the alternatives' Sq ranges
+/// neither overlap nor leave a gap over the Sq the spec admits, and in each
+/// alternative some kernel runs at split count 1 and (with `kv_splits`)
+/// above 1. On failure returns false with `error` set, naming the key or
+/// the kernels at fault.
 bool parseMetadata(const std::string &text, KernelMetadata &metadata,
                    std::string &error);
+
+/// The launch conditions of `metadata`'s kernels make a partition (what
+/// parseMetadata checks of them, and createExecutable of metadata built in
+/// memory, as the JIT's is): no split condition without kv_splits; the
+/// alternatives' Sq ranges (kernels with equal ranges form one) disjoint
+/// and covering every Sq the spec admits; in each alternative some kernel
+/// runs at split count 1 and, with kv_splits, above 1. False with `error`
+/// naming the kernels at fault.
+bool checkLaunchConditions(const KernelMetadata &metadata, std::string &error);
+
+/// The index of the first kernel of the alternative a launch with query
+/// length `sq` runs (the first kernel whose Sq range holds `sq`), or -1.
+int firstKernelFor(const KernelMetadata &metadata, int64_t sq);
 
 /// The split count for a launch: 1 without split support (kvSplits.max ==
 /// 0) or with at most one key block; else spec.kv_splits when the spec
 /// fixes it (>= 1), or, when automatic (0), enough splits to fill about two
 /// waves of `smCount` multiprocessors with at least 4 key blocks per split
 /// (1 when the query tiles alone fill the GPU; the tiles are the workgroups
-/// of the first kernel's unsplit grid); clamped to [1, min(max, key
-/// blocks)].
+/// of the unsplit grid of the first kernel of the alternative the launch's
+/// Sq selects); clamped to [1, min(max, key blocks)]. Key blocks are
+/// counted in that kernel's blockKv (kvSplits.blockKv when it has none).
 int64_t chooseKvSplits(const KernelMetadata &metadata, const KernelArgs &args,
                        int smCount);
 
@@ -162,14 +193,18 @@ struct WorkspaceLayout {
   uint64_t offset = 0;
 };
 
-/// Lays out every workspace of `metadata` for a launch with `splits`
+/// Lays out the workspaces of `metadata` for a launch with `splits`
 /// splits: one WorkspaceLayout per workspace, in order, and the bytes the
-/// single allocation holding them all needs. False with `error` when an
-/// extent is not positive or a workspace (or all of them) would exceed 2^40
-/// bytes.
+/// single allocation holding them all needs. With `used` (one flag per
+/// workspace), only the flagged ones: the others get no bytes and no
+/// place (the alternatives of one artifact may read workspaces of
+/// different shapes, and a launch runs only one). False with `error` when
+/// an extent is not positive or a workspace (or all of them) would exceed
+/// 2^40 bytes.
 bool layoutWorkspaces(const KernelMetadata &metadata, const KernelArgs &args,
                       int64_t splits, std::vector<WorkspaceLayout> &layouts,
-                      uint64_t &totalBytes, std::string &error);
+                      uint64_t &totalBytes, std::string &error,
+                      const std::vector<bool> *used = nullptr);
 
 /// The kernel parameters as cuLaunchKernel takes them: each value stored
 /// at its natural alignment in `storage`, `offsets` pointing into it.

@@ -18,11 +18,11 @@ constexpr llvm::StringLiteral kTilingAttrName = "attn.tiling";
 /// One attention compiled to alternatives chosen at each launch: the
 /// discardable attribute (a string) on an attn.sdpa, which attn-tile-sdpa
 /// copies onto its foralls and the GPU targets into their kernels' launch
-/// information, saying when the alternative runs: "unsplit" (the launch's
-/// split-KV count is 1) or "split" (it is more); absent: always.
+/// information, saying when the alternative runs: a launch condition on
+/// the launch's query length and split-KV count, in the grammar of
+/// attn/runtime/LaunchCondition.h ("unsplit": the count is 1; "split": it
+/// is more; "sq == 1 && split", "sq >= 17"); absent: always.
 constexpr llvm::StringLiteral kLaunchWhenAttrName = "attn.launch_when";
-constexpr llvm::StringLiteral kLaunchUnsplit = "unsplit";
-constexpr llvm::StringLiteral kLaunchSplit = "split";
 
 /// log2(e) and ln(2): exp(x) = exp2(x log2 e), log(x) = log2(x) ln 2 (the
 /// online softmax works in log2 units; every lowering converts with these).
