@@ -1,6 +1,5 @@
 //===- TileDistribution.cpp - what every GPU tile mapping shares ----------===//
 #include "attn/Conversion/TileDistribution.h"
-#include "attn/Conversion/SplitKV.h"
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
 #include "attn/Dialect/Attn/IR/AttnOps.h"

@@ -252,26 +252,22 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
            "f32";
   if (spec.head_dim % 16 || dv % 16)
     return "the coopmat kernel needs head_dim and value_dim multiples of 16";
-  // Workgroup memory: S (f32), P (16-bit), O (f32), the Q, K and V tiles
-  // (16-bit), all with padded rows, and m and l.
+  // Workgroup memory: S (f32), P (16-bit), the accumulator (f32), the Q, K
+  // and V tiles (16-bit), all with padded rows.
   const int64_t d = spec.head_dim;
   auto bytesFor = [&](int64_t bq, int64_t bkv) {
-    return bq * (bkv + 4) * 4 + bq * (bkv + 8) * 2 + bq * (dv + 4) * 4 +
-           2 * bq * 4 + bq * (d + 8) * 2 + bkv * (d + 8) * 2 +
-           bkv * (dv + 8) * 2;
+    return mlir::attn::coopMatrixSharedBytes(bq, bkv, d, dv);
   };
   const int64_t limit = info.maxComputeSharedMemorySize;
   blockQ = spec.block_q > 0 ? spec.block_q : 16;
-  blockKv = spec.block_kv;
-  if (blockKv <= 0) {
-    // The largest key block that fits (tails are padded: any length works).
-    blockKv = 16;
-    for (int64_t b : {64, 32})
-      if (bytesFor(blockQ, b) <= limit) {
-        blockKv = b;
-        break;
-      }
-  }
+  // Unless given, the largest key block that fits, as attn-configure-simt
+  // chooses it (tails are padded: any length works).
+  mlir::attn::ConfigureSIMTOptions simt;
+  simt.blockQ = blockQ;
+  simt.blockKv = spec.block_kv > 0 ? spec.block_kv : 0;
+  simt.sharedMemoryBytes = limit;
+  simt.coopMatrix = 1; // any N > 0: the cooperative-matrix tiles
+  blockKv = mlir::attn::simtBlockKv(simt, d, dv, /*elementBytes=*/2);
   if (blockQ <= 0 || blockQ % 16 || blockKv <= 0 || blockKv % 16)
     return "the coopmat kernel needs block_q and block_kv multiples of 16";
   int64_t bytes = bytesFor(blockQ, blockKv);
@@ -442,9 +438,6 @@ public:
     if (!simt) {
       if (forced != "coopmat-scalar")
         coopGap = coopMatDeviceGap(info, spec.dtype);
-      if (coopGap.empty() && dynamic)
-        coopGap = "the coopmat kernel needs static shapes (batch, heads_q, "
-                  "heads_kv, seq_q and seq_kv set in the spec)";
       if (coopGap.empty())
         coopGap = coopMatSpecGap(spec, info, coopBlockQ, coopBlockKv);
       if (forced != "auto" && !coopGap.empty())
@@ -516,7 +509,11 @@ public:
     if (coopmat) {
       options.blockQ = coopBlockQ;
       options.blockKv = coopBlockKv;
-      options.subgroupSize = info.subgroupSize;
+      options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
+      // coopmat's workgroup is one of the device's subgroups; the scalar
+      // stand-in's is only a workgroup size (the pipeline's default).
+      if (variantName == "coopmat")
+        options.subgroupSize = info.subgroupSize;
     } else if (variantName == "portable") {
       // An invocation per row: block_q rows per workgroup (64 by default,
       // within the device's workgroup size), K and V tiles sized to its

@@ -150,9 +150,12 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
             "; it must be 0 or a power of two up to 128";
     return failure();
   }
-  // coopmat's workgroup is one subgroup, 32 invocations unless given.
+  // coopmat's workgroup is one subgroup, 32 invocations unless given;
+  // coopmat-scalar's is a workgroup of at least one invocation per row.
   const int64_t coopSubgroup =
-      opts.subgroupSize > 0 ? int64_t(opts.subgroupSize) : 32;
+      opts.subgroupSize > 0           ? int64_t(opts.subgroupSize)
+      : opts.variant == "coopmat-scalar" ? std::max<int64_t>(32, tileQ)
+                                         : 32;
 
   if (opts.variant == "portable") {
     // The SIMT mapping of the tiled form, as the cuda target's generic
@@ -196,20 +199,45 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
                               : "Shader,Int64",
                        opts.int16, sg);
   }
-  if (opts.variant == "coopmat") {
-    // One gpu.launch on cooperative matrices straight from the kernel
-    // source (SPIRVCoopMatKernel.cpp), then the same GPU -> SPIR-V steps
-    // with SPIR-V 1.6 (Vulkan 1.3, which KHR cooperative matrix ops need)
-    // and the Vulkan memory model the extension requires. kv-splits = N > 1
-    // adds the workspaces and the merge kernel (SplitKV.h) to the module;
-    // Int64 only where dropout uses it.
-    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, coopSubgroup,
-                                            /*scalarMatrices=*/false,
-                                            opts.kvSplits));
-    // Split-KV's host-side extents (the merge grid) fold to constants.
+  if (opts.variant == "coopmat" || opts.variant == "coopmat-scalar") {
+    // The cooperative-matrix mapping of the tiled form: a workgroup of one
+    // subgroup (coopSubgroup invocations), Q, K and V staged in workgroup
+    // memory, Q.K^T and P.V as 16x16x16 KHR cooperative matrices over
+    // workgroup-memory tiles (coopmat-scalar: scalar loops over the same
+    // tiles, for any Vulkan 1.1 device), the online softmax a row per
+    // invocation between them. kv-splits = N > 1: the partial kernel over
+    // (query block, head x chunk, batch), workspaces the host function
+    // allocates, and the merge kernel, in one module.
+    const bool scalar = opts.variant == "coopmat-scalar";
+    // A bf16 attention on cooperative matrices is lowered as f16 and
+    // retyped after the SPIR-V conversion (gpu.mma_matrix has no bf16).
+    if (!scalar)
+      pm.addPass(createSPIRVBf16AsF16Pass());
+    AttnConfigureSIMTPassOptions simt;
+    simt.blockQ = tileQ;
+    simt.blockKv = opts.blockKv;
+    simt.sharedMemoryBytes = opts.sharedMemoryBytes;
+    simt.kvSplits = opts.kvSplits;
+    simt.coopMatrix = coopSubgroup;
+    simt.scalarProducts = scalar;
+    pm.addPass(createAttnConfigureSIMTPass(simt));
+    pm.addPass(createAttnTileSdpaPass());
+    pm.addPass(createAttnDecomposeOnlineAttentionPass());
+    pm.addPass(createConvertAttnTilesToSIMTPass({/*spirv=*/true}));
     pm.addPass(createCanonicalizerPass());
+    if (scalar) {
+      // bf16 buffers (and P's tile) as 16-bit integers, as portable's.
+      pm.addPass(createSPIRVBf16StoragePass());
+      if (failed(addKernelChecks()))
+        return failure();
+      // No subgroup operations: its "subgroup" is only a workgroup size.
+      return addVulkan11("Shader,Int64", opts.int16);
+    }
     if (failed(addKernelChecks()))
       return failure();
+    // SPIR-V 1.6 (Vulkan 1.3, which KHR cooperative matrix ops need) and
+    // the Vulkan memory model the extension requires; Int64 only where
+    // dropout uses it.
     if (failed(addToSPIRV(
             "Shader,Int64,CooperativeMatrixKHR,VulkanMemoryModel,Float16,"
             "StorageBuffer16BitAccess",
@@ -221,21 +249,6 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     pm.addPass(createSPIRVCoopMatBf16Pass());
     pm.addPass(createSPIRVVulkanMemoryModelPass());
     return success();
-  }
-  if (opts.variant == "coopmat-scalar") {
-    // The same kernel with scalar products: Vulkan 1.1, 16-bit storage; a
-    // bf16 kernel is written in bf16 and its buffers become i16 ones, as
-    // in the portable variant.
-    pm.addPass(createSPIRVCoopMatKernelPass(tileQ, tileKv, coopSubgroup,
-                                            /*scalarMatrices=*/true,
-                                            opts.kvSplits));
-    // Split-KV's host-side extents (the merge grid) fold to constants.
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createSPIRVBf16StoragePass());
-    if (failed(addKernelChecks()))
-      return failure();
-    // No subgroup operations: its "subgroup" is only a workgroup size.
-    return addVulkan11("Shader,Int64", opts.int16);
   }
   if (opts.variant != "tiled") {
     error = "attn-to-spirv-pipeline: unknown variant '" + opts.variant +
@@ -280,7 +293,6 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {
-  registerSPIRVCoopMatKernelPass();
   registerPassPipeline(
       "attn-to-spirv-pipeline",
       "Lower attn.sdpa on tensors to a host function that "
@@ -292,9 +304,10 @@ void mlir::attn::registerAttnSPIRVPipeline() {
       "fills); the other variants need static shapes; "
       "variant=tiled: the FlashAttention rewrite, "
       "bufferization with private temporaries, one invocation per tile; "
-      "variant=coopmat: one subgroup per "
-      "workgroup on f16 16x16x16 cooperative matrices (SPIR-V 1.6, Vulkan "
-      "memory model)",
+      "variant=coopmat: the same tiled form on one subgroup per "
+      "workgroup, its products as f16 16x16x16 cooperative matrices "
+      "(SPIR-V 1.6, Vulkan memory model; coopmat-scalar: scalar products, "
+      "Vulkan 1.1)",
       [](OpPassManager &pm, StringRef optionsText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         AttnToSPIRVPipelineOptions opts;

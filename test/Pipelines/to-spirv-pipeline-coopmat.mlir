@@ -3,23 +3,26 @@
 // RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat-scalar" | FileCheck %s --check-prefix=SCALAR
 
 // variant=coopmat-scalar: a Vulkan 1.1 module without cooperative matrices.
-// SCALAR: spirv.module @__spv__attn_kernel_kernel Logical GLSL450 requires #spirv.vce<v1.0,
+// SCALAR: spirv.module @__spv__attn_kernel_kernels Logical GLSL450 requires #spirv.vce<v1.0,
 // SCALAR-NOT: CooperativeMatrix
 // SCALAR-NOT: VulkanMemoryModel
 // SCALAR: spirv.ControlBarrier <Workgroup>, <Workgroup>, <AcquireRelease|WorkgroupMemory>
 // SCALAR-NOT: spirv.KHR
-// SCALAR: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
+// SCALAR: spirv.ExecutionMode @attn_kernel "LocalSize", 32, 1, 1
 
-// attn-to-spirv-pipeline{variant=coopmat}: one kernel of one subgroup per
-// workgroup on spirv.KHR.CooperativeMatrix* ops, in a SPIR-V 1.6 module with
-// the Vulkan memory model, cooperative matrices, f16 and 16-bit storage.
+// attn-to-spirv-pipeline{variant=coopmat}: the tiled form mapped by
+// convert-attn-tiles-to-simt's cooperative-matrix mode, one kernel of one
+// subgroup per workgroup on spirv.KHR.CooperativeMatrix* ops, in a SPIR-V
+// 1.6 module with the Vulkan memory model, cooperative matrices, f16 and
+// 16-bit storage.
 // CHECK-LABEL: func.func @attn_kernel
-// Grid (B*Hq, ceil(Sq/Br)) = (2, 2), 32 invocations; operands in first-use
-// order (Q, K, V staged into workgroup memory first, then the mask).
+// Grid (ceil(Sq/Br), Hq, B) = (2, 2, 1), 32 invocations; operands in
+// first-use order (Q, K, V staged into workgroup memory first, then the
+// mask).
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
-// CHECK: gpu.launch_func @attn_kernel_kernel::@attn_kernel_kernel blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C32]], %{{.*}}, %{{.*}}) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : memref<1x2x32x64xi1, {{.*}}>, %arg4 : {{.*}}, %arg5 : memref<1x2x32xf32, {{.*}}>)
-// CHECK: spirv.module @__spv__attn_kernel_kernel Logical Vulkan requires #spirv.vce<v1.6,
+// CHECK: gpu.launch_func @attn_kernel_kernels::@attn_kernel blocks in (%[[C2]], %[[C2]], %{{.*}}) threads in (%[[C32]], %{{.*}}, %{{.*}}) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : memref<1x2x32x64xi1, {{.*}}>, %arg4 : {{.*}}, %arg5 : memref<1x2x32xf32, {{.*}}>)
+// CHECK: spirv.module @__spv__attn_kernel_kernels Logical Vulkan requires #spirv.vce<v1.6,
 // CHECK-SAME: CooperativeMatrixKHR
 // CHECK-SAME: VulkanMemoryModel
 // CHECK-SAME: SPV_KHR_cooperative_matrix
@@ -31,7 +34,7 @@
 // CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<320 x f32>)>, Workgroup>
 // CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<384 x f16>)>, Workgroup>
 // CHECK-DAG: spirv.GlobalVariable @{{.*}} : !spirv.ptr<!spirv.struct<(!spirv.array<768 x f16>)>, Workgroup>
-// CHECK: spirv.func @attn_kernel_kernel
+// CHECK: spirv.func @attn_kernel()
 // S = Q K^T from the staged tiles: Q row-major, K^T as a column-major load
 // of K's tile, into f32.
 // CHECK: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst24_i32, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f16, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
@@ -49,9 +52,9 @@
 // CHECK: spirv.KHR.CooperativeMatrixMulAdd
 // CHECK: spirv.KHR.CooperativeMatrixStore {{.*}}, %cst20_i32, <RowMajor>, <NonPrivatePointer>
 // CHECK: spirv.GL.Log
-// CHECK: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
+// CHECK: spirv.ExecutionMode @attn_kernel "LocalSize", 32, 1, 1
 
-// SG64: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 64, 1, 1
+// SG64: spirv.ExecutionMode @attn_kernel "LocalSize", 64, 1, 1
 func.func @attn_kernel(%q: memref<1x2x32x16xf16>, %k: memref<1x2x64x16xf16>, %v: memref<1x2x64x16xf16>, %mask: memref<1x2x32x64xi1>, %out: memref<1x2x32x16xf16>, %lse: memref<1x2x32xf32>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x2x32x16xf16> to tensor<1x2x32x16xf16>
   %k_t = bufferization.to_tensor %k restrict : memref<1x2x64x16xf16> to tensor<1x2x64x16xf16>

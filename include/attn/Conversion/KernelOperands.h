@@ -1,7 +1,7 @@
 //===- KernelOperands.h - memrefs behind a JIT entry's attn.sdpa -*- C++ -*-===//
 //
 // The GPU targets' configuration passes (attn-configure-nvgpu,
-// attn-configure-simt, attn-spirv-coopmat-kernel) take attn.sdpa in the
+// attn-configure-simt) take attn.sdpa in the
 // JIT's destination-passing form: each operand is a bufferization.to_tensor
 // of a memref and each result's only use is a
 // bufferization.materialize_in_destination into one. These find those

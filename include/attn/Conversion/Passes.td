@@ -193,6 +193,13 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     `#attn.simt<rows, lanes, unroll>`. An op that already has a tiling
     without a mapping keeps its sizes.
 
+    With `coop-matrix` = N > 0, the mapping is `#attn.coop_matrix<N>`
+    instead (the Vulkan coopmat variant: a workgroup of one subgroup, the
+    products on cooperative matrices over workgroup-memory tiles, P in the
+    element type; f16 or bf16; block-q, block-kv, D and Dv multiples of 16,
+    block-q at most N; block-kv 0: the largest of 64, 32, 16 whose tiles
+    fit, `coopMatrixSharedBytes`).
+
     With `kv-splits` N > 1: split-KV with N chunks; with `launch-splits`
     the count is chosen per launch instead, so the op is cloned into an
     unsplit alternative (`attn.launch_when = "unsplit"`) and a split one
@@ -227,7 +234,14 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
            "1: one kernel; N > 1: split-KV with N chunks">,
     Option<"launchSplits", "launch-splits", "bool", /*default=*/"false",
            "With kv-splits > 1: the chunk count is chosen per launch "
-           "(unsplit and split alternatives)">
+           "(unsplit and split alternatives)">,
+    Option<"coopMatrix", "coop-matrix", "int64_t", /*default=*/"0",
+           "N > 0: the cooperative-matrix mapping, a workgroup of one "
+           "subgroup of N invocations (f16/bf16, block-q, block-kv, D and "
+           "Dv multiples of 16, block-q <= N); 0: the SIMT mapping">,
+    Option<"scalarProducts", "scalar-products", "bool", /*default=*/"false",
+           "With coop-matrix: the products as scalar loops over the same "
+           "tiles (devices without cooperative matrices)">
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

@@ -121,6 +121,9 @@ Value packedRowsView(OpBuilder &b, Location loc, Value memref, int64_t rowDim,
 /// memrefs (and the dropout seed).
 Value sinkIndexValue(OpBuilder &b, Value v, IRMapping &map);
 
+/// Threads per workgroup of the split-KV merge kernel.
+constexpr int64_t kSplitKVMergeThreads = 128;
+
 /// The split-KV merge forall of `source` as a gpu.launch at `b`'s
 /// insertion point: a thread per (row, value column) of each merge tile,
 /// the reductions over chunks as loops, evaluating the forall's generics.

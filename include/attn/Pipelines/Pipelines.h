@@ -2,8 +2,6 @@
 #ifndef ATTN_PIPELINES_PIPELINES_H
 #define ATTN_PIPELINES_PIPELINES_H
 
-// kCoopMatBf16Attr, which attn-spirv-coopmat-kernel sets.
-#include "attn/Target/SPIRV/Transforms.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -144,12 +142,13 @@ struct AttnToSPIRVPipelineOptions
       *this, "block-kv",
       llvm::cl::desc("Key block size (portable: 0 = the largest of 64, 32, "
                      "16, 8 whose K and V tiles fit shared-memory-bytes; "
-                     "tiled, coopmat: 0 = 16)"),
+                     "coopmat: 0 = the largest of 64, 32, 16 whose tiles "
+                     "fit it; tiled: 0 = 16)"),
       llvm::cl::init(0)};
   Option<int64_t> sharedMemoryBytes{
       *this, "shared-memory-bytes",
-      llvm::cl::desc("portable: workgroup memory the K and V tiles may use "
-                     "(the device's maxComputeSharedMemorySize)"),
+      llvm::cl::desc("portable, coopmat: workgroup memory the tiles may "
+                     "use (the device's maxComputeSharedMemorySize)"),
       llvm::cl::init(32 * 1024)};
   Option<uint64_t> maxLoopIterations{
       *this, "max-loop-iterations",
@@ -171,7 +170,9 @@ struct AttnToSPIRVPipelineOptions
                      "subgroup of N lanes per row (subgroup arithmetic and "
                      "shuffle; the device's subgroups must have N "
                      "invocations). coopmat: invocations per workgroup, one "
-                     "subgroup of the device (0 = 32)"),
+                     "subgroup of the device (0 = 32); coopmat-scalar: "
+                     "invocations per workgroup (0 = the larger of 32 and "
+                     "block-q)"),
       llvm::cl::init(0)};
   Option<bool> f16{
       *this, "f16",
@@ -209,18 +210,8 @@ LogicalResult buildAttnToSPIRVPipeline(OpPassManager &pm,
 /// block-q is 0: max(1, min(16, 256 / subgroupSize)).
 int64_t defaultSubgroupRows(int64_t subgroupSize);
 
-/// Its first step for variant=coopmat: the kernel source's attn.sdpa as one
-/// gpu.launch on cooperative matrices (attn-spirv-coopmat-kernel); with
-/// kvSplits > 1 a partial launch, workspaces and the split-KV merge.
-std::unique_ptr<Pass> createSPIRVCoopMatKernelPass(int64_t blockQ,
-                                                   int64_t blockKv,
-                                                   int64_t subgroupSize,
-                                                   bool scalarMatrices,
-                                                   int64_t kvSplits = 1);
-void registerSPIRVCoopMatKernelPass();
-
-/// Registers attn-to-spirv-pipeline and attn-spirv-coopmat-kernel (the
-/// target's passes: registerAttnTargetSPIRVPasses, attn/Target/SPIRV).
+/// Registers attn-to-spirv-pipeline (the target's passes:
+/// registerAttnTargetSPIRVPasses, attn/Target/SPIRV).
 void registerAttnSPIRVPipeline();
 
 /// Registers every attn pipeline with the global pass registry.

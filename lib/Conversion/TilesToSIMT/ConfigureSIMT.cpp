@@ -27,11 +27,25 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+int64_t mlir::attn::coopMatrixSharedBytes(int64_t br, int64_t bc, int64_t d,
+                                          int64_t dv) {
+  const int64_t p4 = kCoopMatrixPadF32, p8 = kCoopMatrixPad16;
+  return br * (bc + p4) * 4 + br * (bc + p8) * 2 + br * (dv + p4) * 4 +
+         br * (d + p8) * 2 + bc * (d + p8) * 2 + bc * (dv + p8) * 2;
+}
+
 int64_t mlir::attn::simtBlockKv(const ConfigureSIMTOptions &options,
                                 int64_t headDim, int64_t valueDim,
                                 int64_t elementBytes) {
   if (options.blockKv > 0)
     return options.blockKv;
+  if (options.coopMatrix > 0) {
+    for (int64_t bc : {64, 32})
+      if (coopMatrixSharedBytes(options.blockQ, bc, headDim, valueDim) <=
+          options.sharedMemoryBytes)
+        return bc;
+    return 16;
+  }
   for (int64_t bc : {64, 32, 16, 8})
     if (bc * (headDim + valueDim) * elementBytes <= options.sharedMemoryBytes)
       return bc;
@@ -45,12 +59,15 @@ struct AttnConfigureSIMTPass
   void runOnOperation() override {
     if (lanes < 1 || lanes > 128 || (lanes & (lanes - 1)) || blockQ < 1 ||
         blockQ * lanes > 1024 || blockKv < 0 || kvSplits < 1 ||
-        sharedMemoryBytes < 1) {
+        sharedMemoryBytes < 1 || coopMatrix < 0 ||
+        (coopMatrix > 0 && (lanes != 1 || coopMatrix < 16 ||
+                            coopMatrix > 1024))) {
       emitError(getOperation()->getLoc(),
                 "attn-configure-simt: lanes must be a power of two up to "
                 "128, block-q >= 1 with block-q x lanes <= 1024 "
-                "invocations, block-kv >= 0, kv-splits >= 1 and "
-                "shared-memory-bytes >= 1");
+                "invocations, block-kv >= 0, kv-splits >= 1, "
+                "shared-memory-bytes >= 1, and coop-matrix 0 or a subgroup "
+                "of 16 to 1024 invocations (with lanes 1)");
       return signalPassFailure();
     }
     ConfigureSIMTOptions o;
@@ -61,6 +78,8 @@ struct AttnConfigureSIMTPass
     o.unroll = unroll;
     o.kvSplits = kvSplits;
     o.launchSplits = launchSplits;
+    o.coopMatrix = coopMatrix;
+    o.scalarProducts = scalarProducts;
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     for (SdpaOp op : ops)
@@ -87,21 +106,51 @@ struct AttnConfigureSIMTPass
     int64_t br = given ? given.getBlockQ() : o.blockQ;
     int64_t bc = given ? given.getBlockKv() : simtBlockKv(o, d, dv, eltBytes);
     int64_t splits = given ? given.getKvSplits() : o.kvSplits;
-    if (br * o.lanes > 1024)
-      return op.emitOpError("attn-configure-simt: ")
-             << br << " rows of " << o.lanes
-             << " invocations are more than 1024 per workgroup";
-    if (bc * (d + dv) * eltBytes > o.sharedMemoryBytes)
-      return op.emitOpError("attn-configure-simt: K and V tiles of ")
-             << bc << " keys (D = " << d << ", Dv = " << dv << ") need "
-             << bc * (d + dv) * eltBytes << " bytes of shared memory, more "
-             << "than " << o.sharedMemoryBytes << "; use a smaller block-kv";
     MLIRContext *ctx = op.getContext();
-    auto mapping = SimtAttr::get(ctx, br, o.lanes, o.unroll);
+    Attribute mapping;
+    Type pType;
+    if (o.coopMatrix > 0) {
+      // 16x16x16 matrices of 16-bit elements; P rounded to them for P.V.
+      if (!elt.isF16() && !elt.isBF16())
+        return op.emitOpError("attn-configure-simt: the cooperative-matrix "
+                              "mapping takes f16 or bf16, got ")
+               << elt;
+      if (d % 16 || dv % 16 || br % 16 || bc % 16)
+        return op.emitOpError("attn-configure-simt: the cooperative-matrix "
+                              "mapping needs D, Dv, block-q and block-kv "
+                              "multiples of 16, got D = ")
+               << d << ", Dv = " << dv << ", block-q = " << br
+               << ", block-kv = " << bc;
+      if (br > o.coopMatrix)
+        return op.emitOpError("attn-configure-simt: block-q ")
+               << br << " is more rows than the " << o.coopMatrix
+               << " invocations of the subgroup";
+      int64_t bytes = coopMatrixSharedBytes(br, bc, d, dv);
+      if (bytes > o.sharedMemoryBytes)
+        return op.emitOpError("attn-configure-simt: the cooperative-matrix "
+                              "tiles (block-q ")
+               << br << ", block-kv " << bc << ", D = " << d << ", Dv = "
+               << dv << ") need " << bytes
+               << " bytes of shared memory, more than "
+               << o.sharedMemoryBytes;
+      mapping = CoopMatrixAttr::get(ctx, o.coopMatrix, o.scalarProducts);
+      pType = elt;
+    } else {
+      if (br * o.lanes > 1024)
+        return op.emitOpError("attn-configure-simt: ")
+               << br << " rows of " << o.lanes
+               << " invocations are more than 1024 per workgroup";
+      if (bc * (d + dv) * eltBytes > o.sharedMemoryBytes)
+        return op.emitOpError("attn-configure-simt: K and V tiles of ")
+               << bc << " keys (D = " << d << ", Dv = " << dv << ") need "
+               << bc * (d + dv) * eltBytes << " bytes of shared memory, more "
+               << "than " << o.sharedMemoryBytes << "; use a smaller block-kv";
+      mapping = SimtAttr::get(ctx, br, o.lanes, o.unroll);
+    }
     auto tiling = [&](int64_t n, bool perLaunch) {
       return TilingAttr::get(ctx, br, bc, n, perLaunch,
                              /*staticTiles=*/false, /*packHeads=*/false,
-                             /*rescaleThreshold=*/0, /*pType=*/Type(),
+                             /*rescaleThreshold=*/0, pType,
                              /*heaviestFirst=*/0, mapping);
     };
     if (splits == 1 || !o.launchSplits) {

@@ -37,6 +37,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <cmath>
 
 namespace mlir::attn {
@@ -94,7 +96,8 @@ public:
       : b(b), loc(src.main.getLoc()), src(src), forall(src.main),
         partial(src.merge != nullptr), spirv(spirv) {
     tiling = src.tiling;
-    mapping = cast<SimtAttr>(tiling.getMapping());
+    mapping = dyn_cast<SimtAttr>(tiling.getMapping());
+    coop = dyn_cast<CoopMatrixAttr>(tiling.getMapping());
   }
 
   LogicalResult build(FlatSymbolRefAttr module, FlatSymbolRefAttr function);
@@ -109,7 +112,18 @@ private:
   SimtAttr mapping;
 
   int64_t rows = 1, lanes = 1, br = 1, bc = 1;
+  /// Cooperative matrices: the tiles' rows and keys rounded up to whole
+  /// 16x16 matrices (a tile of a short static sequence is smaller: the
+  /// rest is zero, or never read).
+  int64_t brPad = 1, bcPad = 1;
   bool unroll = false;
+  /// The cooperative-matrix mapping (null: the SIMT one): a workgroup of
+  /// `invocations`, the products over workgroup-memory tiles.
+  CoopMatrixAttr coop;
+  int64_t invocations = 1;
+  /// Its workgroup-memory tiles: S (f32), P (p_type), the accumulator
+  /// (f32), Q (staged once); their padded row lengths are their shapes'.
+  Value sBuf, pBuf, accBuf, qBuf;
   /// Original IR values -> kernel values; tensors -> where they live.
   IRMapping map;
   DenseMap<Value, Tile> tiles;
@@ -343,6 +357,20 @@ private:
   Value columnOf(Value slot) {
     return lanes == 1 ? slot : add(mul(slot, idx(lanes)), lane);
   }
+  /// Element `slot` of this invocation's row of an array: a private array
+  /// of the lane's columns, or (cooperative matrices) a tile in workgroup
+  /// memory indexed by (row, column).
+  Value loadSlot(Value array, Value slot) {
+    if (cast<MemRefType>(array.getType()).getRank() == 2)
+      return memref::LoadOp::create(b, loc, array, ValueRange{row, slot});
+    return memref::LoadOp::create(b, loc, array, slot);
+  }
+  void storeSlot(Value v, Value array, Value slot) {
+    if (cast<MemRefType>(array.getType()).getRank() == 2)
+      memref::StoreOp::create(b, loc, v, array, ValueRange{row, slot});
+    else
+      memref::StoreOp::create(b, loc, v, array, slot);
+  }
   /// Element (row, col) of a View: a load from the function's memref.
   Value loadView(Tile &t, Value r, Value c) {
     Value m = map.lookup(t.source);
@@ -369,7 +397,7 @@ private:
       break;
     case Tile::Private:
     case Tile::Acc:
-      r = memref::LoadOp::create(b, loc, t.memref, it.slot);
+      r = loadSlot(t.memref, it.slot);
       break;
     case Tile::Lazy: {
       FailureOr<Value> e = evalLazy(t.op, it);
@@ -450,11 +478,15 @@ private:
   LogicalResult emitAllReduction(linalg::GenericOp g);
   LogicalResult emitGroup(linalg::GenericOp trigger);
   LogicalResult emitProductOutsideKeys(linalg::GenericOp g);
-  LogicalResult materialize(Value v);
+  LogicalResult materialize(Value v, Value into = {});
+  LogicalResult emitCoopProduct(linalg::GenericOp g);
+  void stageQ(Value tile);
   LogicalResult emitIf(scf::IfOp op);
   LogicalResult emitKeyLoop(scf::ForOp loopOp);
+  LogicalResult emitBlockInRowRegions(Block &blk);
   LogicalResult emitStores(scf::InParallelOp par);
-  void stage(tensor::ExtractSliceOp slice, Value buffer, int64_t width);
+  void stage(tensor::ExtractSliceOp slice, Value buffer, int64_t width,
+             int64_t tileRows);
   LogicalResult preloadRow(Value tile);
   /// The accumulator array of a [rows, Dv] value carried through a loop
   /// or updated in place: Acc tiles as they are, a Fill written into a new
@@ -576,6 +608,8 @@ LogicalResult SimtKernel::emitOp(Operation &op) {
 LogicalResult SimtKernel::emitGeneric(linalg::GenericOp g) {
   switch (classifyTileOp(g)) {
   case TileOpKind::Contraction:
+    if (coop)
+      return emitCoopProduct(g);
     if (rhsTransposed(g)) {
       Tile t;
       t.kind = Tile::Lazy;
@@ -666,12 +700,25 @@ FailureOr<Value> SimtKernel::accArray(Value v) {
     return failure();
   }
   int64_t n = slotsOf(ty.getDimSize(1));
-  Value arr = privateArray(n, ty.getElementType());
   Value fillValue = t.value;
-  loop(idx(0), idx(n), {}, unroll, [&](Value s, ValueRange) {
-    memref::StoreOp::create(b, loc, fillValue, arr, s);
-    return SmallVector<Value>{};
-  });
+  Value arr;
+  if (coop) {
+    // The accumulator tile in workgroup memory, each invocation filling
+    // its row.
+    arr = accBuf;
+    when(ult(row, idx(br)), [&] {
+      loop(idx(0), idx(n), {}, unroll, [&](Value s, ValueRange) {
+        storeSlot(fillValue, arr, s);
+        return SmallVector<Value>{};
+      });
+    });
+  } else {
+    arr = privateArray(n, ty.getElementType());
+    loop(idx(0), idx(n), {}, unroll, [&](Value s, ValueRange) {
+      storeSlot(fillValue, arr, s);
+      return SmallVector<Value>{};
+    });
+  }
   Tile acc;
   acc.kind = Tile::Acc;
   acc.memref = arr;
@@ -706,7 +753,7 @@ LogicalResult SimtKernel::emitInPlace(linalg::GenericOp g) {
         status = failure();
         return;
       }
-      memref::StoreOp::create(b, loc, *e, acc.memref, s);
+      storeSlot(*e, acc.memref, s);
     };
     if (lanes > 1 && dv % lanes)
       when(ult(it.col, idx(dv)), store);
@@ -852,8 +899,25 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
         dying.push_back(t.memref);
     }
   DenseMap<Value, Value> keptArrays;
+  // What a product on cooperative matrices reads (P) goes to its tile in
+  // workgroup memory.
+  auto feedsCoopProduct = [&](Value v) {
+    return coop && llvm::any_of(v.getUsers(), [](Operation *u) {
+             auto g = dyn_cast<linalg::GenericOp>(u);
+             return g && classifyTileOp(g) == TileOpKind::Contraction;
+           });
+  };
+  Value pKept;
   for (Value v : kept) {
     Type elt = cast<RankedTensorType>(v.getType()).getElementType();
+    if (feedsCoopProduct(v)) {
+      if (pKept || elt != cast<MemRefType>(pBuf.getType()).getElementType())
+        return v.getDefiningOp()->emitOpError(
+            "convert-attn-tiles-to-simt: a product's left operand of other "
+            "than the mapping's P type (p_type)");
+      keptArrays[v] = pKept = pBuf;
+      continue;
+    }
     auto reuse = llvm::find_if(dying, [&](Value arr) {
       return cast<MemRefType>(arr.getType()).getElementType() == elt;
     });
@@ -942,7 +1006,7 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
         FailureOr<Value> x = elemAt(v, it);
         if (failed(x))
           return failure();
-        memref::StoreOp::create(b, loc, *x, keptArrays[v], it.slot);
+        storeSlot(*x, keptArrays[v], it.slot);
       }
       return out;
     };
@@ -1044,6 +1108,15 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
   }
   for (linalg::GenericOp p : products)
     tiles[p.getResult(0)] = tiles[p.getDpsInits()[0]];
+  // P's columns past the block's keys are 0 in its workgroup tile: the
+  // product on cooperative matrices runs over whole 16-key tiles.
+  if (pKept) {
+    auto tail = scf::ForOp::create(b, loc, nCols, idx(bcPad), idx(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(tail.getBody());
+    storeSlot(zeroOf(cast<MemRefType>(pBuf.getType()).getElementType()), pBuf,
+              tail.getInductionVar());
+  }
   // What the loop evaluated is done: kept in a private array, or read by
   // nothing after it.
   for (Value v : evaluated) {
@@ -1060,13 +1133,15 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
   return success();
 }
 
-LogicalResult SimtKernel::materialize(Value v) {
-  // The lane's columns of a lazy value into a private array, in a loop of
-  // their own.
+LogicalResult SimtKernel::materialize(Value v, Value into) {
+  // The lane's columns of a lazy value into a private array (or `into`),
+  // in a loop of their own.
   Tile &t = tiles[v];
   if (t.kind != Tile::Lazy)
     return success();
-  Value arr = keptArray(cast<RankedTensorType>(v.getType()).getElementType());
+  Value arr = into ? into
+                   : keptArray(cast<RankedTensorType>(v.getType())
+                                   .getElementType());
   Value nCols = keyColumns(extentOf(v, 1));
   auto forOp =
       scf::ForOp::create(b, loc, idx(0), ceilDiv(nCols, lanes), idx(1));
@@ -1082,7 +1157,7 @@ LogicalResult SimtKernel::materialize(Value v) {
         status = failure();
         return;
       }
-      memref::StoreOp::create(b, loc, *e, arr, it.slot);
+      storeSlot(*e, arr, it.slot);
     };
     if (lanes > 1)
       when(ult(it.col, nCols), store);
@@ -1133,6 +1208,168 @@ LogicalResult SimtKernel::emitProductOutsideKeys(linalg::GenericOp g) {
     return SmallVector<Value>{};
   });
   tiles[g.getResult(0)] = tiles[g.getDpsInits()[0]];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Products on cooperative matrices
+//===----------------------------------------------------------------------===//
+
+void SimtKernel::stageQ(Value tileV) {
+  // Q's tile into workgroup memory once, by the whole workgroup, rows past
+  // the tile's zero.
+  Tile &t = tiles[tileV];
+  if (t.kind == Tile::Staged)
+    return;
+  auto slice = tileV.getDefiningOp<tensor::ExtractSliceOp>();
+  stage(slice, qBuf, cast<RankedTensorType>(tileV.getType()).getDimSize(1),
+        brPad);
+  gpu::BarrierOp::create(b, loc);
+  Tile q;
+  q.kind = Tile::Staged;
+  q.memref = qBuf;
+  tiles[tileV] = q;
+}
+
+LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
+  // out(i, j) = init(i, j) + sum_k lhs(i, k) rhs(k, j) (Q.K^T: rhs(j, k))
+  // over the workgroup-memory tiles, by the whole workgroup: 16x16x16
+  // cooperative matrices, or (scalar) the invocations sharing each 16x16
+  // output tile's elements, each a loop over k of the product's body.
+  const bool qk = rhsTransposed(g);
+  Value lhsV = g.getDpsInputs()[0], rhsV = g.getDpsInputs()[1],
+        initV = g.getDpsInits()[0];
+  Tile &rhs = tiles[rhsV];
+  if (rhs.kind != Tile::Staged)
+    return g.emitOpError("convert-attn-tiles-to-simt: a product whose right "
+                         "operand is not a K or V tile in workgroup memory");
+  Value lhsBuf, outBuf, fill;
+  int64_t n, k;
+  if (qk) {
+    Tile &lhs = tiles[lhsV];
+    Tile &init = tiles[initV];
+    if (lhs.kind != Tile::Staged || init.kind != Tile::Fill)
+      return g.emitOpError("convert-attn-tiles-to-simt: Q.K^T needs Q in "
+                           "workgroup memory and a filled init");
+    lhsBuf = lhs.memref;
+    outBuf = sBuf;
+    fill = init.value;
+    n = bcPad;
+    k = cast<RankedTensorType>(lhsV.getType()).getDimSize(1);
+  } else {
+    // P in its workgroup tile (the group that computed it keeps it there),
+    // the accumulator in place.
+    if (tiles[lhsV].kind == Tile::Lazy) {
+      if (failed(materialize(lhsV, pBuf)))
+        return failure();
+      auto tail = scf::ForOp::create(b, loc, keyColumns(extentOf(lhsV, 1)),
+                                     idx(bcPad), idx(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(tail.getBody());
+      storeSlot(zeroOf(cast<MemRefType>(pBuf.getType()).getElementType()),
+                pBuf, tail.getInductionVar());
+    }
+    Tile &lhs = tiles[lhsV];
+    if (lhs.kind != Tile::Private || lhs.memref != pBuf)
+      return g.emitOpError("convert-attn-tiles-to-simt: P.V's left operand "
+                           "must be P's tile in workgroup memory");
+    FailureOr<Value> acc = accArray(initV);
+    if (failed(acc) || *acc != accBuf)
+      return g.emitOpError("convert-attn-tiles-to-simt: P.V must accumulate "
+                           "into the accumulator tile");
+    lhsBuf = pBuf;
+    outBuf = accBuf;
+    n = cast<RankedTensorType>(g.getResult(0).getType()).getDimSize(1);
+    k = bcPad;
+    // What the rows wrote (P, the rescaled accumulator) before the whole
+    // workgroup reads it.
+    gpu::BarrierOp::create(b, loc);
+  }
+  auto ld = [&](Value buf) {
+    return b.getIndexAttr(cast<MemRefType>(buf.getType()).getDimSize(1));
+  };
+  Value rhsBuf = rhs.memref;
+  if (!coop.getScalar()) {
+    Type elt = cast<MemRefType>(lhsBuf.getType()).getElementType();
+    if (!elt.isF16())
+      return g.emitOpError("convert-attn-tiles-to-simt: gpu.mma_matrix "
+                           "operands are f16 here, got ")
+             << elt
+             << " (a bf16 kernel is retyped as f16 first: "
+                "attn-spirv-bf16-as-f16; or use scalar products)";
+    auto aTy = gpu::MMAMatrixType::get({16, 16}, elt, "AOp");
+    auto bTy = gpu::MMAMatrixType::get({16, 16}, elt, "BOp");
+    auto cTy = gpu::MMAMatrixType::get({16, 16}, b.getF32Type(), "COp");
+    loop(idx(0), idx(brPad / 16), {}, false, [&](Value mt, ValueRange) {
+      Value i0 = mul(mt, idx(16));
+      loop(idx(0), idx(n / 16), {}, false, [&](Value nt, ValueRange) {
+        Value j0 = mul(nt, idx(16));
+        Value c0 =
+            qk ? Value(gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cTy,
+                                                                fill))
+               : Value(gpu::SubgroupMmaLoadMatrixOp::create(
+                     b, loc, cTy, outBuf, ValueRange{i0, j0}, ld(outBuf),
+                     UnitAttr()));
+        Value c = loop(idx(0), idx(k / 16), {c0}, false,
+                       [&](Value kt, ValueRange acc) -> SmallVector<Value> {
+                         Value k0 = mul(kt, idx(16));
+                         Value a = gpu::SubgroupMmaLoadMatrixOp::create(
+                             b, loc, aTy, lhsBuf, ValueRange{i0, k0},
+                             ld(lhsBuf), UnitAttr());
+                         // K^T as a column-major load of K's rows.
+                         Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
+                             b, loc, bTy, rhsBuf,
+                             qk ? ValueRange{j0, k0} : ValueRange{k0, j0},
+                             ld(rhsBuf), qk ? b.getUnitAttr() : UnitAttr());
+                         return {gpu::SubgroupMmaComputeOp::create(
+                             b, loc, a, bm, acc[0], UnitAttr(), UnitAttr())};
+                       })[0];
+        gpu::SubgroupMmaStoreMatrixOp::create(b, loc, c, outBuf,
+                                              ValueRange{i0, j0}, ld(outBuf),
+                                              UnitAttr());
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+  } else {
+    loop(idx(0), idx(brPad / 16), {}, false, [&](Value mt, ValueRange) {
+      loop(idx(0), idx(n / 16), {}, false, [&](Value nt, ValueRange) {
+        auto forOp = scf::ForOp::create(b, loc, tid, idx(256),
+                                        idx(invocations));
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(forOp.getBody());
+        Scope scope(*this);
+        Value e = forOp.getInductionVar();
+        Value i = add(mul(mt, idx(16)), arith::DivUIOp::create(b, loc, e,
+                                                               idx(16)));
+        Value j = add(mul(nt, idx(16)), arith::RemUIOp::create(b, loc, e,
+                                                               idx(16)));
+        Value init = qk ? fill
+                        : Value(memref::LoadOp::create(b, loc, outBuf,
+                                                       ValueRange{i, j}));
+        Value r = loop(idx(0), idx(k), {init}, false,
+                       [&](Value kk, ValueRange acc) -> SmallVector<Value> {
+                         Value x = memref::LoadOp::create(
+                             b, loc, lhsBuf, ValueRange{i, kk});
+                         Value y = memref::LoadOp::create(
+                             b, loc, rhsBuf,
+                             qk ? ValueRange{j, kk} : ValueRange{kk, j});
+                         return cloneGenericBody(b, g, {x, y, acc[0]}, {},
+                                                 map, resolver());
+                       })[0];
+        memref::StoreOp::create(b, loc, r, outBuf, ValueRange{i, j});
+        return SmallVector<Value>{};
+      });
+      return SmallVector<Value>{};
+    });
+  }
+  // Done before the rows read the result (or the next block's staging
+  // overwrites K and V).
+  gpu::BarrierOp::create(b, loc);
+  Tile out;
+  out.kind = qk ? Tile::Private : Tile::Acc;
+  out.memref = outBuf;
+  tiles[g.getResult(0)] = out;
   return success();
 }
 
@@ -1231,7 +1468,7 @@ LogicalResult SimtKernel::emitIf(scf::IfOp op) {
 }
 
 void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
-                       int64_t width) {
+                       int64_t width, int64_t tileRows) {
   // tile[r, c] = src[offsets + (r, c)] for r < the slice's rows, the
   // invocations striding over the flattened tile so that consecutive ones
   // read consecutive elements of a row. For SPIR-V every invocation runs
@@ -1247,14 +1484,28 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
     if (!dropped.test(d))
       t.dims.push_back(d);
   Value keys = value(extentOf(slice.getResult(), 0));
-  const int64_t total = bc * width, n = rows * lanes;
+  const int64_t total = tileRows * width, n = invocations;
+  // Rows past the slice: untouched, or (cooperative matrices, whose
+  // products run over whole tiles) zero.
   auto copy = [&](Value e) {
     Value r = arith::DivUIOp::create(b, loc, e, idx(width));
     Value c = arith::RemUIOp::create(b, loc, e, idx(width));
-    when(ult(r, keys), [&] {
+    auto ifOp = scf::IfOp::create(b, loc, ult(r, keys),
+                                  /*withElseRegion=*/coop != nullptr);
+    OpBuilder::InsertionGuard g(b);
+    {
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Scope scope(*this);
       memref::StoreOp::create(b, loc, loadView(t, r, c), buffer,
                               ValueRange{r, c});
-    });
+    }
+    if (coop) {
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      memref::StoreOp::create(
+          b, loc,
+          zeroOf(cast<MemRefType>(buffer.getType()).getElementType()), buffer,
+          ValueRange{r, c});
+    }
   };
   if (!spirv || total % n == 0) {
     auto forOp = scf::ForOp::create(b, loc, tid, idx(total), idx(n));
@@ -1304,6 +1555,143 @@ LogicalResult SimtKernel::preloadRow(Value tileV) {
   return success();
 }
 
+LogicalResult SimtKernel::emitBlockInRowRegions(Block &blk) {
+  // A key block with cooperative matrices: the products run by the whole
+  // workgroup; the row work between them (reductions, row vectors, the
+  // rescale) runs in `scf.if row < rows` regions, opened at the first row
+  // op after a product and closed before the next. What a region defines
+  // and later ops read: its row vectors as the region's results (0 for the
+  // rows the tile does not have, which nothing stores), memory (P, the
+  // accumulator, kept scores) as it is.
+  struct Region {
+    scf::IfOp tmp;
+    OpBuilder::InsertPoint after;
+    std::unique_ptr<Scope> scope;
+    SmallVector<linalg::GenericOp> pendingBefore;
+    SetVector<Operation *> ops;
+  };
+  std::optional<Region> open;
+  auto isRowWork = [&](Operation &op) {
+    if (isa<scf::IfOp, tensor::ExtractOp>(op))
+      return true;
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (!g)
+      return false;
+    switch (classifyTileOp(g)) {
+    case TileOpKind::RowReduction:
+    case TileOpKind::AllReduction:
+      return true;
+    case TileOpKind::Elementwise:
+      return cast<RankedTensorType>(g.getResult(0).getType()).getRank() == 1 ||
+             tiles[g.getDpsInits()[0]].kind == Tile::Acc;
+    default:
+      return false;
+    }
+  };
+  auto openRegion = [&] {
+    Region r;
+    r.tmp = scf::IfOp::create(b, loc, TypeRange{}, rowValid,
+                              /*withElseRegion=*/true);
+    r.after = b.saveInsertionPoint();
+    b.setInsertionPoint(r.tmp.getThenRegion().front().getTerminator());
+    r.scope = std::make_unique<Scope>(*this);
+    r.pendingBefore = pending;
+    open.emplace(std::move(r));
+  };
+  auto closeRegion = [&]() -> LogicalResult {
+    Region &r = *open;
+    // Values defined in the region that an op outside it reads.
+    auto inside = [&](Operation *user) {
+      for (Operation *o = user; o && o->getBlock(); o = o->getParentOp()) {
+        if (r.ops.contains(o))
+          return true;
+        if (o->getBlock() == &blk)
+          return false;
+      }
+      return false;
+    };
+    SmallVector<Value> liveOut;
+    SmallVector<Tile> liveTiles;
+    for (Operation *op : r.ops)
+      for (Value v : op->getResults())
+        if (llvm::any_of(v.getUsers(),
+                         [&](Operation *u) { return !inside(u); })) {
+          liveOut.push_back(v);
+          liveTiles.push_back(tiles[v]);
+        }
+    SmallVector<Value> thenVals;
+    SmallVector<Type> types;
+    for (auto [v, t] : llvm::zip(liveOut, liveTiles)) {
+      if (t.kind == Tile::Scalar) {
+        thenVals.push_back(t.value);
+        types.push_back(t.value.getType());
+        continue;
+      }
+      if (t.kind == Tile::Lazy || t.kind == Tile::None || t.kind == Tile::Row)
+        return v.getDefiningOp()->emitOpError(
+            "convert-attn-tiles-to-simt: a value of the softmax that the "
+            "products read is neither a row vector nor in memory");
+    }
+    b.restoreInsertionPoint(r.after);
+    auto ifOp = scf::IfOp::create(b, loc, types, rowValid,
+                                  /*withElseRegion=*/true);
+    ifOp.getThenRegion().takeBody(r.tmp.getThenRegion());
+    ifOp.getElseRegion().takeBody(r.tmp.getElseRegion());
+    r.tmp.erase();
+    {
+      OpBuilder::InsertionGuard guard(b);
+      Operation *term = ifOp.getThenRegion().front().getTerminator();
+      b.setInsertionPoint(term);
+      scf::YieldOp::create(b, loc, thenVals);
+      term->erase();
+      term = ifOp.getElseRegion().front().getTerminator();
+      b.setInsertionPoint(term);
+      SmallVector<Value> zeros;
+      for (Type t : types)
+        zeros.push_back(zeroOf(t));
+      scf::YieldOp::create(b, loc, zeros);
+      term->erase();
+    }
+    SmallVector<linalg::GenericOp> pendingBefore = r.pendingBefore;
+    open.reset(); // (the scope restores the tiles and values before it)
+    pending = pendingBefore;
+    unsigned next = 0;
+    for (auto [v, t] : llvm::zip(liveOut, liveTiles)) {
+      Tile out = t;
+      if (t.kind == Tile::Scalar)
+        out.value = ifOp.getResult(next++);
+      else if (t.kind == Tile::Fill)
+        out.value = b.clone(*t.value.getDefiningOp())->getResult(0);
+      tiles[v] = out;
+    }
+    return success();
+  };
+  for (Operation &op : blk.without_terminator()) {
+    if (handled.contains(&op)) {
+      if (open)
+        open->ops.insert(&op); // emitted there by a group's look-ahead
+      continue;
+    }
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (g && classifyTileOp(g) == TileOpKind::Contraction) {
+      if (open && failed(closeRegion()))
+        return failure();
+      if (failed(emitCoopProduct(g)))
+        return failure();
+      continue;
+    }
+    if (!open && isRowWork(op))
+      openRegion();
+    if (open)
+      open->ops.insert(&op);
+    if (failed(emitOp(op)))
+      return failure();
+  }
+  if (open && failed(closeRegion()))
+    return failure();
+  return success();
+}
+
 LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
   // The products' operands: K and V tiles (slices in the body) staged in
   // workgroup memory per block; Q's row (defined before the loop) read
@@ -1326,11 +1714,20 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
         {slice, cast<RankedTensorType>(rhs.getType()).getDimSize(1)});
     if (rhsTransposed(g)) {
       Value lhs = g.getDpsInputs()[0];
-      if (lhs.getParentRegion()->isAncestor(&loopOp.getBodyRegion()) &&
-          lhs.getParentRegion() != &loopOp.getBodyRegion())
-        if (failed(preloadRow(lhs)))
-          status = g.emitOpError("convert-attn-tiles-to-simt: Q.K^T's left "
-                                 "operand must be a slice of Q");
+      bool outside =
+          lhs.getParentRegion()->isAncestor(&loopOp.getBodyRegion()) &&
+          lhs.getParentRegion() != &loopOp.getBodyRegion();
+      if (!outside || !lhs.getDefiningOp<tensor::ExtractSliceOp>()) {
+        status = g.emitOpError("convert-attn-tiles-to-simt: Q.K^T's left "
+                               "operand must be a slice of Q defined before "
+                               "the key loop");
+        return;
+      }
+      if (coop)
+        stageQ(lhs);
+      else if (failed(preloadRow(lhs)))
+        status = g.emitOpError("convert-attn-tiles-to-simt: Q.K^T's left "
+                               "operand must be a slice of Q");
     }
   });
   if (failed(status))
@@ -1404,7 +1801,7 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
     gpu::BarrierOp::create(b, loc);
     for (auto [slice, width] : staged) {
       Value buffer = stagingBuffers.lookup(slice.getSource());
-      stage(slice, buffer, width);
+      stage(slice, buffer, width, coop ? bcPad : bc);
       Tile t;
       t.kind = Tile::Staged;
       t.memref = buffer;
@@ -1412,18 +1809,8 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
       handled.insert(slice);
     }
     gpu::BarrierOp::create(b, loc);
-    // The block folded into the state of the rows the tile has.
-    SmallVector<Type> types;
-    for (Value v : forOp.getRegionIterArgs())
-      types.push_back(v.getType());
-    auto ifOp = scf::IfOp::create(b, loc, types, rowValid,
-                                  /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard g2(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Scope inner(*this);
-      if (failed(emitBlock(*loopOp.getBody())))
-        return failure();
+    // The values the block yields for the next one.
+    auto nextValues = [&]() -> FailureOr<SmallVector<Value>> {
       SmallVector<Value> next;
       for (auto [i, y] : llvm::enumerate(yield->getOperands())) {
         Tile &t = tiles[y];
@@ -1444,11 +1831,39 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
         else
           next.push_back(rowValue(t));
       }
-      scf::YieldOp::create(b, loc, next);
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      scf::YieldOp::create(b, loc, forOp.getRegionIterArgs());
+      return next;
+    };
+    if (coop) {
+      // The products by the whole workgroup, the softmax between them in
+      // regions of the rows the tile has.
+      if (failed(emitBlockInRowRegions(*loopOp.getBody())))
+        return failure();
+      FailureOr<SmallVector<Value>> next = nextValues();
+      if (failed(next))
+        return failure();
+      scf::YieldOp::create(b, loc, *next);
+    } else {
+      // The block folded into the state of the rows the tile has.
+      SmallVector<Type> types;
+      for (Value v : forOp.getRegionIterArgs())
+        types.push_back(v.getType());
+      auto ifOp = scf::IfOp::create(b, loc, types, rowValid,
+                                    /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Scope inner(*this);
+        if (failed(emitBlock(*loopOp.getBody())))
+          return failure();
+        FailureOr<SmallVector<Value>> next = nextValues();
+        if (failed(next))
+          return failure();
+        scf::YieldOp::create(b, loc, *next);
+        b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+        scf::YieldOp::create(b, loc, forOp.getRegionIterArgs());
+      }
+      scf::YieldOp::create(b, loc, ifOp.getResults());
     }
-    scf::YieldOp::create(b, loc, ifOp.getResults());
     pending = pendingBefore;
   }
   // The loop's results.
@@ -1552,11 +1967,36 @@ LogicalResult SimtKernel::emitStores(scf::InParallelOp par) {
 
 LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
                                 FlatSymbolRefAttr function) {
-  rows = mapping.getRows();
-  lanes = mapping.getLanes();
-  unroll = mapping.getUnroll();
   br = tiling.getBlockQ();
   bc = tiling.getBlockKv();
+  if (coop) {
+    // A row per invocation for the softmax, the loops over the head
+    // dimensions kept (the accumulator lives in workgroup memory).
+    rows = br;
+    lanes = 1;
+    unroll = false;
+    invocations = coop.getInvocations();
+    if (!spirv)
+      return forall.emitOpError("convert-attn-tiles-to-simt: the "
+                                "cooperative-matrix mapping is SPIR-V's "
+                                "(spirv=true)");
+    brPad = llvm::alignTo(br, 16);
+    bcPad = llvm::alignTo(bc, 16);
+    if (brPad > invocations)
+      return forall.emitOpError("convert-attn-tiles-to-simt: the "
+                                "cooperative-matrix mapping needs block_q "
+                                "at most its ")
+             << invocations << " invocations, got " << br;
+    if (!tiling.getPType())
+      return forall.emitOpError("convert-attn-tiles-to-simt: the "
+                                "cooperative-matrix mapping needs a p_type "
+                                "(P's tile for P.V)");
+  } else {
+    rows = mapping.getRows();
+    lanes = mapping.getLanes();
+    unroll = mapping.getUnroll();
+    invocations = rows * lanes;
+  }
   if (tiling.getStaticTiles() || tiling.getPackHeads())
     return forall.emitOpError("convert-attn-tiles-to-simt: the SIMT mapping "
                               "takes dynamic tail tiles of unpacked rows "
@@ -1582,9 +2022,12 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     for (auto &[s, t] : buffers)
       if (s == slice.getSource())
         return;
+    // Cooperative matrices: rows padded against bank conflicts.
+    int64_t pad = coop ? kCoopMatrixPad16 : 0;
     buffers.push_back(
         {slice.getSource(),
-         MemRefType::get({bc, ty.getDimSize(1)}, ty.getElementType(),
+         MemRefType::get({coop ? bcPad : bc, ty.getDimSize(1) + pad},
+                         ty.getElementType(),
                          MemRefLayoutAttrInterface{}, workgroupSpace())});
   });
 
@@ -1625,7 +2068,7 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     for (auto &[s, t] : buffers)
       attributions.push_back(t);
   auto launch = gpu::LaunchOp::create(
-      b, loc, gx, gy, gz, idx(rows * lanes), one, one,
+      b, loc, gx, gy, gz, idx(invocations), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, attributions, /*privateAttributions=*/{},
       nullptr, nullptr, nullptr, module, function);
@@ -1642,6 +2085,26 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     Value buf = spirv ? Value(memref::AllocOp::create(b, loc, bt.second))
                       : Value(launch.getWorkgroupAttributions()[i]);
     stagingBuffers[bt.first] = buf;
+  }
+  if (coop) {
+    // Q, S, P and the accumulator's tiles.
+    auto tileOf = [&](int64_t cols, Type elt) -> Value {
+      return memref::AllocOp::create(
+          b, loc,
+          MemRefType::get({brPad, cols}, elt, MemRefLayoutAttrInterface{},
+                          workgroupSpace()));
+    };
+    auto qTy = cast<RankedTensorType>(qTile.getType());
+    int64_t dv = 0;
+    forall.getBody()->walk([&](linalg::GenericOp g) {
+      if (classifyTileOp(g) == TileOpKind::Contraction && !rhsTransposed(g))
+        dv = cast<RankedTensorType>(g.getResult(0).getType()).getDimSize(1);
+    });
+    Type f32 = b.getF32Type();
+    qBuf = tileOf(qTy.getDimSize(1) + kCoopMatrixPad16, qTy.getElementType());
+    sBuf = tileOf(bcPad + kCoopMatrixPadF32, f32);
+    pBuf = tileOf(bcPad + kCoopMatrixPad16, tiling.getPType());
+    accBuf = tileOf(dv + kCoopMatrixPadF32, f32);
   }
 
   // The function's tensors as memrefs in the kernel; the forall's outputs
@@ -1727,7 +2190,8 @@ struct ConvertAttnTilesToSIMTPass
       if (failed(collectTiledKernels(
               fn,
               [](TilingAttr t) {
-                return isa_and_nonnull<SimtAttr>(t.getMapping());
+                return isa_and_nonnull<SimtAttr, CoopMatrixAttr>(
+                    t.getMapping());
               },
               sources)))
         return signalPassFailure();

@@ -1,9 +1,10 @@
 //===- SPIRVCoopMatBf16.cpp - a bf16 coopmat kernel, retyped from f16 -----===//
 //
 // gpu.mma_matrix has no bf16 element type in MLIR 22, so the coopmat kernel
-// of a bf16 attention is generated in f16 (SPIRVCoopMatKernel.cpp: the
-// buffers hold the same 16-bit words, the host function's bf16 arguments
-// become f16 ones) and the module is marked `attn.coopmat_bf16`. This step
+// of a bf16 attention is generated in f16 (attn-spirv-bf16-as-f16,
+// SPIRVBf16AsF16.cpp: the buffers hold the same 16-bit words, the host
+// function's bf16 arguments become f16 ones) and the module is marked
+// `attn.coopmat_bf16`. This step
 // of attn-to-spirv-pipeline{variant=coopmat}, after convert-gpu-to-spirv,
 // turns every f16 in the marked module's spirv.modules into bf16 (storage
 // buffers, workgroup P, cooperative matrices, conversions), which

@@ -3,6 +3,13 @@
 // RUN: attn-opt %s -split-input-file --attn-configure-simt="kv-splits=2 launch-splits=true" | FileCheck %s --check-prefix=LAUNCH
 // RUN: not attn-opt %s -split-input-file --attn-configure-simt="shared-memory-bytes=1000" 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not attn-opt %s -split-input-file --attn-configure-simt="lanes=3" 2>&1 | FileCheck %s --check-prefix=LANES
+// RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16" | FileCheck %s --check-prefix=COOP
+// RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 block-q=32 shared-memory-bytes=16384 scalar-products=true" | FileCheck %s --check-prefix=COOPSMALL
+// RUN: not attn-opt %s -split-input-file --attn-configure-simt="coop-matrix=32" 2>&1 | FileCheck %s --check-prefix=COOPROWS
+// RUN: not attn-opt %s -split-input-file --attn-configure-simt="coop-matrix=32 block-q=16" 2>&1 | FileCheck %s --check-prefix=COOP16
+// RUN: sed -e 's/xf16>/xf32>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" 2>&1 | FileCheck %s --check-prefix=COOPF32
+// RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 shared-memory-bytes=4096" 2>&1 | FileCheck %s --check-prefix=COOPBYTES
+// RUN: not attn-opt %s --attn-configure-simt="coop-matrix=8" 2>&1 | FileCheck %s --check-prefix=LANES
 
 // Defaults (the generic CUDA kernel's): 64 rows of one thread each, the
 // largest key block of 64, 32, 16, 8 whose K and V tiles fit 48 KB (64 at
@@ -21,6 +28,17 @@
 // LAUNCH: bufferization.materialize_in_destination %[[S]] in restrict writable %[[OUT]]
 // SMALL: error: 'attn.sdpa' op attn-configure-simt: K and V tiles of 8 keys (D = 64, Dv = 64) need 2048 bytes of shared memory, more than 1000; use a smaller block-kv
 // LANES: error: attn-configure-simt: lanes must be a power of two up to 128
+// coop-matrix=N: the cooperative-matrix mapping, a workgroup of one
+// N-invocation subgroup; P in the data's type (the matrix operand); the
+// largest key block of 64, 32, 16 whose tiles (Q, K, V, S, P and the
+// accumulator, padded rows; coopMatrixSharedBytes) fit: 64 at D = 32,
+// Dv = 16 in 48 KB; 32 in 16 KB with 32-row tiles.
+// COOP: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 16, block_kv = 64, p_type = f16, mapping = #attn.coop_matrix<invocations = 32>>}
+// COOPSMALL: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 32, block_kv = 32, p_type = f16, mapping = #attn.coop_matrix<invocations = 64, scalar = true>>}
+// COOPROWS: error: 'attn.sdpa' op attn-configure-simt: block-q 64 is more rows than the 32 invocations of the subgroup
+// COOP16: error: 'attn.sdpa' op attn-configure-simt: the cooperative-matrix mapping needs D, Dv, block-q and block-kv multiples of 16, got D = 64, Dv = 64, block-q = 8, block-kv = 16
+// COOPF32: error: 'attn.sdpa' op attn-configure-simt: the cooperative-matrix mapping takes f16 or bf16, got 'f32'
+// COOPBYTES: error: 'attn.sdpa' op attn-configure-simt: the cooperative-matrix tiles (block-q 16, block-kv 16, D = 32, Dv = 16) need {{[0-9]+}} bytes of shared memory, more than 4096
 func.func @jit_form(%q: memref<1x2x100x64xf16>, %k: memref<1x2x100x64xf16>,
                     %v: memref<1x2x100x64xf16>, %out: memref<1x2x100x64xf16>) {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x100x64xf16> to tensor<1x2x100x64xf16>

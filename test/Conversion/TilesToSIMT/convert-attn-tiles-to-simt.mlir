@@ -1,6 +1,9 @@
 // RUN: attn-opt %s -split-input-file --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt --canonicalize --cse | FileCheck %s
 // RUN: attn-opt %S/Inputs/subgroup.mlir --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=SUBGROUP
 // RUN: not attn-opt %S/Inputs/static-tiles.mlir --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt 2>&1 | FileCheck %s --check-prefix=STATIC
+// RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOP
+// RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16 scalar-products=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOPSCALAR
+// RUN: sed -e 's/xf16>/xbf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true 2>&1 | FileCheck %s --check-prefix=COOPBF16
 
 // A thread per row (the generic CUDA kernel's mapping, loops not
 // unrolled): f32, D = 16, Dv = 8, a bool mask broadcast over B and H, lse;
@@ -146,3 +149,92 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // SUBGROUP: arith.cmpi eq, %[[LANE]], %c0
 
 // STATIC: error: 'scf.forall' op convert-attn-tiles-to-simt: the SIMT mapping takes dynamic tail tiles of unpacked rows (no static_tiles, no pack_heads)
+
+// The cooperative-matrix mode (#attn.coop_matrix, the Vulkan coopmat
+// variant; Inputs/coop-matrix.mlir): f16, GQA, D = 32, Dv = 16, causal, an
+// f32 additive mask, lse, tail tiles of 8 rows and 2 keys. A workgroup of
+// one 32-invocation subgroup per 16-row tile; Q, K and V tiles, S (f32), P
+// (f16) and the accumulator (f32) in workgroup memory with padded rows;
+// the two products are whole-workgroup 16x16x16 matrix products, the
+// softmax between them a row per invocation, from the same generics as
+// every other mapping.
+// COOP-LABEL: func.func @coop
+// COOP: gpu.launch blocks({{.*}}) in (%{{.+}} = %c3, %{{.+}} = %c4, %{{.+}} = %c1) threads(%[[TX:[a-z0-9]+]], {{.*}}) in (%{{.+}} = %c32,
+// COOP-DAG: %[[K:.+]] = memref.alloc() : memref<16x40xf16, #spirv.storage_class<Workgroup>>
+// COOP-DAG: %[[V:.+]] = memref.alloc() : memref<16x24xf16, #spirv.storage_class<Workgroup>>
+// COOP-DAG: %[[Q:.+]] = memref.alloc() : memref<16x40xf16, #spirv.storage_class<Workgroup>>
+// COOP-DAG: %[[S:.+]] = memref.alloc() : memref<16x20xf32, #spirv.storage_class<Workgroup>>
+// COOP-DAG: %[[P:.+]] = memref.alloc() : memref<16x24xf16, #spirv.storage_class<Workgroup>>
+// COOP-DAG: %[[ACC:.+]] = memref.alloc() : memref<16x20xf32, #spirv.storage_class<Workgroup>>
+// rows past the tile's (min(16, 40 - 16 qb)) do no softmax
+// COOP: %[[ROWS:.+]] = affine.min
+// COOP: %[[VALID:.+]] = arith.cmpi ult, %[[TX]], %[[ROWS]]
+// Q staged by the whole workgroup, rows past the tail zero-filled
+// COOP: scf.for %{{.+}} = %[[TX]] to %c512 step %c32
+// COOP: memref.store %{{.+}}, %[[Q]]
+// COOP: } else {
+// COOP-NEXT: memref.store %cst{{.*}}, %[[Q]]
+// COOP: gpu.barrier
+// acc = 0, a row per invocation
+// COOP: memref.store %cst{{.*}}, %[[ACC]][%[[TX]],
+// the unmasked key blocks: K and V staged (keys past the tail zero)
+// COOP: scf.for {{.*}} iter_args(%[[M:.+]] = %cst{{.*}}, %[[L:.+]] = %cst{{.*}}) -> (f32, f32)
+// COOP: gpu.barrier
+// COOP: memref.store %{{.+}}, %[[K]]
+// COOP: memref.store %cst{{.*}}, %[[K]]
+// COOP: memref.store %{{.+}}, %[[V]]
+// COOP: memref.store %cst{{.*}}, %[[V]]
+// COOP: gpu.barrier
+// S = Q K^T: K^T a transposed load of K's tile
+// COOP: gpu.subgroup_mma_constant_matrix
+// COOP: gpu.subgroup_mma_load_matrix %[[Q]]{{.*}} {leadDimension = 40 : index}
+// COOP: gpu.subgroup_mma_load_matrix %[[K]]{{.*}} {leadDimension = 40 : index, transpose}
+// COOP: gpu.subgroup_mma_compute
+// COOP: gpu.subgroup_mma_store_matrix %{{.+}}, %[[S]]{{.*}} {leadDimension = 20 : index}
+// COOP: gpu.barrier
+// the softmax of the invocation's row: its keys' scores (mask added),
+// the rescale of its accumulator row, P as f16 (zero past the block)
+// COOP: scf.if %[[VALID]] -> (f32, f32)
+// COOP: memref.load %[[S]][%[[TX]],
+// COOP: arith.maximumf
+// COOP: scf.if
+// COOP: memref.store %{{.+}}, %[[ACC]][%[[TX]],
+// COOP: math.exp2
+// COOP: arith.truncf {{.*}} : f32 to f16
+// COOP: memref.store %{{.+}}, %[[P]][%[[TX]],
+// COOP: memref.store %cst{{.*}}, %[[P]][%[[TX]],
+// COOP: } else {
+// COOP: gpu.barrier
+// acc += P V
+// COOP: gpu.subgroup_mma_load_matrix %[[ACC]]
+// COOP: gpu.subgroup_mma_load_matrix %[[P]]
+// COOP: gpu.subgroup_mma_load_matrix %[[V]]
+// COOP: gpu.subgroup_mma_compute
+// COOP: gpu.subgroup_mma_store_matrix %{{.+}}, %[[ACC]]
+// COOP: gpu.barrier
+// the diagonal key blocks: -inf where key > row + 10
+// COOP: scf.for
+// COOP: gpu.subgroup_mma_compute
+// COOP: arith.cmpi sgt
+// COOP: gpu.subgroup_mma_compute
+// the finalize: 1 / l, the lse, the row written
+// COOP: scf.if %[[VALID]] {
+// COOP: math.log2
+// COOP: memref.load %[[ACC]][%[[TX]],
+// COOP: arith.truncf
+// COOP: memref.store {{.*}} : memref<1x4x40x16xf16>
+// COOP: memref.store {{.*}} : memref<1x4x40xf32>
+
+// scalar-products=true: the same kernel with each product's body evaluated
+// in scalar loops over the same tiles (an invocation per element of S).
+// COOPSCALAR-LABEL: func.func @coop
+// COOPSCALAR-NOT: gpu.subgroup_mma
+// COOPSCALAR: scf.for %{{.+}} = %{{.+}} to %c256 step %c32
+// COOPSCALAR: scf.for {{.*}} to %c32 step %c1 iter_args(%{{.+}} = %cst{{.*}}) -> (f32)
+// COOPSCALAR: arith.extf {{.*}} : f16 to f32
+// COOPSCALAR: arith.mulf
+// COOPSCALAR: memref.store {{.*}} : memref<16x20xf32, #spirv.storage_class<Workgroup>>
+// COOPSCALAR-NOT: gpu.subgroup_mma
+
+// bf16 on gpu.mma_matrix (which has no bf16): refused, with the way out.
+// COOPBF16: error: 'linalg.generic' op convert-attn-tiles-to-simt: gpu.mma_matrix operands are f16 here, got 'bf16' (a bf16 kernel is retyped as f16 first: attn-spirv-bf16-as-f16; or use scalar products)

@@ -37,14 +37,14 @@
 // The coopmat kernel split in 2 (grid z = chunk): the same workspaces and
 // merge as portable, a module that deserializes and verifies with both
 // entry points.
-// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %s -o %t/sc.spv
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 --block-kv=16 %s -o %t/sc.spv
 // RUN: FileCheck %s --input-file=%t/sc.json --check-prefix=SPLITCOOP
 // RUN: mlir-translate --deserialize-spirv %t/sc.spv -o %t/sc.mlir
 // RUN: mlir-opt %t/sc.mlir --verify-each | FileCheck %s --check-prefix=SPLITCOOPRT
 // SPLITCOOP: "variant": "coopmat",
 // SPLITCOOP: "workspaces": [{"shape": [1, 3, 2, 32, 16], "element": "f32", "bytes": 12288}, {"shape": [1, 3, 2, 32], "element": "f32", "bytes": 768}],
 // SPLITCOOP-NEXT: "dispatches": [
-// SPLITCOOP-NEXT: {"entry": "attn_kernel_split_kv", "workgroups": [3, 2, 2], "workgroup_size": [32, 1, 1],
+// SPLITCOOP-NEXT: {"entry": "attn_kernel_split_kv", "workgroups": [2, 6, 1], "workgroup_size": [32, 1, 1],
 // SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "workspace": 0}, {"set": 0, "binding": 4, "workspace": 1}]},
 // SPLITCOOP-NEXT: {"entry": "attn_kernel_split_kv_merge", "workgroups": [4, 3, 1], "workgroup_size": [128, 1, 1],
 // SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 0}, {"set": 0, "binding": 2, "arg": 3}]}],
@@ -57,12 +57,12 @@
 // SPLITCOOPRT: spirv.ExecutionMode @attn_kernel_split_kv_merge "LocalSize", 128, 1, 1
 // The coopmat kernel with dropout (the seed a one-element buffer after the
 // lse, Int64 for Philox) split in 2, round-tripped.
-// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %S/Inputs/dropout-f16.mlir -o %t/cd.spv
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 --block-kv=16 %S/Inputs/dropout-f16.mlir -o %t/cd.spv
 // RUN: FileCheck %s --input-file=%t/cd.json --check-prefix=COOPDROP
 // RUN: mlir-translate --deserialize-spirv %t/cd.spv -o %t/cd.mlir
 // RUN: mlir-opt %t/cd.mlir --verify-each | FileCheck %s --check-prefix=COOPDROPRT
 // COOPDROP: "host_args": 6,
-// COOPDROP: {"entry": "attn_kernel_split_kv", "workgroups": [2, 2, 2], "workgroup_size": [32, 1, 1],
+// COOPDROP: {"entry": "attn_kernel_split_kv", "workgroups": [2, 4, 1], "workgroup_size": [32, 1, 1],
 // COOPDROP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 5}, {"set": 0, "binding": 4, "workspace": 0}, {"set": 0, "binding": 5, "workspace": 1}]},
 // COOPDROP: "needs_cooperative_matrix": true
 // COOPDROPRT: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}Int64{{.*}}CooperativeMatrixKHR{{.*}}]
@@ -74,7 +74,7 @@
 // attn-spirv-coopmat-bf16: bf16 buffers, workgroup P and cooperative
 // matrices, BFloat16TypeKHR and BFloat16CooperativeMatrixKHR instead of
 // Float16; metadata asks for bf16, not f16.
-// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 %S/Inputs/dropout-bf16.mlir -o %t/cb.spv
+// RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 --block-kv=16 %S/Inputs/dropout-bf16.mlir -o %t/cb.spv
 // RUN: FileCheck %s --input-file=%t/cb.json --check-prefix=COOPBF16
 // RUN: mlir-translate --deserialize-spirv %t/cb.spv -o %t/cb.mlir
 // RUN: mlir-opt %t/cb.mlir --verify-each | FileCheck %s --check-prefix=COOPBF16RT
@@ -134,8 +134,11 @@
 // TILED: "variant": "tiled"
 // TILED: "workgroups": [3, 2, 1]
 // TILED: "workgroup_size": [1, 1, 1]
+// coopmat: the portable grid (ceil(Sq / 16) = 2 query blocks by Hq = 3 by
+// B = 1), a workgroup of one 32-invocation subgroup; K^T is a column-major
+// cooperative-matrix load of the K tile.
 // COOPMAT: "variant": "coopmat"
-// COOPMAT: "workgroups": [3, 2, 1]
+// COOPMAT: "workgroups": [2, 3, 1]
 // COOPMAT: "workgroup_size": [32, 1, 1]
 // COOPMAT: "needs_float16": true
 // COOPMAT: "needs_cooperative_matrix": true
@@ -144,8 +147,8 @@
 // ROUNDTRIP: spirv.KHR.CooperativeMatrixLoad {{.*}} <ColumnMajor>
 // ROUNDTRIP: spirv.KHR.CooperativeMatrixMulAdd
 // ROUNDTRIP: spirv.KHR.CooperativeMatrixStore {{.*}} <NonPrivatePointer>
-// ROUNDTRIP: spirv.EntryPoint "GLCompute" @attn_kernel_kernel
-// ROUNDTRIP: spirv.ExecutionMode @attn_kernel_kernel "LocalSize", 32, 1, 1
+// ROUNDTRIP: spirv.EntryPoint "GLCompute" @attn_kernel,
+// ROUNDTRIP: spirv.ExecutionMode @attn_kernel "LocalSize", 32, 1, 1
 // COOPMAT64: "workgroup_size": [64, 1, 1]
 // VARIANT: unknown variant 'wmma' (portable, tiled, coopmat or coopmat-scalar)
 func.func @attn_kernel(%q: memref<1x3x32x16xf16>, %k: memref<1x3x48x16xf16>, %v: memref<1x3x48x16xf16>, %out: memref<1x3x32x16xf16>) {

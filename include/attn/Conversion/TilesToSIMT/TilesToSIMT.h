@@ -34,11 +34,28 @@ struct ConfigureSIMTOptions {
   /// op is cloned into an unsplit and a split alternative); otherwise N is
   /// baked into the kernels.
   bool launchSplits = false;
+  /// N > 0: the cooperative-matrix mapping (#attn.coop_matrix), a
+  /// workgroup of one subgroup of N invocations; block_q, block_kv, D and
+  /// Dv multiples of 16, block_q at most N. 0: the SIMT mapping.
+  int64_t coopMatrix = 0;
+  /// With coopMatrix: the products as scalar loops over the same tiles.
+  bool scalarProducts = false;
 };
+
+/// Workgroup memory of the cooperative-matrix mapping for tiles of `br`
+/// rows and `bc` keys, head dims `d` and `dv`, 16-bit elements: S (f32), P
+/// (16-bit), the accumulator (f32), the Q, K and V tiles (16-bit), each row
+/// padded (S and the accumulator by 4 elements, the others by 8) so that
+/// the rows of a matrix load do not fall into the same banks.
+int64_t coopMatrixSharedBytes(int64_t br, int64_t bc, int64_t d, int64_t dv);
+/// The padded row length (elements) of each of those tiles.
+constexpr int64_t kCoopMatrixPadF32 = 4, kCoopMatrixPad16 = 8;
 
 /// The key block for `options` when blockKv is 0: the largest of 64, 32,
 /// 16 and 8 whose K and V tiles (head dims D and Dv) fit the workgroup
-/// memory budget (8 when none does; the pass then reports the overflow).
+/// memory budget (8 when none does; the pass then reports the overflow);
+/// with coopMatrix, the largest of 64, 32 and 16 whose tiles
+/// (coopMatrixSharedBytes) fit it (16 when none does).
 int64_t simtBlockKv(const ConfigureSIMTOptions &options, int64_t headDim,
                     int64_t valueDim, int64_t elementBytes);
 

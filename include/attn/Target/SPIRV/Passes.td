@@ -264,15 +264,15 @@ def SPIRVCoopMatBf16Pass : Pass<"attn-spirv-coopmat-bf16", "::mlir::ModuleOp"> {
   let description = [{
     `gpu.mma_matrix` has no bf16 element type in MLIR 22, so the coopmat
     kernel of a bf16 attention is generated in f16 (the buffers hold the
-    same 16-bit words) and `attn-spirv-coopmat-kernel` marks the module
+    same 16-bit words) and `attn-spirv-bf16-as-f16` marks the module
     `attn.coopmat_bf16`. This step of
     `attn-to-spirv-pipeline{variant=coopmat}`, after `convert-gpu-to-spirv`,
     turns every f16 in the marked module's `spirv.module`s into bf16, which
     SPV_KHR_bfloat16 expresses.
 
     Requires: a module marked `attn.coopmat_bf16` whose `spirv.module`s use
-    f16 only for what was bf16 (the coopmat kernel refuses an f16 mask on
-    bf16 data); every f16 constant in them exactly representable in bf16
+    f16 only for what was bf16 (`attn-spirv-bf16-as-f16` refuses an f16
+    mask on bf16 data); every f16 constant in them exactly representable in bf16
     (else an error on the op and the pass fails).
     Guarantees: in a marked module, no f16 is left in its `spirv.module`s:
     every type (through pointers, arrays, runtime arrays, structs, vectors,
@@ -372,6 +372,36 @@ def SPIRVZeroTripLoopsPass : Pass<"attn-spirv-zero-trip-loops", "::mlir::gpu::GP
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def SPIRVBf16AsF16Pass : Pass<"attn-spirv-bf16-as-f16", "::mlir::ModuleOp"> {
+  let summary = "Retype a bf16 attention as f16 for cooperative matrices, "
+                "to be retyped back after the SPIR-V conversion";
+  let description = [{
+    gpu.mma_matrix has no bf16 element type in MLIR 22, so the coopmat
+    variant of a bf16 attention is lowered as f16 over the same 16-bit
+    words: this first step of `attn-to-spirv-pipeline{variant=coopmat}`
+    replaces every bf16 in the module (function arguments, tensors, the
+    attention's types) with f16 and marks the module `attn.coopmat_bf16`;
+    after `convert-gpu-to-spirv`, `attn-spirv-coopmat-bf16` turns every f16
+    of the marked module back into bf16 (SPV_KHR_bfloat16). Every f16
+    operation of such a kernel was a bf16 one (loads and stores of the
+    16-bit words, their conversions to and from f32, the matrix products),
+    so the round trip is exact.
+
+    Requires: a module without f16 values or types beside the bf16 ones (an
+    f16 additive mask on bf16 data would become indistinguishable from it:
+    an error names it). Guarantees: no bf16 is left; the module carries
+    `attn.coopmat_bf16` if and only if something was retyped.
+
+    ```mlir
+    // before
+    func.func @k(%q: memref<1x2x64x64xbf16>, ...)
+    // after
+    module attributes {attn.coopmat_bf16} {
+      func.func @k(%q: memref<1x2x64x64xf16>, ...)
+    ```
+  }];
 }
 
 #endif // ATTN_TARGET_SPIRV_PASSES_TD

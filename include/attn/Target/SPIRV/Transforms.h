@@ -16,7 +16,7 @@
 
 namespace mlir::attn {
 
-/// The module attribute by which attn-spirv-coopmat-kernel marks a bf16
+/// The module attribute by which attn-spirv-bf16-as-f16 marks a bf16
 /// kernel written in f16, for attn-spirv-coopmat-bf16.
 constexpr const char kCoopMatBf16Attr[] = "attn.coopmat_bf16";
 /// The module attribute (i32) by which attn-spirv-subgroup-size records

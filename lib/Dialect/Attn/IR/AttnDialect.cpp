@@ -236,3 +236,38 @@ LogicalResult SimtAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << rows << ", lanes = " << lanes;
   return success();
 }
+
+Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
+  int64_t invocations = -1;
+  bool scalar = false;
+  SMLoc loc = parser.getCurrentLocation();
+  auto value = [&](StringRef key) -> ParseResult {
+    if (key == "invocations")
+      return parser.parseInteger(invocations);
+    if (key == "scalar")
+      return parseBool(parser, scalar);
+    return parser.emitError(parser.getCurrentLocation())
+           << "unknown #attn.coop_matrix parameter '" << key << "'";
+  };
+  if (parseKeyValues(parser, value))
+    return {};
+  return getChecked([&] { return parser.emitError(loc); },
+                    parser.getContext(), invocations, scalar);
+}
+
+void CoopMatrixAttr::print(AsmPrinter &printer) const {
+  printer << "<invocations = " << getInvocations();
+  if (getScalar())
+    printer << ", scalar = true";
+  printer << ">";
+}
+
+LogicalResult
+CoopMatrixAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t invocations, bool) {
+  if (invocations < 16 || invocations > 1024)
+    return emitError() << "#attn.coop_matrix invocations must be in [16, "
+                          "1024] (one subgroup), got "
+                       << invocations;
+  return success();
+}

@@ -121,4 +121,30 @@ def Attn_SimtAttr : AttrDef<Attn_Dialect, "Simt"> {
   let genVerifyDecl = 1;
 }
 
+def Attn_CoopMatrixAttr : AttrDef<Attn_Dialect, "CoopMatrix"> {
+  let mnemonic = "coop_matrix";
+  let summary = "How the cooperative-matrix target maps a tile onto a workgroup";
+  let description = [{
+    The `mapping` of an `#attn.tiling` for `convert-attn-tiles-to-simt`
+    (the Vulkan coopmat variant): a workgroup of one subgroup of
+    `invocations` invocations. The two products of a key block (Q.K^T and
+    P.V) run over workgroup-memory tiles as 16x16x16 cooperative matrices
+    (KHR, through gpu.subgroup_mma_*), the whole subgroup together: Q, K
+    and V staged (rows past the tile zero), the scores S, the
+    probabilities P (in `p_type`) and the accumulator in workgroup memory.
+    The online softmax between them runs a row of the tile per invocation
+    (block_q <= invocations, the others idle), as the SIMT mapping does.
+    With `scalar`, the products are scalar loops over the same tiles (the
+    invocations sharing each 16x16 tile's elements): the same kernel for
+    devices without cooperative matrices, and its test on them. Chosen by
+    `attn-configure-simt{coop-matrix=N}`.
+
+    Example: `#attn.coop_matrix<invocations = 32>`
+  }];
+  let parameters = (ins "int64_t":$invocations,
+                        DefaultValuedParameter<"bool", "false">:$scalar);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 #endif // ATTN_ATTRS_TD
