@@ -3,8 +3,8 @@
 // attn-configure-nvgpu: for every attn.sdpa the tensor-core kernel handles,
 // the #attn.tiling that attn-tile-sdpa applies and
 // convert-attn-tiles-to-nvgpu maps onto a workgroup. The geometry is one
-// table of measured choices (resolveNVGPUGeometry); the measurements are in
-// bench/results and docs/NVIDIA.md.
+// table of measured choices (resolveNVGPUGeometry), each naming the folder
+// of bench/results it was measured in; the numbers: HISTORY-nvidia.md there.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
@@ -67,7 +67,7 @@ NVGPUGeometry mlir::attn::resolveNVGPUGeometry(
                           : (causal || small || huge || wideTwoTiles ? 4 : 8);
   // Decode needs no more than 2 warps (the others would only compute
   // padding rows); 1 warp for at most 16 rows at D, Dv <= 64 (at D = 128 a
-  // one-warp kernel spills).
+  // one-warp kernel spills; cuda-h100-2026-11-22).
   if (decode)
     g.warps = seqQ <= 16 && small ? 1 : 2;
   // Two row tiles for the 4-warp kernels at D, Dv <= 64 without a mask or
@@ -98,10 +98,10 @@ NVGPUGeometry mlir::attn::resolveNVGPUGeometry(
   int64_t qBytes = g.blockQ * headDim * elementBytes;
   // Q aliases the last stage when it fits there and its fragments are
   // held in registers (the prologue does not fill that stage). Dropout at
-  // D, Dv > 64 reads them from shared memory per key block: held, causal
-  // spills 12-28 bytes (ptxas 13, sm_90a) and non-causal spills under the
-  // H100 driver's PTX compiler (255 registers; 4-7 % slower than from
-  // shared memory, bench/results/tiled-form-2026-11-24).
+  // D, Dv > 64 reads them from shared memory per key block: held, they
+  // spill (causal under ptxas, non-causal under the H100 driver's PTX
+  // compiler, where it was slower than from shared memory:
+  // tiled-form-2026-11-24).
   g.qFromSmem =
       options.qFromSmem || g.rowTiles > 1 || huge || (dropout && !small);
   g.sharedBytes =
@@ -206,8 +206,8 @@ struct AttnConfigureNVGPUPass
     int64_t seqQ = op.getQueryType().getDimSize(2);
     NVGPUGeometry g = geometry(seqQ);
     // A mask or dropout keeps one geometry for every Sq: the decode
-    // geometries' registers were measured without them (ptxas spilled 4
-    // bytes with a mask at D = 64 in one warp, sm_90a).
+    // geometries' registers were measured without them (ptxas spilled with
+    // a mask at D = 64 in one warp, sm_90a; decode-alternatives-2026-11-26).
     bool heavy = op.getMask() || op.getEffectiveDropout() > 0.0;
     if (!ShapedType::isDynamic(seqQ) || !decodeAlternatives || heavy) {
       configureAlternative(op, g, ::attn::LaunchCondition(), o);
@@ -223,10 +223,10 @@ struct AttnConfigureNVGPUPass
     SdpaOp one = cloneWithUnitSq(op);
     configureAlternative(one, geometry(1), C().sq(1, 1), o);
     // Causal at D or Dv > 64, Q's fragments held in registers made ptxas
-    // spill 4 bytes in the unsplit kernel (sm_90a); read from shared memory
-    // per key block they cost 6-7 % against the static causal kernels that
-    // hold them (H100, bench/results/decode-alternatives-2026-11-26), the
-    // price of no spill.
+    // spill in the unsplit kernel (sm_90a); they are read from shared
+    // memory per key block instead, slower than the static causal kernels
+    // that hold them: the price of no spill
+    // (decode-alternatives-2026-11-26).
     ConfigureNVGPUOptions so = o;
     so.qFromSmem = causal && std::max(d, dv) > 64;
     NVGPUGeometry small = resolveNVGPUGeometry(
