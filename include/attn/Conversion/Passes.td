@@ -208,8 +208,12 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     Requires: nothing (ops not in destination-passing form, and ops whose
     tiling already has a mapping, are left alone). Guarantees: every op it
     takes has a tiling with an `#attn.simt` mapping whose K and V tiles fit
-    `shared-memory-bytes`. Errors: options out of range, or K and V tiles
-    that cannot fit (reported on the op).
+    `shared-memory-bytes`, or (`coop-matrix`) an `#attn.coop_matrix`
+    mapping with block-q at most the subgroup's invocations, D, Dv and the
+    blocks multiples of 16, P in the data's type, and tiles that fit.
+    Errors: options out of range, tiles that cannot fit, or (coop-matrix)
+    data that is not f16 or bf16 and sizes not multiples of 16 (reported
+    on the op).
 
     ```mlir
     // f32, D = 64, 64 rows per workgroup, 48 KB: 64-key tiles
@@ -249,8 +253,9 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
 def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::ModuleOp"> {
   let summary = "Map the tiled attention form onto SIMT invocations: a thread or a subgroup per row";
   let description = [{
-    Lowers each tiled attention whose `attn.tiling` has an `#attn.simt`
-    mapping (the output of `attn-configure-simt`, `attn-tile-sdpa` and
+    Lowers each tiled attention whose `attn.tiling` has an `#attn.simt` or
+    `#attn.coop_matrix` mapping (the output of `attn-configure-simt`,
+    `attn-tile-sdpa` and
     `attn-decompose-online-attention`, in the JIT's destination-passing
     form) to a `gpu.launch`: a workgroup per query tile (grid x = query
     blocks, y = heads, times the split-KV chunks, z = batch) of `rows`
@@ -269,8 +274,11 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
       each element computed once; a value that a later loop reads again
       (the scores, between the row max and the exponentials) is kept in a
       private array. P . V runs in that loop with the value columns
-      unrolled (`unroll`), or after it with the value column outside the
-      key loop.
+      unrolled (`unroll`), or after it with the value columns outside the
+      key loop, up to 8 at a time in registers. Without `unroll` and with
+      one lane per row, Q.K^T fills a private array first, up to 8 keys at
+      a time in registers (private arrays live in local memory: Q's row
+      and P are then read once per 8 products).
     - Staging: K and V tiles in workgroup memory, copied by the whole
       workgroup between barriers; Q's row in a private array.
     - Split-KV: the partial forall becomes the kernel over (head, chunk),
@@ -279,6 +287,19 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     With `spirv`, workgroup memory and private arrays use SPIR-V storage
     classes (Workgroup, Function), and the staging copies run the same
     number of iterations in every invocation (lavapipe).
+
+    `#attn.coop_matrix<invocations, scalar>` (SPIR-V only): a workgroup of
+    one subgroup per query tile of block_q rows (at most `invocations`).
+    Q, K and V tiles, S (f32), P (the data's type) and the accumulator
+    (f32) live in workgroup memory with padded rows; tails are zero-filled
+    when staged (loads without a branch, the row clamped) and P is zero
+    past the block's keys. Q.K^T and P.V are whole-workgroup products of
+    16x16x16 `gpu.subgroup_mma_*` matrices (f16 operands: a bf16 kernel is
+    retyped first by `attn-spirv-bf16-as-f16`), or with `scalar` loops of
+    the product's body over the same tiles; between them the other ops
+    run a row per invocation, as with `#attn.simt` (one lane), in regions
+    guarded by the row's validity, with barriers before and after each
+    product.
 
     Requires: the tiled form of such an op with dynamic tiles (no
     `static_tiles`, no `pack_heads`): foralls carrying `attn.tiling`, key

@@ -147,7 +147,11 @@ private:
   SmallVector<Value> keptPool;
   unsigned keptNext = 0;
   /// A private array for a kept value of one key block: the pool's next
-  /// one of that shape, else a new one.
+  /// one of that shape, else a new one. For SPIR-V one element longer than
+  /// the slots: with exactly as many elements as a per-key loop's trip
+  /// count, Mesa's NIR unrolls those loops fully (lavapipe then took
+  /// minutes to compile a D = 128 kernel); the spare element is never
+  /// read.
   Value keptArray(Type elt) {
     int64_t n = slotsOf(bc) + (spirv ? 1 : 0);
     auto ty = MemRefType::get({n}, elt, MemRefLayoutAttrInterface{},
@@ -478,6 +482,9 @@ private:
   LogicalResult emitAllReduction(linalg::GenericOp g);
   LogicalResult emitGroup(linalg::GenericOp trigger);
   LogicalResult emitProductOutsideKeys(linalg::GenericOp g);
+  /// Q.K^T of the block into a private array, keys in groups (a thread
+  /// per row, loops not unrolled); false when it does not apply.
+  FailureOr<bool> emitScoresByKeyGroups(linalg::GenericOp g);
   LogicalResult materialize(Value v, Value into = {});
   LogicalResult emitCoopProduct(linalg::GenericOp g);
   void stageQ(Value tile);
@@ -611,6 +618,9 @@ LogicalResult SimtKernel::emitGeneric(linalg::GenericOp g) {
     if (coop)
       return emitCoopProduct(g);
     if (rhsTransposed(g)) {
+      FailureOr<bool> done = emitScoresByKeyGroups(g);
+      if (failed(done) || *done)
+        return failure(failed(done));
       Tile t;
       t.kind = Tile::Lazy;
       t.op = g;
@@ -1173,6 +1183,69 @@ LogicalResult SimtKernel::materialize(Value v, Value into) {
   return status;
 }
 
+FailureOr<bool> SimtKernel::emitScoresByKeyGroups(linalg::GenericOp g) {
+  // S(r, c) = sum_k Q(r, k) K(c, k) for `group` keys at a time, each in a
+  // register: Q's row (a private array, in local memory) is read once per
+  // `group` products instead of once per product. The scores go to a
+  // private array that the ops after read like any kept value. Only where
+  // nothing else would keep them in registers: a thread per row with the
+  // head-dimension loops not unrolled (the generic CUDA kernel).
+  if (unroll || lanes != 1 || coop)
+    return false;
+  Tile &lhs = tiles[g.getDpsInputs()[0]];
+  Tile &rhs = tiles[g.getDpsInputs()[1]];
+  Tile &init = tiles[g.getDpsInits()[0]];
+  if (lhs.kind != Tile::Row || rhs.kind != Tile::Staged ||
+      init.kind != Tile::Fill)
+    return false;
+  int64_t group = 1;
+  for (int64_t w : {8, 4, 2})
+    if (bc % w == 0) {
+      group = w;
+      break;
+    }
+  if (group == 1)
+    return false;
+  Value result = g.getResult(0);
+  Value arr =
+      keptArray(cast<RankedTensorType>(result.getType()).getElementType());
+  int64_t depth =
+      cast<RankedTensorType>(g.getDpsInputs()[0].getType()).getDimSize(1);
+  // Whole groups up to the block's last key: a group's keys past it read
+  // rows of the K tile (block_kv rows, a multiple of the group) that this
+  // block did not write, into slots nothing reads.
+  Value nCols = keyColumns(extentOf(result, 1));
+  Value qArr = lhs.memref, kArr = rhs.memref;
+  loop(idx(0), ceilDiv(nCols, group), {}, /*unrolled=*/false,
+       [&](Value cBlock, ValueRange) {
+         Value c0 = mul(cBlock, idx(group));
+         SmallVector<Value> cols;
+         for (int64_t u = 0; u < group; ++u)
+           cols.push_back(add(c0, idx(u)));
+         SmallVector<Value> s = loop(
+             idx(0), idx(depth), SmallVector<Value>(group, init.value), false,
+             [&](Value k, ValueRange acc) -> SmallVector<Value> {
+               Value x = memref::LoadOp::create(b, loc, qArr, k);
+               SmallVector<Value> next;
+               for (int64_t u = 0; u < group; ++u) {
+                 Value y = memref::LoadOp::create(b, loc, kArr,
+                                                  ValueRange{cols[u], k});
+                 next.push_back(cloneGenericBody(b, g, {x, y, acc[u]}, {},
+                                                 map, resolver())[0]);
+               }
+               return next;
+             });
+         for (int64_t u = 0; u < group; ++u)
+           storeSlot(s[u], arr, cols[u]);
+         return SmallVector<Value>{};
+       });
+  Tile t;
+  t.kind = Tile::Private;
+  t.memref = arr;
+  tiles[result] = t;
+  return true;
+}
+
 LogicalResult SimtKernel::emitProductOutsideKeys(linalg::GenericOp g) {
   // acc'(r, d) = acc(r, d) + sum_c P(r, c) V(c, d) with d outside the loop
   // over the keys: acc(r, d) stays in a register through it (a thread per
@@ -1194,19 +1267,41 @@ LogicalResult SimtKernel::emitProductOutsideKeys(linalg::GenericOp g) {
   int64_t dv = cast<RankedTensorType>(g.getResult(0).getType()).getDimSize(1);
   Value nCols = keyColumns(extentOf(pV, 1));
   Value pArr = p.memref, vArr = v.memref;
-  loop(idx(0), idx(dv), {}, /*unrolled=*/false, [&](Value d, ValueRange) {
-    Value a0 = memref::LoadOp::create(b, loc, *arr, d);
-    Value a = loop(idx(0), nCols, {a0}, false,
-                   [&](Value c, ValueRange s) -> SmallVector<Value> {
-                     Value x = memref::LoadOp::create(b, loc, pArr, c);
-                     Value y = memref::LoadOp::create(b, loc, vArr,
-                                                      ValueRange{c, d});
-                     return cloneGenericBody(b, g, {x, y, s[0]}, {}, map,
-                                             resolver());
-                   })[0];
-    memref::StoreOp::create(b, loc, a, *arr, d);
-    return SmallVector<Value>{};
-  });
+  // `width` value columns per pass over the keys, each in a register: P(r,
+  // c) is read from its private array once per `width` products (private
+  // arrays live in local memory, which the products otherwise read as
+  // often as workgroup memory).
+  int64_t width = 1;
+  for (int64_t w : {8, 4, 2})
+    if (dv % w == 0) {
+      width = w;
+      break;
+    }
+  loop(idx(0), idx(dv / width), {}, /*unrolled=*/false,
+       [&](Value dBlock, ValueRange) {
+         Value d0 = mul(dBlock, idx(width));
+         SmallVector<Value> cols, a0;
+         for (int64_t u = 0; u < width; ++u) {
+           cols.push_back(add(d0, idx(u)));
+           a0.push_back(memref::LoadOp::create(b, loc, *arr, cols.back()));
+         }
+         SmallVector<Value> a = loop(
+             idx(0), nCols, a0, false,
+             [&](Value c, ValueRange s) -> SmallVector<Value> {
+               Value x = memref::LoadOp::create(b, loc, pArr, c);
+               SmallVector<Value> next;
+               for (int64_t u = 0; u < width; ++u) {
+                 Value y = memref::LoadOp::create(b, loc, vArr,
+                                                  ValueRange{c, cols[u]});
+                 next.push_back(cloneGenericBody(b, g, {x, y, s[u]}, {}, map,
+                                                 resolver())[0]);
+               }
+               return next;
+             });
+         for (int64_t u = 0; u < width; ++u)
+           memref::StoreOp::create(b, loc, a[u], *arr, cols[u]);
+         return SmallVector<Value>{};
+       });
   tiles[g.getResult(0)] = tiles[g.getDpsInits()[0]];
   return success();
 }
@@ -1490,22 +1585,35 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
   auto copy = [&](Value e) {
     Value r = arith::DivUIOp::create(b, loc, e, idx(width));
     Value c = arith::RemUIOp::create(b, loc, e, idx(width));
-    auto ifOp = scf::IfOp::create(b, loc, ult(r, keys),
-                                  /*withElseRegion=*/coop != nullptr);
-    OpBuilder::InsertionGuard g(b);
-    {
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Scope scope(*this);
-      memref::StoreOp::create(b, loc, loadView(t, r, c), buffer,
-                              ValueRange{r, c});
-    }
     if (coop) {
-      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
-      memref::StoreOp::create(
-          b, loc,
-          zeroOf(cast<MemRefType>(buffer.getType()).getElementType()), buffer,
-          ValueRange{r, c});
+      // Without a branch: the row clamped to the slice's first (a key
+      // block or a query tile has at least one row), the value replaced
+      // by zero past its rows. Loads under a branch per element stay one
+      // in flight per invocation on NVIDIA's Vulkan driver, and the
+      // staging then took most of the kernel's time (2.4x slower than
+      // unconditional loads, H100, 2026-11-26).
+      Scope scope(*this);
+      Value in = ult(r, keys);
+      Value row = arith::SelectOp::create(b, loc, in, r, idx(0));
+      Value x = loadView(t, row, c);
+      Type elt = x.getType();
+      // A 16-bit value only loaded and stored on the scalar variant's
+      // bf16 path (attn-spirv-bf16-storage): selected as f32, exactly.
+      if (elt.isBF16())
+        x = arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+      x = arith::SelectOp::create(b, loc, in, x, zeroOf(x.getType()));
+      if (elt.isBF16())
+        x = arith::TruncFOp::create(b, loc, elt, x);
+      memref::StoreOp::create(b, loc, x, buffer, ValueRange{r, c});
+      return;
     }
+    auto ifOp = scf::IfOp::create(b, loc, ult(r, keys),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Scope scope(*this);
+    memref::StoreOp::create(b, loc, loadView(t, r, c), buffer,
+                            ValueRange{r, c});
   };
   if (!spirv || total % n == 0) {
     auto forOp = scf::ForOp::create(b, loc, tid, idx(total), idx(n));
@@ -1797,8 +1905,11 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
     };
     bindCarried(forOp.getRegionIterArgs(), loopOp.getRegionIterArgs());
     // Every invocation is done with the previous block's tiles before they
-    // are overwritten, and the new ones are complete before use.
-    gpu::BarrierOp::create(b, loc);
+    // are overwritten, and the new ones are complete before use. (With
+    // cooperative matrices the block's last product, P.V, already ends
+    // with a barrier, and before the first block only Q was staged.)
+    if (!coop)
+      gpu::BarrierOp::create(b, loc);
     for (auto [slice, width] : staged) {
       Value buffer = stagingBuffers.lookup(slice.getSource());
       stage(slice, buffer, width, coop ? bcPad : bc);

@@ -33,9 +33,17 @@
 // CHECK: memref.store %{{.+}}, %[[VS]]
 // CHECK: gpu.barrier
 // CHECK: scf.if %[[VALID]] -> (f32, f32)
-// S = q . K^T (raw), masked: -inf where !mask; mb = rowmax S; S kept
+// S = q . K^T (raw), 8 keys at a time in registers (q's element read
+// once per 8 products), into the private array
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: memref.load %[[Q]]
+// CHECK-COUNT-8: memref.load %[[KS]]
+// CHECK: scf.yield
+// CHECK-COUNT-8: memref.store %{{.+}}, %[[S]]
+// masked: -inf where !mask; mb = rowmax S; S kept in place
 // CHECK: %[[MB:.+]] = scf.for
-// CHECK: memref.load %[[KS]]
+// CHECK: memref.load %[[S]]
 // CHECK: arith.select %{{.+}}, %{{.+}}, %cst{{.*}} : f32
 // CHECK: arith.maximumf
 // CHECK: memref.store %{{.+}}, %[[S]]
@@ -54,13 +62,15 @@
 // CHECK: math.fma
 // CHECK: math.exp2
 // CHECK: memref.store %{{.+}}, %[[S]]
-// acc'' = acc' + P . V, the value column outside the key loop
-// CHECK: scf.for
+// acc'' = acc' + P . V, the value columns outside the key loop, 8 at a
+// time in registers (Dv = 8: one pass), P read once per 8 products
 // CHECK: memref.load %[[ACC]]
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32)
 // CHECK: memref.load %[[S]]
-// CHECK: memref.load %[[VS]]
-// CHECK: memref.store %{{.+}}, %[[ACC]]
+// CHECK-COUNT-8: memref.load %[[VS]]
+// CHECK-NOT: memref.load %[[S]]
+// CHECK: scf.yield
+// CHECK-COUNT-8: memref.store %{{.+}}, %[[ACC]]
 // finalize, for the tile's rows: out = acc * (l == 0 ? 0 : 1 / l), lse
 // CHECK: scf.if %[[VALID]]
 // CHECK: arith.divf
@@ -169,21 +179,26 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // rows past the tile's (min(16, 40 - 16 qb)) do no softmax
 // COOP: %[[ROWS:.+]] = affine.min
 // COOP: %[[VALID:.+]] = arith.cmpi ult, %[[TX]], %[[ROWS]]
-// Q staged by the whole workgroup, rows past the tail zero-filled
+// Q staged by the whole workgroup without a branch: the row clamped to 0
+// past the tile's, the value zero there
 // COOP: scf.for %{{.+}} = %[[TX]] to %c512 step %c32
-// COOP: memref.store %{{.+}}, %[[Q]]
-// COOP: } else {
-// COOP-NEXT: memref.store %cst{{.*}}, %[[Q]]
+// COOP: %[[QR:.+]] = arith.divui
+// COOP: %[[QIN:.+]] = arith.cmpi ult, %[[QR]], %[[ROWS]]
+// COOP: arith.select %[[QIN]], %[[QR]], %c0 : index
+// COOP: %[[QX:.+]] = memref.load
+// COOP: %[[QZ:.+]] = arith.select %[[QIN]], %[[QX]], %cst{{.*}} : f16
+// COOP: memref.store %[[QZ]], %[[Q]]
 // COOP: gpu.barrier
 // acc = 0, a row per invocation
 // COOP: memref.store %cst{{.*}}, %[[ACC]][%[[TX]],
-// the unmasked key blocks: K and V staged (keys past the tail zero)
+// the unmasked key blocks: K and V staged (keys past the tail zero; no
+// barrier before: the previous block's P.V ended with one)
 // COOP: scf.for {{.*}} iter_args(%[[M:.+]] = %cst{{.*}}, %[[L:.+]] = %cst{{.*}}) -> (f32, f32)
-// COOP: gpu.barrier
+// COOP-NOT: gpu.barrier
+// COOP: arith.select %{{.+}}, %{{.+}}, %cst{{.*}} : f16
 // COOP: memref.store %{{.+}}, %[[K]]
-// COOP: memref.store %cst{{.*}}, %[[K]]
+// COOP: arith.select %{{.+}}, %{{.+}}, %cst{{.*}} : f16
 // COOP: memref.store %{{.+}}, %[[V]]
-// COOP: memref.store %cst{{.*}}, %[[V]]
 // COOP: gpu.barrier
 // S = Q K^T: K^T a transposed load of K's tile
 // COOP: gpu.subgroup_mma_constant_matrix
