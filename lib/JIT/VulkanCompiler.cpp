@@ -1,6 +1,6 @@
 //===- VulkanCompiler.cpp - the runtime's vulkan target: SPIR-V + Vulkan --===//
 //
-// spec -> kernel source (dense layouts; dynamic sizes portable only) -> attn-to-spirv-
+// spec -> kernel source (dense layouts; dynamic sizes but for tiled) -> attn-to-spirv-
 // pipeline (coopmat variant where the device has f16 16x16x16 cooperative
 // matrices and the spec fits, else portable; ATTN_VULKAN_VARIANT forces
 // one; split-KV (portable and coopmat) where asked for, where few workgroups
@@ -241,8 +241,11 @@ std::string coopMatDeviceGap(const vk::DeviceInfo &info, attn_dtype dtype) {
 }
 
 /// The coopmat kernel's tiles for `spec`, or why it does not fit.
+/// `invocations`: the workgroup's (coopmat: one subgroup of the device),
+/// 0 for coopmat-scalar, whose workgroup grows with block_q.
 std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
-                           int64_t &blockQ, int64_t &blockKv) {
+                           int64_t invocations, int64_t &blockQ,
+                           int64_t &blockKv) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   if (spec.dtype != ATTN_DTYPE_F16 && spec.dtype != ATTN_DTYPE_BF16)
     return "the coopmat kernel is f16 or bf16 only (x the same + f32)";
@@ -270,6 +273,11 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   blockKv = mlir::attn::simtBlockKv(simt, d, dv, /*elementBytes=*/2);
   if (blockQ <= 0 || blockQ % 16 || blockKv <= 0 || blockKv % 16)
     return "the coopmat kernel needs block_q and block_kv multiples of 16";
+  // A row per invocation for the softmax between the products.
+  if (invocations > 0 && blockQ > invocations)
+    return "the coopmat kernel's block_q (" + std::to_string(blockQ) +
+           ") is more rows than the " + std::to_string(invocations) +
+           " invocations of the device's subgroup";
   int64_t bytes = bytesFor(blockQ, blockKv);
   if (bytes > limit)
     return "the coopmat tiles need " + std::to_string(bytes) +
@@ -439,7 +447,10 @@ public:
       if (forced != "coopmat-scalar")
         coopGap = coopMatDeviceGap(info, spec.dtype);
       if (coopGap.empty())
-        coopGap = coopMatSpecGap(spec, info, coopBlockQ, coopBlockKv);
+        coopGap = coopMatSpecGap(
+            spec, info,
+            forced == "coopmat-scalar" ? 0 : int64_t(info.subgroupSize),
+            coopBlockQ, coopBlockKv);
       if (forced != "auto" && !coopGap.empty())
         return unsupported("ATTN_VULKAN_VARIANT=" + forced + ": " + coopGap);
     }

@@ -301,13 +301,13 @@ void mlir::attn::registerAttnSPIRVPipeline() {
       "row, subgroup reductions and shuffles), K/V tiles in workgroup "
       "memory, GPU to SPIR-V 1.3 (kv-splits=N: split-KV, a partial and a "
       "merge kernel; dynamic sizes read at launch from a buffer the host "
-      "fills); the other variants need static shapes; "
-      "variant=tiled: the FlashAttention rewrite, "
+      "fills); variant=tiled (static shapes only): the FlashAttention "
+      "rewrite, "
       "bufferization with private temporaries, one invocation per tile; "
       "variant=coopmat: the same tiled form on one subgroup per "
       "workgroup, its products as f16 16x16x16 cooperative matrices "
       "(SPIR-V 1.6, Vulkan memory model; coopmat-scalar: scalar products, "
-      "Vulkan 1.1)",
+      "Vulkan 1.1), split-KV and dynamic sizes as portable's",
       [](OpPassManager &pm, StringRef optionsText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         AttnToSPIRVPipelineOptions opts;

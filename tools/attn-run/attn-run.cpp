@@ -520,8 +520,8 @@ void record(Outcome &res, const Comparison &c) {
 int main(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
   // The SPIR-V kernels are best compiled for one shape (docs/Vulkan.md:
-  // the coopmat kernel and the tiled variant need it; with dynamic sizes
-  // the portable kernel reads them at launch).
+  // the tiled variant needs it; with dynamic sizes the others read them at
+  // launch).
   if (o.target == ATTN_TARGET_VULKAN && !o.shapesGiven)
     o.staticShapes = true;
 

@@ -158,7 +158,7 @@ struct AttnToSPIRVPipelineOptions
       llvm::cl::init(0)};
   Option<int64_t> maxDynamicExtent{
       *this, "max-dynamic-extent",
-      llvm::cl::desc("Dynamic sizes (portable): kernels clamp every size "
+      llvm::cl::desc("Dynamic sizes (all but tiled): kernels clamp every size "
                      "they read to this, so the loop budget can bound their "
                      "loops; the runtime refuses larger sizes (0 = no "
                      "clamp)"),
@@ -191,16 +191,17 @@ struct AttnToSPIRVPipelineOptions
   Option<int64_t> kvSplits{
       *this, "kv-splits",
       llvm::cl::desc("1 = one kernel; N > 1 = split-KV: a partial kernel "
-                     "over the key chunks (portable: grid y = head x chunk; "
-                     "coopmat: grid z = chunk) writing f32 workspaces the "
+                     "over the key chunks (grid y = head x chunk) writing "
+                     "f32 workspaces the "
                      "host function allocates, then a merge kernel (both in "
                      "one spirv.module). tiled: 1 only"),
       llvm::cl::init(1)};
 };
 
-/// attn.sdpa on tensors (dynamic sizes: portable only) -> a host function with one
-/// gpu.launch_func of a spirv.module, or with kv-splits > 1 two launches of
-/// one spirv.module around two workspace allocations (see docs/Vulkan.md).
+/// attn.sdpa on tensors (dynamic sizes: all but variant=tiled) -> a host
+/// function with one gpu.launch_func of a spirv.module, or with
+/// kv-splits > 1 two launches of one spirv.module around two workspace
+/// allocations (see docs/Vulkan.md).
 /// Fails with `error` set for options it cannot build.
 LogicalResult buildAttnToSPIRVPipeline(OpPassManager &pm,
                                        const AttnToSPIRVPipelineOptions &options,

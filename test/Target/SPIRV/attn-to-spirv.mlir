@@ -34,7 +34,7 @@
 // RUN: not attn-translate --attn-to-spirv --variant=tiled --kv-splits=2 %s -o %t/st.spv 2>&1 | FileCheck %s --check-prefix=SPLITTILED
 // SPLIT0: error: --attn-to-spirv: --kv-splits must be >= 1
 // SPLITTILED: error: attn-to-spirv-pipeline: kv-splits=2 needs variant=portable, coopmat or coopmat-scalar: the tiled variant has no split-KV
-// The coopmat kernel split in 2 (grid z = chunk): the same workspaces and
+// The coopmat kernel split in 2 (grid y = head x chunk): the same workspaces and
 // merge as portable, a module that deserializes and verifies with both
 // entry points.
 // RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 --block-kv=16 %s -o %t/sc.spv
