@@ -8,7 +8,8 @@
 # with ATTN_AB_BUILD (a directory with bin/attn-translate and lib/, e.g.
 # the build of the previous main) and ATTN_AB_TAG (letters and digits),
 # every kernel that run_h100.py times (the tc_* prefill kernels without
-# mask or lse, the dropout ones, the D = 128 decode ones) is also built by
+# mask or lse, the dropout ones, the D = 128 decode ones, and the generic
+# prefill kernels at D = 64 and 128) is also built by
 # that compiler, from the same .mlir with the same flags, as
 # <kernel>_x_<tag>.ptx/.json; run_h100.py times the two alternately and
 # writes ab.csv / ab.md. E.g.
@@ -101,10 +102,12 @@ MLIR
 for dt in f16 bf16; do
   for d in 64 128; do
     for c in "" causal; do
-      # The generic kernel (ATTN_CUDA_TENSOR_CORES=0) and the tensor-core one.
+      # The generic kernel (ATTN_CUDA_TENSOR_CORES=0) and the tensor-core
+      # one, each with its A/B twin when one is asked for (device_ab.sh
+      # times the generic ones with ONLY=generic_).
       n="generic_${dt}_d${d}${c:+_causal}"
       gen "$n" "$dt" "$d" "$c"
-      ptx "$n"
+      ptx_ab "$n"
       n2="tc_${dt}_d${d}${c:+_causal}"
       cp "$OUT/$n.mlir" "$OUT/$n2.mlir"
       ptx_ab "$n2" --tensor-cores

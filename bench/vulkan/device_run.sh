@@ -32,7 +32,8 @@
 # variants that must run every case they can; a refusal there fails),
 # VARIANTS (default the same three), CUDA=0 (no CUDA comparison, e.g. on
 # a machine without an NVIDIA GPU), CASES (vk_bench.py --cases), SIZES,
-# DECODE_SKV, BENCH (timed runs per config), NO_TIMINGS=1.
+# DECODE_SKV, BENCH (timed runs per config), NO_TIMINGS=1, SETUP_ONLY=1
+# (steps 1-3 only, the environment they found written to $ROOT/env.sh).
 # Exit status: 0 when everything ran and every check passed; 1 when a
 # check failed (vk_bench.py's list); 2 when the set-up failed (no loader,
 # missing libraries, no device).
@@ -52,6 +53,10 @@ say() { echo "$*" | tee -a "$OUT/run.log"; }
 # 1. the loader
 # unpack_debs PATTERN: Debian's debs matching it into / (root only).
 UNPACKED=""
+# has_lib NAME: ldconfig's cache lists NAME for x86-64. grep reads all of
+# ldconfig's output (no -q): with pipefail, grep -q leaving early would
+# fail the pipeline by SIGPIPE whenever ldconfig is still writing.
+has_lib() { ldconfig -p 2>/dev/null | grep -F "$1 (libc6,x86-64)" >/dev/null; }
 unpack_debs() {
   [ "$(id -u)" = 0 ] || die "cannot unpack $CARRY/debs into / without root"
   ls "$CARRY"/debs/$1 >/dev/null 2>&1 || die "no $1 in $CARRY/debs"
@@ -61,11 +66,11 @@ unpack_debs() {
   done
   ldconfig
 }
-if ldconfig -p 2>/dev/null | grep -q 'libvulkan\.so\.1 '; then
+if has_lib libvulkan.so.1; then
   say "vulkan loader: $(ldconfig -p | grep -m1 'libvulkan\.so\.1 ')"
 else
   unpack_debs 'lib*.deb'
-  ldconfig -p | grep -q 'libvulkan\.so\.1 ' || die "still no libvulkan.so.1 after unpacking the debs"
+  has_lib libvulkan.so.1 || die "still no libvulkan.so.1 after unpacking the debs"
   say "vulkan loader: unpacked$UNPACKED"
 fi
 
@@ -90,7 +95,7 @@ mkdir -p "$USE"
 for f in "$ROOT"/lib/deps/* "$ROOT"/lib/stubs/*; do
   so=$(basename "$f")
   [ -e "$USE/$so" ] && continue
-  ldconfig -p | grep -qF "$so (libc6,x86-64)" || ln -s "$f" "$USE/$so"
+  has_lib "$so" || ln -s "$f" "$USE/$so"
 done
 say "carried libraries used (the machine lacks them): $(ls "$USE" | tr '\n' ' ')"
 LDP="$ROOT/lib:$USE"
@@ -128,6 +133,14 @@ if ! out=$(probe 2>&1); then
   out=$(probe 2>&1) || die "attn-run --target=vulkan --probe with VK_DRIVER_FILES=$icd: $out"
 fi
 say "attn-run --target=vulkan --probe: ok${VK_DRIVER_FILES:+ (VK_DRIVER_FILES=$VK_DRIVER_FILES)}"
+# SETUP_ONLY=1 (bench/vulkan/device_ab.sh): the set-up alone; what a run
+# needs in the environment goes to $ROOT/env.sh.
+if [ "${SETUP_ONLY:-0}" = 1 ]; then
+  { echo "export LD_LIBRARY_PATH='$LDP'"
+    [ -n "${VK_DRIVER_FILES:-}" ] && echo "export VK_DRIVER_FILES='$VK_DRIVER_FILES'"
+  } > "$ROOT/env.sh"
+  exit 0
+fi
 
 # 4. the device
 LD_LIBRARY_PATH=$LDP "$ROOT/bin/vk-info" > "$OUT/device.json" 2>> "$OUT/run.log" \

@@ -30,6 +30,11 @@
 #                   lib/fallback  libstdc++ and libgcc_s, for a machine
 #                                 whose own are older than this one's;
 #   deps.sha256   what deps.tar.xz holds;
+#   attn-old.tar.xz  with ATTN_AB_BUILD (a build folder with bin/attn-run
+#                 and lib/libattn.so, e.g. the previous main's): that
+#                 compiler's attn-run and libattn.so and its MANIFEST, for
+#                 bench/vulkan/device_ab.sh (the same libraries as ours:
+#                 deps.tar.xz serves both);
 #   debs/         Debian's Vulkan loader and glvnd (libvulkan1, libegl1,
 #                 libglvnd0, libopengl0, libgl1, libglx0, libgles2: the
 #                 device notes' set), `apt-get download`, amd64.
@@ -156,6 +161,16 @@ rm -rf "$CUDA_ALL" "$STAGE/cuda.log"
 # large as the biggest library.
 XZ=(xz -T1 --x86 --lzma2=preset=9e,dict=192MiB)
 tar -C "$A" -cf - . | "${XZ[@]}" > "$OUT/attn.tar.xz"
+rm -f "$OUT/attn-old.tar.xz"
+if [ -n "${ATTN_AB_BUILD:-}" ]; then
+  O="$STAGE/old"
+  mkdir -p "$O/bin" "$O/lib"
+  cp "$ATTN_AB_BUILD/bin/attn-run" "$O/bin/"
+  cp "$ATTN_AB_BUILD/lib/libattn.so" "$O/lib/"
+  { echo "old: $(cd "$ATTN_AB_BUILD" && pwd) ${ATTN_AB_NOTE:-}"
+    (cd "$O" && find . -type f | sort | xargs sha256sum); } > "$O/MANIFEST"
+  tar -C "$O" -cf - . | "${XZ[@]}" > "$OUT/attn-old.tar.xz"
+fi
 (cd "$D" && find . -type f | sort | xargs sha256sum) > "$STAGE/deps.sha256"
 if [ -f "$OUT/deps.tar.xz" ] && cmp -s "$STAGE/deps.sha256" "$OUT/deps.sha256"; then
   echo "deps.tar.xz: unchanged (deps.sha256), kept"

@@ -15,7 +15,7 @@ CUDA comparison, which bench/cuda/run_h100.py runs in its own process).
    crash, a timeout, an error) or refused (ATTN_ERROR_UNSUPPORTED, with
    attn's message). A refusal fails the run when the variant is in
    --require and the case is not one the variant may refuse (f32, head
-   dims that are not multiples of 16, dynamic sizes and bf16 for coopmat);
+   dims that are not multiples of 16 and bf16 for coopmat);
 2. the CUDA comparison: run_h100.py on --cuda-artifacts (the tc_* kernels
    at D = 64 and 128, and the decode kernels), S = --sizes, one round;
 3. decode timings, Sq = 1, Hq = 32, Hkv = 8, D = 128, Skv = 32k and 128k,
@@ -100,8 +100,8 @@ def remaining():
 
 
 # name, attn-run flags, variants that may refuse it (the rest must run).
-# coopmat: f16/bf16 only, head dims multiples of 16, static sizes; bf16
-# needs VK_KHR_shader_bfloat16 on the device.
+# coopmat: f16/bf16 only, head dims multiples of 16; bf16 needs
+# VK_KHR_shader_bfloat16 on the device.
 COOP_BF16 = {"coopmat"}
 CASES = [
     ("f16 gqa causal Sq<Skv", "--dtype=f16 --batch=2 --heads=4 --kv-heads=2 "
@@ -168,12 +168,12 @@ CASES = [
     ("dynamic f16 gqa causal boolmask lse", "--dynamic-shapes --dtype=f16 "
      "--batch=2 --heads=4 --kv-heads=2 --seq-q=50 --seq-kv=33 --head-dim=32 "
      "--causal --mask=bool --mask-broadcast=none --lse --repeat-check=2",
-     {"coopmat"}),
+     set()),
     ("dynamic bf16 dropout split3 bshd", "--dynamic-shapes --dtype=bf16 "
      "--heads=2 --seq-q=21 --seq-kv=130 --head-dim=64 --dropout=0.2 "
-     "--seed=81985529216486895 --kv-splits=3 --layout=bshd", {"coopmat"}),
+     "--seed=81985529216486895 --kv-splits=3 --layout=bshd", set()),
     ("dynamic decode 8:1 5000 keys", "--dynamic-shapes --dtype=f16 --heads=8 "
-     "--kv-heads=1 --seq-q=1 --seq-kv=5000 --head-dim=128 --lse", {"coopmat"}),
+     "--kv-heads=1 --seq-q=1 --seq-kv=5000 --head-dim=128 --lse", set()),
     ("large f16 D128 causal S1024", "--dtype=f16 --heads=8 --seq-q=1024 "
      "--head-dim=128 --causal", set()),
     ("large bf16 D64 gqa S1024", "--dtype=bf16 --heads=8 --kv-heads=2 "
