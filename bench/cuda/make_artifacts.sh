@@ -120,11 +120,11 @@ gen tc_f16_d256 f16 256 ""
 ptx_ab tc_f16_d256 --tensor-cores
 gen tc_bf16_d256_causal bf16 256 causal
 ptx_ab tc_bf16_d256_causal --tensor-cores
-gen tc_f16_d256_boolmask_causal_lse f16 256 causal "tensor<1x1x?x?xi1>" lse
+gen tc_f16_d256_boolmask_causal_lse f16 256 causal "tensor<1x1x?x?xi8>" lse
 ptx tc_f16_d256_boolmask_causal_lse --tensor-cores
 # Masks on the tensor-core kernel, with lse (checked, not timed): a bool mask
 # shared by every batch and head, an additive one per batch shared by heads.
-gen tc_f16_d64_boolmask_lse f16 64 "" "tensor<1x1x?x?xi1>" lse
+gen tc_f16_d64_boolmask_lse f16 64 "" "tensor<1x1x?x?xi8>" lse
 ptx tc_f16_d64_boolmask_lse --tensor-cores
 gen tc_bf16_d128_addmask_causal_lse bf16 128 causal "tensor<?x1x?x?xbf16>" lse
 ptx tc_bf16_d128_addmask_causal_lse --tensor-cores
@@ -150,7 +150,7 @@ ptx generic_bf16_d128_dropout_causal_lse
 # generic one with a bool mask and lse (fully masked rows through the merge).
 gen tc_f16_d64_causal_split3 f16 64 causal
 ptx tc_f16_d64_causal_split3 --tensor-cores --kv-splits=3
-gen generic_f16_d64_boolmask_lse_split5 f16 64 "" "tensor<1x1x?x?xi1>" lse
+gen generic_f16_d64_boolmask_lse_split5 f16 64 "" "tensor<1x1x?x?xi8>" lse
 ptx generic_f16_d64_boolmask_lse_split5 --kv-splits=5
 # Decode kernels: a static query length of 1 (one or two warps per
 # workgroup instead of four or eight), split at launch.

@@ -21,7 +21,7 @@ const char *eltType(attn_dtype t) {
   case ATTN_DTYPE_F32:
     return "f32";
   case ATTN_DTYPE_BOOL:
-    return "i1";
+    return "i8";
   }
   return "f32";
 }
@@ -60,7 +60,7 @@ std::string jit::buildKernelSource(const attn_spec &spec) {
   Shaped lse = make({spec.batch, spec.heads_q, spec.seq_q}, "f32");
   // The runtime expands a broadcast mask to [B, Hq] with stride 0.
   Shaped mask = make({spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv},
-                     spec.mask == ATTN_MASK_BOOL ? "i1"
+                     spec.mask == ATTN_MASK_BOOL ? "i8"
                                                  : eltType(spec.mask_dtype));
   bool hasMask = spec.mask != ATTN_MASK_NONE;
   bool hasLse = spec.return_lse != 0;

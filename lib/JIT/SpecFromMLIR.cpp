@@ -26,7 +26,7 @@ std::optional<attn_dtype> dtypeOf(Type t) {
     return ATTN_DTYPE_BF16;
   if (t.isF32())
     return ATTN_DTYPE_F32;
-  if (t.isInteger(1))
+  if (t.isInteger(1) || t.isInteger(8))
     return ATTN_DTYPE_BOOL;
   return std::nullopt;
 }

@@ -187,7 +187,7 @@ Value SdpaLowering::applyMasks(Value raw) {
 
   Value mask = op.getMask();
   auto maskTy = mask ? cast<RankedTensorType>(mask.getType()) : nullptr;
-  bool boolMask = maskTy && maskTy.getElementType().isInteger(1);
+  bool boolMask = maskTy && isKeepMaskType(maskTy.getElementType());
   // Mask dims 0 and 1 broadcast when they are 1. A static size is resolved
   // in the indexing map; a dynamic one is only known at run time, so the
   // body picks the index with a select and reads the mask with
@@ -249,7 +249,8 @@ Value SdpaLowering::applyMasks(Value raw) {
                                 linalg::IndexOp::create(nb, nl, 3)});
                }
                if (m && boolMask)
-                 s = arith::SelectOp::create(nb, nl, m, s, negInf);
+                 s = arith::SelectOp::create(nb, nl, buildKeepBit(nb, nl, m),
+                                             s, negInf);
                else if (m)
                  s = arith::AddFOp::create(nb, nl, s, toF32(nb, nl, m));
                if (diag) {

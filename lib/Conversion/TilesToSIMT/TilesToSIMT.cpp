@@ -40,6 +40,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
+#include <limits>
 
 namespace mlir::attn {
 #define GEN_PASS_DEF_CONVERTATTNTILESTOSIMTPASS
@@ -2294,6 +2295,29 @@ struct ConvertAttnTilesToSIMTPass
     : mlir::attn::impl::ConvertAttnTilesToSIMTPassBase<
           ConvertAttnTilesToSIMTPass> {
   using Base::Base;
+
+  /// SPIR-V kernels index buffers with 32-bit integers: a static tensor
+  /// argument of more than 2^31 - 1 elements is refused here, with its
+  /// size, instead of failing later in the SPIR-V conversion on a constant
+  /// it cannot legalize. (Dynamic extents are bounded at launch.)
+  LogicalResult checkIndexWidth(func::FuncOp fn) {
+    const int64_t limit = std::numeric_limits<int32_t>::max();
+    for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+      auto ty = dyn_cast<ShapedType>(t);
+      if (!ty || !ty.hasStaticShape())
+        continue;
+      int64_t n = 1;
+      bool over = false;
+      for (int64_t d : ty.getShape())
+        over = over || __builtin_mul_overflow(n, d, &n) || n > limit;
+      if (over)
+        return fn.emitError()
+               << "convert-attn-tiles-to-simt: argument " << i << " (" << ty
+               << ") has more than 2^31 - 1 elements; SPIR-V kernels index "
+                  "buffers with 32 bits";
+    }
+    return success();
+  }
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp fn : funcs) {
@@ -2313,6 +2337,8 @@ struct ConvertAttnTilesToSIMTPass
   }
 
   LogicalResult convert(TiledKernelSource &src) {
+    if (spirv && failed(checkIndexWidth(src.func)))
+      return failure();
     OpBuilder b(src.main);
     // Every kernel of a function in one gpu.module ("<fn>_kernels"), named
     // after the function, unique among the kernels already there.

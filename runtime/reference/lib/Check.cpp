@@ -41,9 +41,14 @@ Tolerance toleranceFor(attn_dtype dtype) {
 void fillRandom(std::mt19937_64 &rng, attn_dtype dtype, void *data,
                 size_t count, double scale) {
   if (dtype == ATTN_DTYPE_BOOL) {
+    // A kept element is any nonzero byte (attn.h: nonzero attends), not
+    // only 1: even bytes and 0xFF too, so a kernel that tests the low bit
+    // or compares with 1 fails the checks.
     std::bernoulli_distribution keep(std::clamp(scale, 0.0, 1.0));
+    std::uniform_int_distribution<int> byte(1, 255);
     for (size_t n = 0; n < count; ++n)
-      static_cast<uint8_t *>(data)[n] = keep(rng) ? 1 : 0;
+      static_cast<uint8_t *>(data)[n] =
+          keep(rng) ? static_cast<uint8_t>(byte(rng)) : 0;
     return;
   }
   std::uniform_real_distribution<double> dist(-1.0, 1.0);

@@ -241,3 +241,20 @@ func.func @merge(%o: tensor<3x4x8xf32>, %l: tensor<3x4xf32>) -> (tensor<4x8xbf16
   %a, %b = attn.merge_partials %o, %l : tensor<3x4x8xf32>, tensor<3x4xf32> -> tensor<4x8xbf16>, tensor<4xf32>
   return %a, %b : tensor<4x8xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// An i8 keep-mask (the runtime's bool masks are bytes): any nonzero byte
+// attends, x = m != 0 ? S : -inf (the one place mask bytes become a
+// decision, buildKeepBit).
+// CHECK-LABEL: func.func @byte_mask
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<2x3xf32>, tensor<2x3xi8>)
+// CHECK:   ^bb0(%[[X:.+]]: f32, %[[MB:.+]]: i8, %{{.+}}: f32):
+// CHECK:   %[[Z:.+]] = arith.constant 0 : i8
+// CHECK:   %[[KEEP:.+]] = arith.cmpi ne, %[[MB]], %[[Z]] : i8
+// CHECK:   arith.select %[[KEEP]], %{{.+}}, %{{.+}} : f32
+func.func @byte_mask(%q: tensor<2x4xf32>, %k: tensor<3x4xf32>, %v: tensor<3x4xf32>, %m: tensor<2x3xi8>, %acc: tensor<2x4xf32>, %mx: tensor<2xf32>, %s: tensor<2xf32>, %i: index) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %a, %mm, %ss = attn.online_attention q(%q) k(%k) v(%v) mask(%m : tensor<2x3xi8>) state(%acc, %mx, %s) at(%i, %i, %i, %i) scale(0.5)
+      : tensor<2x4xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>
+  return %a, %mm, %ss : tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>
+}

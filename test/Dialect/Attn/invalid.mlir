@@ -171,9 +171,9 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x
 
 // -----
 
-func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x6x8xf32>, %m: tensor<1x1x8x6xi8>) -> tensor<2x4x8x8xf32> {
-  // expected-error @+1 {{mask element type must be i1 (keep-mask) or a float (additive), got 'i8'}}
-  %o = attn.sdpa %q, %k, %v mask(%m : tensor<1x1x8x6xi8>) : tensor<2x4x8x16xf32>, tensor<2x2x6x16xf32>, tensor<2x2x6x8xf32> -> tensor<2x4x8x8xf32>
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x6x8xf32>, %m: tensor<1x1x8x6xi16>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+1 {{mask element type must be i1 or i8 (keep-mask) or a float (additive), got 'i16'}}
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<1x1x8x6xi16>) : tensor<2x4x8x16xf32>, tensor<2x2x6x16xf32>, tensor<2x2x6x8xf32> -> tensor<2x4x8x8xf32>
   return %o : tensor<2x4x8x8xf32>
 }
 
@@ -340,7 +340,7 @@ func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>,
 // -----
 
 func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>, %m: tensor<64x32xi32>, %acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>, %i: index) -> (tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>) {
-  // expected-error @+1 {{mask element type must be i1 or a float}}
+  // expected-error @+1 {{mask element type must be i1, i8 or a float}}
   %a, %b, %c = attn.online_attention q(%q) k(%k) v(%v) mask(%m : tensor<64x32xi32>) state(%acc, %max, %sum) at(%i, %i, %i, %i) scale(0.125)
       : tensor<64x16xf16>, tensor<32x16xf16>, tensor<32x8xf16> -> tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
   return %a, %b, %c : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
@@ -635,5 +635,48 @@ func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages =
 
 // expected-error @+1 {{#attn.mma_sync needs warps 1, 2, 4 or 8, row_tiles 1 or 2, stages in [2, 4], shared_bytes a positive multiple of 16 and max_registers in [0, 255]}}
 func.func @f() attributes {t = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 2, shared_bytes = 4096, max_registers = 256>} {
+  return
+}
+
+// -----
+
+// Zero-size problems are refused (the runtime refuses them at launch):
+// a static Sq = 0 used to divide by zero in the split policy.
+func.func @f(%q: tensor<1x1x0x16xf32>, %k: tensor<1x1x512x16xf32>, %v: tensor<1x1x512x16xf32>) -> tensor<1x1x0x16xf32> {
+  // expected-error @+1 {{static extent Sq must be positive, got 0}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x1x0x16xf32>, tensor<1x1x512x16xf32>, tensor<1x1x512x16xf32> -> tensor<1x1x0x16xf32>
+  return %o : tensor<1x1x0x16xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x0x16xf32>, %v: tensor<1x1x0x16xf32>) -> tensor<1x1x4x16xf32> {
+  // expected-error @+1 {{static extent Skv must be positive, got 0}}
+  %o = attn.sdpa %q, %k, %v : tensor<1x1x4x16xf32>, tensor<1x1x0x16xf32>, tensor<1x1x0x16xf32> -> tensor<1x1x4x16xf32>
+  return %o : tensor<1x1x4x16xf32>
+}
+
+// -----
+
+// 2^31 x 2^31 x 2^31 x 64 elements: more than 2^40, so that no size product
+// of a lowering can overflow int64.
+func.func @f(%q: tensor<2147483648x2147483648x2147483648x64xf32>, %k: tensor<2147483648x1x2147483648x64xf32>, %v: tensor<2147483648x1x2147483648x64xf32>) -> tensor<2147483648x2147483648x2147483648x64xf32> {
+  // expected-error @+1 {{query has more than 1099511627776 elements}}
+  %o = attn.sdpa %q, %k, %v : tensor<2147483648x2147483648x2147483648x64xf32>, tensor<2147483648x1x2147483648x64xf32>, tensor<2147483648x1x2147483648x64xf32> -> tensor<2147483648x2147483648x2147483648x64xf32>
+  return %o : tensor<2147483648x2147483648x2147483648x64xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x?x16xf32>, %v: tensor<1x1x?x16xf32>, %m: tensor<1x1x4x1099511627776xi1>) -> tensor<1x1x4x16xf32> {
+  // expected-error @+1 {{mask has more than 1099511627776 elements}}
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<1x1x4x1099511627776xi1>) : tensor<1x1x4x16xf32>, tensor<1x1x?x16xf32>, tensor<1x1x?x16xf32> -> tensor<1x1x4x16xf32>
+  return %o : tensor<1x1x4x16xf32>
+}
+
+// -----
+
+// expected-error @+1 {{tiling block_q, block_kv and kv_splits must be at most 1048576, got 16, 4611686018427387904, 1}}
+func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 4611686018427387904>} {
   return
 }

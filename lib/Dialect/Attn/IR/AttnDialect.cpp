@@ -137,6 +137,14 @@ TilingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kvSplits < 0)
     return emitError() << "tiling kv_splits must be >= 0 (0 = automatic), got "
                        << kvSplits;
+  // Bounded so that tile counts, tile byte sizes and split partials stay
+  // far from int64 (and 32-bit SPIR-V indices) whatever the extents.
+  if (blockQ > kMaxTileExtent || blockKv > kMaxTileExtent ||
+      kvSplits > kMaxTileExtent)
+    return emitError() << "tiling block_q, block_kv and kv_splits must be at "
+                          "most "
+                       << kMaxTileExtent << ", got " << blockQ << ", "
+                       << blockKv << ", " << kvSplits;
   if (rescaleThreshold < 0 || rescaleThreshold > 64)
     return emitError() << "tiling rescale_threshold must be in [0, 64] "
                           "(log2 units), got "

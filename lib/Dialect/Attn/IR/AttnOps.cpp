@@ -18,6 +18,25 @@ std::string dimStr(int64_t d) {
   return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
 }
 
+/// The element count of a shape whose dims are all static, saturated at
+/// kMaxElements + 1 (no overflow whatever the dims); nullopt if any dim is
+/// dynamic. A zero dim gives 0.
+std::optional<int64_t> staticElements(ShapedType ty) {
+  int64_t n = 1;
+  bool over = false;
+  for (int64_t d : ty.getShape()) {
+    if (ShapedType::isDynamic(d))
+      return std::nullopt;
+    if (d == 0)
+      return 0;
+    if (d < 0 || over || n > kMaxElements / d)
+      over = true;
+    else
+      n *= d;
+  }
+  return over ? kMaxElements + 1 : n;
+}
+
 bool isSupportedElementType(Type t) { return t.isF16() || t.isBF16() || t.isF32(); }
 
 /// Checks `ty` has `rank` and, where given, each dim is compatible with
@@ -108,6 +127,22 @@ LogicalResult SdpaOp::verify() {
     return failure();
   if (!ShapedType::isDynamic(hkv) && hkv <= 0)
     return emitOpError() << "key/value head count must be positive";
+  // Zero-size problems are refused here and by the runtime at launch (the
+  // API takes extents > 0), so no lowering has to define them.
+  for (auto [name, v] : {std::pair<const char *, int64_t>{"B", b},
+                         {"Hq", hq}, {"Sq", sq}, {"Skv", skv}})
+    if (!ShapedType::isDynamic(v) && v <= 0)
+      return emitOpError() << "static extent " << name
+                           << " must be positive, got " << v;
+  // Every static tensor within kMaxElements, so that no size product the
+  // lowerings form can overflow.
+  for (auto [name, ty] :
+       {std::pair<const char *, ShapedType>{"query", qTy}, {"key", kTy},
+        {"value", vTy}}) {
+    if (auto n = staticElements(ty); n && *n > kMaxElements)
+      return emitOpError() << name << " has more than " << kMaxElements
+                           << " elements";
+  }
   if (!ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) &&
       hq % hkv != 0)
     return emitOpError() << "query heads (" << hq
@@ -117,6 +152,9 @@ LogicalResult SdpaOp::verify() {
   auto outTy = cast<ShapedType>(getOut().getType());
   if (failed(checkShape(op, "out", outTy, {b, hq, sq, dv}, "[B, Hq, Sq, Dv]")))
     return failure();
+  if (auto n = staticElements(outTy); n && *n > kMaxElements)
+    return emitOpError() << "out has more than " << kMaxElements
+                         << " elements";
   if (outTy.getElementType() != elt)
     return emitOpError() << "out element type " << outTy.getElementType()
                          << " must match query element type " << elt;
@@ -139,10 +177,13 @@ LogicalResult SdpaOp::verify() {
     if (!ShapedType::isDynamic(mh) && mh != 1 && !compatible(mh, hq))
       return emitOpError() << "mask dimension 1 must be 1 or Hq ("
                            << dimStr(hq) << "), got " << mh;
+    if (auto n = staticElements(mTy); n && *n > kMaxElements)
+      return emitOpError() << "mask has more than " << kMaxElements
+                           << " elements";
     Type mElt = mTy.getElementType();
-    if (!mElt.isInteger(1) && !isa<FloatType>(mElt))
+    if (!isKeepMaskType(mElt) && !isa<FloatType>(mElt))
       return emitOpError()
-             << "mask element type must be i1 (keep-mask) or a float "
+             << "mask element type must be i1 or i8 (keep-mask) or a float "
                 "(additive), got "
              << mElt;
   }
@@ -195,9 +236,9 @@ LogicalResult OnlineAttentionOp::verify() {
     auto mTy = cast<ShapedType>(mask.getType());
     if (failed(checkShape(op, "mask", mTy, {br, kTy.getDimSize(0)}, "[Br, Bc]")))
       return failure();
-    if (!mTy.getElementType().isInteger(1) &&
+    if (!isKeepMaskType(mTy.getElementType()) &&
         !isa<FloatType>(mTy.getElementType()))
-      return emitOpError() << "mask element type must be i1 or a float";
+      return emitOpError() << "mask element type must be i1, i8 or a float";
     if (getPackedSeq())
       return emitOpError() << "a packed step (rows over heads) takes no mask";
   }
@@ -306,3 +347,11 @@ LogicalResult MergePartialsOp::verify() {
 
 #define GET_OP_CLASSES
 #include "attn/Dialect/Attn/IR/AttnOps.cpp.inc"
+
+Value mlir::attn::buildKeepBit(OpBuilder &b, Location loc, Value m) {
+  if (m.getType().isInteger(1))
+    return m;
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, m,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(m.getType(), 0)));
+}

@@ -169,7 +169,7 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     const double scaleLog2e = scale * kLog2e;
     Value mask = op.getMask();
     const bool additive =
-        mask && !cast<ShapedType>(mask.getType()).getElementType().isInteger(1);
+        mask && isa<FloatType>(cast<ShapedType>(mask.getType()).getElementType());
     // Without an additive mask and with a positive scale, the scores stay
     // raw until the exponential: rowmax(S c) = c rowmax(S) for c > 0 (also
     // after rounding, which is monotone), -inf stays -inf, and S c - m is
@@ -205,7 +205,8 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
               x = arith::MulFOp::create(b, l, x, g.cst(b, l, scaleLog2e));
             Value ninf = negInf(b, l);
             if (mask && !additive)
-              x = arith::SelectOp::create(b, l, a[1], x, ninf);
+              x = arith::SelectOp::create(b, l, buildKeepBit(b, l, a[1]), x,
+                                          ninf);
             if (additive)
               x = arith::AddFOp::create(
                   b, l, x,

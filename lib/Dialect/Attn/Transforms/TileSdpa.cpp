@@ -396,8 +396,18 @@ int64_t mlir::attn::chooseKvSplits(int64_t batch, int64_t headsQ,
                                    int64_t blockKv, int64_t parallelism) {
   if (parallelism <= 0)
     parallelism = std::max<int64_t>(1, std::thread::hardware_concurrency());
-  int64_t tiles = batch * headsQ * llvm::divideCeilSigned(seqQ, blockQ);
-  int64_t maxByWork = seqKv / (4 * blockKv);
+  // Any extent the caller passes (a launch's, unchecked): no split for an
+  // empty or invalid problem, and the tile count saturated instead of
+  // overflowing (enough tiles means no split either).
+  if (batch <= 0 || headsQ <= 0 || seqQ <= 0 || seqKv <= 0 || blockQ <= 0 ||
+      blockKv <= 0)
+    return 1;
+  int64_t tiles = 0;
+  if (__builtin_mul_overflow(batch, headsQ, &tiles) ||
+      __builtin_mul_overflow(tiles, llvm::divideCeilSigned(seqQ, blockQ),
+                             &tiles))
+    return 1;
+  int64_t maxByWork = seqKv / 4 / blockKv;
   if (tiles >= parallelism || maxByWork < 2)
     return 1;
   int64_t n = std::min(llvm::divideCeilSigned(parallelism, tiles), maxByWork);

@@ -29,7 +29,7 @@ typedef enum attn_dtype {
   ATTN_DTYPE_F16 = 1,
   ATTN_DTYPE_BF16 = 2,
   ATTN_DTYPE_F32 = 3,
-  ATTN_DTYPE_BOOL = 4 /* masks only: one byte per element, 0 or 1 */
+  ATTN_DTYPE_BOOL = 4 /* masks only: one byte per element, nonzero = attend */
 } attn_dtype;
 
 typedef enum attn_mask_kind {

@@ -32,8 +32,11 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
       PyTorch aligns to the top left instead. With `Sq > Skv` the first
       `Sq - Skv` rows see no key at all.
     - `mask` is `[Bm, Hm, Sq, Skv]` with `Bm` in {1, B} and `Hm` in {1, Hq}:
-      an `i1` keep-mask (true = attend, as PyTorch's boolean `attn_mask`) or
-      an additive float mask of any float type.
+      an `i1` keep-mask (true = attend, as PyTorch's boolean `attn_mask`),
+      an `i8` keep-mask (any nonzero byte attends: the runtime's bool
+      masks), or an additive float mask of any float type.
+    - Static extents are positive and every static tensor has at most
+      2^40 elements (`kMaxElements`).
     - A row that sees no key (every score `-inf`) yields `out = 0` and
       `lse = -inf`, never NaN.
     - `dropout(p, seed %s)`: after the softmax, each `p[j]` is kept with

@@ -23,8 +23,9 @@ struct Tolerance {
 Tolerance toleranceFor(attn_dtype dtype);
 
 /// Fills `count` elements of a dense buffer of `dtype` with values uniform
-/// in [-scale, scale], rounded to the dtype. Bool buffers get 0/1 with
-/// P(1) = `scale` clamped to [0, 1].
+/// in [-scale, scale], rounded to the dtype. Bool buffers get 0 or a
+/// nonzero byte (uniform in 1-255: any nonzero byte attends), nonzero with
+/// probability `scale` clamped to [0, 1].
 void fillRandom(std::mt19937_64 &rng, attn_dtype dtype, void *data,
                 size_t count, double scale);
 
