@@ -761,8 +761,8 @@ int main(int argc, char **argv) {
                   res.maxAbsErr, tol.maxAbs);
       std::printf("  rel_l2_err    %.3g (tol %.3g)\n", res.relL2Err, tol.relL2);
       if (o.lse)
-        std::printf("  lse_abs_err   %.3g (tol %.3g)\n", res.lseMaxAbsErr,
-                    tol.lseAbs);
+        std::printf("  lse_abs_err   %.3g (tol %.3g + %.3g x |ref|)\n",
+                    res.lseMaxAbsErr, tol.lseAbs, tol.lseRel);
       if (!res.ok)
         std::printf("  failure       %s\n", res.message.c_str());
     }
