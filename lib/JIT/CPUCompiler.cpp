@@ -68,27 +68,42 @@ class CPUExecutable final : public ::attn::Executable {
 public:
   CPUExecutable(CompiledKernel kernel, const attn_spec &spec)
       : kernel(std::move(kernel)), spec(spec) {
+    const bool tiled = spec.variant == ATTN_VARIANT_DEFAULT;
+    const bool dynamic =
+        spec.batch == ATTN_DYNAMIC || spec.heads_q == ATTN_DYNAMIC ||
+        spec.seq_q == ATTN_DYNAMIC || spec.seq_kv == ATTN_DYNAMIC;
     // With dynamic shapes the tiling pass cannot pick split-KV; when the
     // spec leaves it automatic, the same rule is applied here per launch
     // and a split variant is compiled on first use.
-    autoSplit = spec.kv_splits == 0 && spec.variant == ATTN_VARIANT_DEFAULT &&
-                (spec.batch == ATTN_DYNAMIC || spec.heads_q == ATTN_DYNAMIC ||
-                 spec.seq_q == ATTN_DYNAMIC || spec.seq_kv == ATTN_DYNAMIC);
+    autoSplit = spec.kv_splits == 0 && tiled && dynamic;
+    // A given split count (> 1) with a dynamic key length is clamped per
+    // launch to the key blocks there are: the kernel sizes its partials by
+    // its split count, so 10^6 splits of 300 keys would allocate for 10^6.
+    clampSplits = spec.kv_splits > 1 && tiled && spec.seq_kv == ATTN_DYNAMIC;
   }
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
+    const int64_t blockQ = spec.block_q > 0 ? spec.block_q : kDefaultBlock;
+    const int64_t blockKv = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
+    int64_t n = 0; // the split count of the variant to run; 0: the kernel
     if (autoSplit) {
-      int64_t n = mlir::attn::chooseKvSplits(
-          a.q.shape[0], a.q.shape[1], a.q.shape[2], a.k.shape[2],
-          spec.block_q > 0 ? spec.block_q : kDefaultBlock,
-          spec.block_kv > 0 ? spec.block_kv : kDefaultBlock, hostParallelism());
-      if (n > 1) {
-        const CompiledKernel *variant = nullptr;
-        if (attn_status st = splitVariant(n, variant, error))
-          return st;
-        invoke(*variant, a);
-        return ATTN_OK;
-      }
+      n = mlir::attn::jit::guardedAutoKvSplits(
+          a.q.shape[0], a.q.shape[1], a.q.shape[2], a.k.shape[2], blockQ,
+          blockKv, hostParallelism());
+      if (n <= 1)
+        n = 0;
+    } else if (clampSplits) {
+      n = mlir::attn::jit::clampKvSplits(spec.kv_splits, a.k.shape[2],
+                                         blockKv, /*powerOfTwo=*/true);
+      if (n == spec.kv_splits)
+        n = 0;
+    }
+    if (n > 0) {
+      const CompiledKernel *variant = nullptr;
+      if (attn_status st = splitVariant(n, variant, error))
+        return st;
+      invoke(*variant, a);
+      return ATTN_OK;
     }
     invoke(kernel, a);
     return ATTN_OK;
@@ -135,7 +150,7 @@ private:
 
   CompiledKernel kernel;
   attn_spec spec;
-  bool autoSplit = false;
+  bool autoSplit = false, clampSplits = false;
   std::mutex variantsMutex;
   std::map<int64_t, CompiledKernel> variants;
 };
@@ -179,6 +194,11 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   options.blockKv =
       spec.block_kv > 0 ? spec.block_kv : CPUExecutable::kDefaultBlock;
   options.kvSplits = spec.kv_splits;
+  // A static key length bounds the split count here (dynamic ones at each
+  // launch): never more chunks, or partials, than key blocks.
+  if (spec.kv_splits > 1 && spec.seq_kv != ATTN_DYNAMIC && !options.math)
+    options.kvSplits = mlir::attn::jit::clampKvSplits(
+        spec.kv_splits, spec.seq_kv, options.blockKv, /*powerOfTwo=*/false);
   options.parallelism = hostParallelism();
   PassManager pm(&context);
   // --mlir-print-ir-after-all and friends where the tool registered them.

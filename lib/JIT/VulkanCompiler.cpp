@@ -17,6 +17,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/SPIRV/SPIRVArtifact.h"
 #include "attn/runtime/Backend.h"
+#include "attn/runtime/Checked.h"
 #include "attn/runtime/Vulkan.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -149,6 +150,13 @@ private:
                     "it, or give the sizes in the spec)";
             return ATTN_ERROR_UNSUPPORTED;
           }
+          // The kernels index in 32 bits: a size beyond that would wrap.
+          if (v < 0 || v > INT32_MAX) {
+            error = "vulkan: a size of " + std::to_string(v) +
+                    " is beyond 2^31 - 1, the largest the kernels' 32-bit "
+                    "indices hold";
+            return ATTN_ERROR_UNSUPPORTED;
+          }
           values.push_back(static_cast<int32_t>(v));
         }
         t.data = values.data();
@@ -164,7 +172,13 @@ private:
           if (v < 0)
             if (attn_status st = eval(w.shapeExprs[d], v))
               return st;
-          elements *= v;
+          if (v < 0 || !::attn::checkedMul(elements, v, elements) ||
+              elements > ::attn::kMaxSize) {
+            error = "vulkan: split-KV workspace " +
+                    std::to_string(&w - artifact.workspaces.data()) +
+                    " would have more than 2^62 elements for this launch";
+            return ATTN_ERROR_UNSUPPORTED;
+          }
         }
         t.data = nullptr;
         t.shape[0] = elements;
@@ -180,6 +194,15 @@ private:
           int64_t v = 0;
           if (attn_status st = eval(id, v))
             return st;
+          // Checked against the device's maxComputeWorkGroupCount when
+          // run; out of uint32_t range it would wrap into a valid-looking
+          // count first.
+          if (v < 1 || v > int64_t(UINT32_MAX)) {
+            error = "vulkan: workgroup count " + std::to_string(v) +
+                    " in dimension " + std::to_string(i) + " of dispatch " +
+                    std::to_string(k) + " is outside [1, 2^32 - 1]";
+            return ATTN_ERROR_UNSUPPORTED;
+          }
           run[k].groups[i] = static_cast<uint32_t>(v);
         }
     return program->runDispatches(args, {}, run, nullptr, error);
@@ -406,6 +429,10 @@ public:
       dynamic |= d == ATTN_DYNAMIC;
     if (spec.variant == ATTN_VARIANT_MATH)
       return unsupported("the math (reference) variant is cpu only");
+    // Tensors the device cannot bind are refused now, not at the launch
+    // (with dynamic sizes, what the static ones already make too large).
+    if (attn_status s = vk::checkBufferRanges(info, spec, error))
+      return s;
     if (spec.dropout_p > 0.0 && !info.shaderInt64)
       return unsupported("dropout needs 64-bit integers (the seed and the "
                          "Philox decision), and device '" + info.name +
@@ -665,15 +692,17 @@ public:
                                                      : 0;
     int64_t keyBlocks =
         !splittable ? 1
-        : seqKv     ? std::max<int64_t>(1, (seqKv + bc - 1) / bc)
+        : seqKv     ? std::max<int64_t>(1, ::attn::ceilDiv(seqKv, bc))
                     : kMaxAutoSplits;
     int64_t splits = 1;
     std::string splitWhy;
-    int64_t workgroups =
-        splittable && !dynamic
-            ? spec.batch * spec.heads_q *
-                  ((spec.seq_q + options.blockQ - 1) / options.blockQ)
-            : 0;
+    // Static sizes: validation bounded B*Hq*Sq (q's bytes), so this fits.
+    int64_t workgroups = 0;
+    if (splittable && !dynamic &&
+        !::attn::checkedProduct({spec.batch, spec.heads_q,
+                                 ::attn::ceilDiv(spec.seq_q, options.blockQ)},
+                                workgroups))
+      workgroups = INT64_MAX;
     if (!splittable) {
       splitWhy = "the " + variantName + " variant has no split-KV";
     } else if (spec.kv_splits >= 1) {
@@ -685,7 +714,7 @@ public:
     } else if (dynamic) {
       splitWhy = "auto: dynamic sizes";
     } else if (workgroups < kFewWorkgroups) {
-      splits = std::min(mlir::attn::chooseKvSplits(
+      splits = std::min(mlir::attn::jit::guardedAutoKvSplits(
                             spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv,
                             options.blockQ, bc, kAutoSplitParallelism),
                         keyBlocks);

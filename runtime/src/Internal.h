@@ -44,6 +44,12 @@ CacheKey makeCacheKey(const attn_spec &normalized, attn_target target,
 bool validateSpec(const attn_spec &spec, attn_target target,
                   attn_spec &normalized, std::string &error);
 
+/// Checks a valid, normalized spec against what `target`'s kernels can
+/// index (SPIR-V: 32-bit indices); on failure returns false with `error`
+/// set (attn_compile reports ATTN_ERROR_UNSUPPORTED).
+bool checkTargetLimits(const attn_spec &spec, attn_target target,
+                       std::string &error);
+
 /// Checks launch arguments against a kernel's spec and target and builds the
 /// resolved views the executable runs on. On failure returns false with
 /// `error` set and `out` unspecified; nothing has been written to any tensor.

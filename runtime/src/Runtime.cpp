@@ -3,6 +3,7 @@
 
 #include <exception>
 #include <new>
+#include <stdexcept>
 
 using namespace attn;
 using namespace attn::detail;
@@ -21,15 +22,21 @@ attn_status succeed() {
   return ATTN_OK;
 }
 
-/// Runs `body` so that no exception crosses the C boundary: an escaping one
-/// becomes ATTN_ERROR_BACKEND with its message.
+/// Runs `body` so that no exception crosses the C boundary: a failed host
+/// allocation (std::bad_alloc, std::length_error from a container asked
+/// for more than it can hold) becomes ATTN_ERROR_OUT_OF_MEMORY, any other
+/// escaping exception ATTN_ERROR_BACKEND with its message.
 template <typename Fn>
 attn_status guarded(const char *function, Fn &&body) {
   try {
     return body();
   } catch (const std::bad_alloc &) {
-    return failWith(ATTN_ERROR_BACKEND,
+    return failWith(ATTN_ERROR_OUT_OF_MEMORY,
                     std::string(function) + ": out of memory");
+  } catch (const std::length_error &) {
+    return failWith(ATTN_ERROR_OUT_OF_MEMORY,
+                    std::string(function) + ": out of memory (a host "
+                                            "buffer larger than can exist)");
   } catch (const std::exception &e) {
     return failWith(ATTN_ERROR_BACKEND, std::string(function) +
                                             ": internal error: " + e.what());
@@ -131,6 +138,8 @@ attn_status attn_compile(attn_context *ctx, const attn_spec *spec,
     std::string error;
     if (!validateSpec(*spec, target, normalized, error))
       return failWith(ATTN_ERROR_INVALID_ARGUMENT, "attn_compile: " + error);
+    if (!checkTargetLimits(normalized, target, error))
+      return failWith(ATTN_ERROR_UNSUPPORTED, "attn_compile: " + error);
     std::shared_ptr<Compiler> compiler = findCompiler(target);
     CacheKey key = makeCacheKey(normalized, target,
                                 compiler ? compiler->configuration() : "");
@@ -233,6 +242,8 @@ const char *attn_status_string(attn_status status) {
     return "backend error";
   case ATTN_ERROR_UNAVAILABLE:
     return "unavailable";
+  case ATTN_ERROR_OUT_OF_MEMORY:
+    return "out of memory";
   }
   return "unknown";
 }

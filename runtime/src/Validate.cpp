@@ -7,6 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "Internal.h"
 
+#include "attn/runtime/Checked.h"
+
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -64,6 +67,74 @@ bool checkNonNegative(const char *field, int64_t v, const char *zeroMeans,
   error = std::string("spec.") + field + " is " + str(v) +
           "; it must be >= 0 (0 = " + zeroMeans + ")";
   return false;
+}
+
+/// One size the runtime forms from a spec or a launch: a tensor's bytes
+/// (or the score count's), as named factors. Dynamic (ATTN_DYNAMIC)
+/// factors are skipped: a spec bounds what it knows, the launch the rest.
+struct SizeTerm {
+  const char *name;
+  int64_t value;
+};
+
+/// Refuses `what` when the product of `factors` (times `bytes` per element)
+/// exceeds kMaxSize, naming every factor.
+bool checkSize(const std::string &what, std::initializer_list<SizeTerm> factors,
+               int64_t bytes, std::string &error) {
+  int64_t p = 1;
+  bool ok = true;
+  for (const SizeTerm &f : factors)
+    if (f.value != ATTN_DYNAMIC)
+      ok = ok && checkedMul(p, f.value, p) && p <= kMaxSize;
+  ok = ok && checkedMul(p, bytes, p) && p <= kMaxSize;
+  if (ok)
+    return true;
+  std::string product;
+  for (const SizeTerm &f : factors)
+    if (f.value != ATTN_DYNAMIC)
+      product += std::string(f.name) + " (" + str(f.value) + ") x ";
+  error = what + " = " + product + str(bytes) +
+          " bytes is more than 2^62 bytes, the largest size the runtime "
+          "accepts (docs/Runtime.md, \"Limits\")";
+  return false;
+}
+
+/// The sizes every target forms from the problem's dimensions: each
+/// tensor's bytes, and B*Hq*Sq*Skv f32 scores (the work, and the math
+/// variant's score matrix). `prefix` names where the dimensions come from.
+bool checkProblemSize(const std::string &prefix, attn_dtype dtype,
+                      bool hasMask, attn_dtype maskDtype, bool lse,
+                      int64_t b, int64_t hq, int64_t hkv, int64_t sq,
+                      int64_t skv, int64_t d, int64_t dv, std::string &error) {
+  const int64_t es = dtypeBytes(dtype);
+  auto named = [&](const char *n) { return prefix + n; };
+  return checkSize(named("q"), {{"batch", b}, {"heads_q", hq}, {"seq_q", sq},
+                                {"head_dim", d}}, es, error) &&
+         checkSize(named("k"), {{"batch", b}, {"heads_kv", hkv},
+                                {"seq_kv", skv}, {"head_dim", d}}, es,
+                   error) &&
+         checkSize(named("v"), {{"batch", b}, {"heads_kv", hkv},
+                                {"seq_kv", skv}, {"value_dim", dv}}, es,
+                   error) &&
+         checkSize(named("out"), {{"batch", b}, {"heads_q", hq},
+                                  {"seq_q", sq}, {"value_dim", dv}}, es,
+                   error) &&
+         (!lse || checkSize(named("lse"), {{"batch", b}, {"heads_q", hq},
+                                           {"seq_q", sq}}, 4, error)) &&
+         (!hasMask ||
+          checkSize(named("mask"), {{"batch", b}, {"heads_q", hq},
+                                    {"seq_q", sq}, {"seq_kv", skv}},
+                    dtypeBytes(maskDtype), error)) &&
+         checkSize(named("the scores"), {{"batch", b}, {"heads_q", hq},
+                                         {"seq_q", sq}, {"seq_kv", skv}},
+                   4, error);
+}
+
+/// The largest extent (a dimension, a block size) `target`'s kernels can
+/// index: SPIR-V kernels use 32-bit indices (attn-to-spirv-pipeline's
+/// index width), cpu and cuda 64-bit ones, which kMaxSize already bounds.
+int64_t maxExtent(attn_target target) {
+  return target == ATTN_TARGET_VULKAN ? int64_t(INT32_MAX) : kMaxSize;
 }
 
 } // namespace
@@ -195,12 +266,31 @@ bool attn::detail::validateSpec(const attn_spec &spec, attn_target target,
       !checkNonNegative("block_kv", spec.block_kv, "target default", error) ||
       !checkNonNegative("kv_splits", spec.kv_splits, "automatic", error))
     return false;
+  // Tiles of more than 2^31 - 1 rows or keys fit no target's memory, and
+  // bounding them keeps every tile count and tile-size sum in range.
+  for (auto [field, v] : {std::pair<const char *, int64_t>{"block_q",
+                                                           spec.block_q},
+                          {"block_kv", spec.block_kv}})
+    if (v > kMaxBlock) {
+      error = std::string("spec.") + field + " is " + str(v) +
+              "; the largest supported is 2^31 - 1 (" + str(kMaxBlock) + ")";
+      return false;
+    }
   if (!isValidTarget(target)) {
     error = "target is " + str(int64_t(target)) +
             "; expected ATTN_TARGET_CPU, ATTN_TARGET_CUDA or "
             "ATTN_TARGET_VULKAN";
     return false;
   }
+  // What the static dimensions already determine must fit (the launch
+  // checks the rest): sizes formed from them cannot overflow downstream.
+  if (!checkProblemSize("spec: ", spec.dtype, mask != ATTN_MASK_NONE,
+                        spec.mask_dtype, spec.return_lse != 0, spec.batch,
+                        spec.heads_q, spec.heads_kv, spec.seq_q, spec.seq_kv,
+                        spec.head_dim,
+                        spec.value_dim ? spec.value_dim : spec.head_dim,
+                        error))
+    return false;
 
   // One canonical spelling per kernel, so equal kernels share a cache entry
   // and the compiler never has to interpret "0 = same as D" or truthy ints.
@@ -213,6 +303,25 @@ bool attn::detail::validateSpec(const attn_spec &spec, attn_target target,
     normalized.mask_dtype = ATTN_DTYPE_BOOL;
   if (normalized.scale == 0.0)
     normalized.scale = 0.0; // folds -0.0 into the default
+  return true;
+}
+
+bool attn::detail::checkTargetLimits(const attn_spec &spec,
+                                     attn_target target, std::string &error) {
+  const int64_t cap = maxExtent(target);
+  const std::pair<const char *, int64_t> extents[] = {
+      {"batch", spec.batch},     {"heads_q", spec.heads_q},
+      {"heads_kv", spec.heads_kv}, {"seq_q", spec.seq_q},
+      {"seq_kv", spec.seq_kv},   {"block_q", spec.block_q},
+      {"block_kv", spec.block_kv}, {"kv_splits", spec.kv_splits}};
+  for (auto [field, v] : extents)
+    if (v > cap) {
+      error = std::string("spec.") + field + " is " + str(v) + "; the " +
+              attn_target_name(target) + " target's kernels use " +
+              (cap == INT32_MAX ? "32" : "64") +
+              "-bit indices, so the largest it takes is " + str(cap);
+      return false;
+    }
   return true;
 }
 
@@ -266,6 +375,15 @@ public:
         return false;
     if (!checkShapes())
       return false;
+    // Every size the kernels form from the shapes (strides aside: the
+    // spans below) must fit, as the spec's static part already did.
+    {
+      const int64_t *qs = q.t->shape, *ks = k.t->shape, *vs = v.t->shape;
+      if (!checkProblemSize("", spec.dtype, mask.present, spec.mask_dtype,
+                            lse.present, qs[0], qs[1], ks[1], qs[2], ks[2],
+                            qs[3], vs[3], error))
+        return false;
+    }
     for (Operand *o : all)
       if (o->present && !checkStrides(*o))
         return false;
@@ -277,6 +395,9 @@ public:
                   "; it must be NULL for the cpu target");
     for (Operand *o : all)
       if (o->present && !computeSpan(*o))
+        return false;
+    for (Operand *o : {&out, &lse})
+      if (o->present && !checkSelfOverlap(*o))
         return false;
     if (!checkOverlap())
       return false;
@@ -427,6 +548,41 @@ private:
       return fail(std::string(o.name) +
                   ": its shape and strides span more memory than can be "
                   "addressed");
+    return true;
+  }
+
+  /// An output's elements must have distinct addresses, or the result
+  /// depends on write order. Taken in increasing stride order (extent-1
+  /// dimensions aside), each stride must exceed the span of the smaller
+  /// ones: true of every dense or padded permutation (BHSD, BSHD), and
+  /// what proves that no two elements share an address. (computeSpan has
+  /// already bounded every product here.)
+  bool checkSelfOverlap(const Operand &o) {
+    int dims[4], n = 0;
+    for (int d = 0; d < o.rank; ++d)
+      if (o.t->shape[d] > 1)
+        dims[n++] = d;
+    std::sort(dims, dims + n, [&](int a, int b) {
+      return o.t->strides[a] < o.t->strides[b];
+    });
+    int64_t span = 0; // the largest offset the smaller strides reach
+    for (int i = 0; i < n; ++i) {
+      int d = dims[i];
+      if (o.t->strides[d] <= span) {
+        std::string layout;
+        for (int e = 0; e < o.rank; ++e)
+          layout += (e ? ", " : "") + str(o.t->shape[e]) + ":" +
+                    str(o.t->strides[e]);
+        return fail(std::string(o.name) + " overlaps itself: " +
+                    o.name + ".strides[" + str(int64_t(d)) + "] (" +
+                    o.dims[d] + ") is " + str(o.t->strides[d]) +
+                    ", within the " + str(span + 1) +
+                    " elements the smaller strides span (shape:stride " +
+                    layout + "); an output needs a distinct address per "
+                    "element");
+      }
+      span += (o.t->shape[d] - 1) * o.t->strides[d];
+    }
     return true;
   }
 

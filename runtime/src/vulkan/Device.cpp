@@ -1,5 +1,6 @@
 //===- Device.cpp - the vulkan backend's instance, device and programs ----===//
 #include "attn/runtime/Vulkan.h"
+#include "attn/runtime/Backend.h"
 
 #include "Loader.h"
 
@@ -496,7 +497,9 @@ int64_t findMemoryType(const VkPhysicalDeviceMemoryProperties &mem,
 
 attn_status backend(std::string &error, const std::string &what, VkResult r) {
   error = "vulkan: " + what + " failed: " + resultString(r);
-  return ATTN_ERROR_BACKEND;
+  return r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY
+             ? ATTN_ERROR_OUT_OF_MEMORY
+             : ATTN_ERROR_BACKEND;
 }
 
 attn_status makeBuffer(Device &d, VkDeviceSize size, VkBufferUsageFlags usage,
@@ -540,10 +543,12 @@ attn_status makeBuffer(Device &d, VkDeviceSize size, VkBufferUsageFlags usage,
   return ATTN_OK;
 }
 
+/// The tensor's elements, or -1 when the count does not fit int64_t.
 int64_t elementCount(const HostTensor &t) {
   int64_t n = 1;
   for (int i = 0; i < t.rank; ++i)
-    n *= t.shape[i];
+    if (t.shape[i] < 0 || __builtin_mul_overflow(n, t.shape[i], &n))
+      return -1;
   return n;
 }
 
@@ -763,12 +768,23 @@ public:
     std::vector<VkDeviceSize> sizes(n);
     for (size_t i = 0; i < n; ++i) {
       const HostTensor &t = tensors[i];
-      int64_t bytes = elementCount(t) * static_cast<int64_t>(t.elemSize);
+      int64_t count = elementCount(t), bytes = 0;
+      const bool fits =
+          count >= 0 &&
+          !__builtin_mul_overflow(count, static_cast<int64_t>(t.elemSize),
+                                  &bytes) &&
+          bytes <= int64_t(d.info.maxStorageBufferRange);
       // Storage buffers are addressed in 4-byte words by the kernels.
-      sizes[i] = static_cast<VkDeviceSize>((std::max<int64_t>(bytes, 4) + 3) & ~int64_t(3));
-      if (sizes[i] > d.info.maxStorageBufferRange) {
+      sizes[i] = fits ? static_cast<VkDeviceSize>(
+                            (std::max<int64_t>(bytes, 4) + 3) & ~int64_t(3))
+                      : 0;
+      if (!fits || sizes[i] > d.info.maxStorageBufferRange) {
         error = "vulkan: buffer " + std::to_string(i) + " needs " +
-                std::to_string(sizes[i]) +
+                (fits ? std::to_string(sizes[i])
+                 : count >= 0
+                     ? std::to_string(count) + " x " +
+                           std::to_string(t.elemSize)
+                     : std::string("more than 2^63")) +
                 " bytes, more than the device's maxStorageBufferRange (" +
                 std::to_string(d.info.maxStorageBufferRange) + ")";
         return ATTN_ERROR_UNSUPPORTED;
@@ -1069,6 +1085,53 @@ private:
 } // namespace
 
 double attn::vulkan::lastRunGpuMs() { return lastGpuMs; }
+
+attn_status attn::vulkan::checkBufferRanges(const DeviceInfo &info,
+                                            const attn_spec &spec,
+                                            std::string &error) {
+  auto known = [](int64_t d) { return d == ATTN_DYNAMIC ? int64_t(1) : d; };
+  const int64_t b = known(spec.batch), hq = known(spec.heads_q),
+                hkv = known(spec.heads_kv), sq = known(spec.seq_q),
+                skv = known(spec.seq_kv), d = spec.head_dim,
+                dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+  const int64_t es = dtypeBytes(spec.dtype);
+  struct Tensor {
+    const char *name, *dims;
+    int64_t shape[4];
+    int64_t elemSize;
+    bool present;
+  } tensors[] = {
+      {"q", "B x Hq x Sq x D", {b, hq, sq, d}, es, true},
+      {"k", "B x Hkv x Skv x D", {b, hkv, skv, d}, es, true},
+      {"v", "B x Hkv x Skv x Dv", {b, hkv, skv, dv}, es, true},
+      {"mask", "B x Hq x Sq x Skv, staged unbroadcast", {b, hq, sq, skv},
+       dtypeBytes(spec.mask_dtype), spec.mask != ATTN_MASK_NONE},
+      {"out", "B x Hq x Sq x Dv", {b, hq, sq, dv}, es, true},
+      {"lse", "B x Hq x Sq", {b, hq, sq, 1}, 4, spec.return_lse != 0}};
+  for (const Tensor &t : tensors) {
+    if (!t.present)
+      continue;
+    int64_t bytes = t.elemSize;
+    bool fits = true;
+    for (int64_t e : t.shape)
+      fits = fits && e >= 0 && !__builtin_mul_overflow(bytes, e, &bytes) &&
+             bytes <= int64_t(info.maxStorageBufferRange);
+    if (fits)
+      continue;
+    error = std::string("vulkan: ") + t.name + " (" + t.dims + " = " +
+            std::to_string(t.shape[0]) + " x " + std::to_string(t.shape[1]) +
+            " x " + std::to_string(t.shape[2]) +
+            (std::string(t.name) == "lse"
+                 ? std::string()
+                 : " x " + std::to_string(t.shape[3])) +
+            ", " + std::to_string(t.elemSize) +
+            "-byte elements) is more than the largest buffer a kernel can "
+            "bind on device '" + info.name + "' (maxStorageBufferRange " +
+            std::to_string(info.maxStorageBufferRange) + " bytes)";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
+  return ATTN_OK;
+}
 
 attn_status attn::vulkan::deviceInfo(DeviceInfo &info, std::string &error) {
   Device *d = nullptr;

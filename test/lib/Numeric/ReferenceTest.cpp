@@ -431,6 +431,38 @@ TEST(Check, CompareCatchesNaNAndLseMismatch) {
   EXPECT_FALSE(compare(ref, ATTN_DTYPE_F16, ot, &lt, tol).ok);
 }
 
+// Issue 22, item 7: lse ~ the largest scaled score, so at scale 1000 it
+// is ~2e4, where f32 rounds it by ~2e-3; an absolute 2e-4 failed correct
+// kernels. The bound is lseAbs + lseRel * |ref|.
+TEST(Check, LseToleranceIsRelativeWhereLarge) {
+  Result ref;
+  ref.batch = ref.headsQ = ref.seqQ = 1;
+  ref.valueDim = 1;
+  ref.out = {0.5};
+  ref.lse = {20000.0};
+  std::vector<float> out = {0.5f};
+  attn_tensor ot{out.data(), {1, 1, 1, 1}, {1, 1, 1, 1}};
+  std::vector<float> lse = {20000.0f + 0.004f};
+  attn_tensor lt{lse.data(), {1, 1, 1, 0}, {1, 1, 1, 0}};
+  Tolerance tol = toleranceFor(ATTN_DTYPE_F32);
+  EXPECT_DOUBLE_EQ(tol.lseRel, 1e-5);
+  // One f32 ulp at 2e4 (~2e-3) and a few more pass...
+  Comparison c = compare(ref, ATTN_DTYPE_F32, ot, &lt, tol);
+  EXPECT_TRUE(c.ok) << c.message;
+  // ...an error of 1 (5e-5 relative) does not, and is named.
+  lse[0] = 20001.0f;
+  c = compare(ref, ATTN_DTYPE_F32, ot, &lt, tol);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.lseOverTol, 1);
+  EXPECT_NE(c.message.find("lse[0,0,0]"), std::string::npos) << c.message;
+  // Small |lse| keeps the absolute bound.
+  ref.lse = {1.5};
+  lse[0] = 1.5f + 1e-4f;
+  EXPECT_TRUE(compare(ref, ATTN_DTYPE_F32, ot, &lt, tol).ok);
+  lse[0] = 1.5f + 5e-4f;
+  EXPECT_FALSE(compare(ref, ATTN_DTYPE_F32, ot, &lt, tol).ok);
+}
+
 TEST(Check, FillRandomRange) {
   std::mt19937_64 rng(1);
   std::vector<uint16_t> h(1000);

@@ -92,6 +92,11 @@ public:
     }
     if (throwOnCompile)
       throw std::runtime_error("fake compiler exploded");
+    if (growHugeVector) {
+      // What a host allocation sized by a huge product does.
+      std::vector<double> huge;
+      huge.resize(size_t(1) << 60);
+    }
     if (compileStatus != ATTN_OK) {
       error = compileError;
       return compileStatus;
@@ -109,6 +114,7 @@ public:
   attn_status compileStatus = ATTN_OK;
   std::string compileError;
   bool throwOnCompile = false;
+  bool growHugeVector = false; // compile() asks std::vector for 2^63 bytes
 
 private:
   Record &record;

@@ -189,6 +189,7 @@ TEST(Names, KnownAndUnknown) {
   EXPECT_STREQ(attn_status_string(ATTN_ERROR_COMPILE), "compile error");
   EXPECT_STREQ(attn_status_string(ATTN_ERROR_BACKEND), "backend error");
   EXPECT_STREQ(attn_status_string(ATTN_ERROR_UNAVAILABLE), "unavailable");
+  EXPECT_STREQ(attn_status_string(ATTN_ERROR_OUT_OF_MEMORY), "out of memory");
   EXPECT_STREQ(attn_status_string(static_cast<attn_status>(99)), "unknown");
 }
 
@@ -310,6 +311,69 @@ TEST_F(RuntimeTest, SpecBlocksNegativeRejected) {
   expectSpecRejected("spec.kv_splits is -2; it must be >= 0 (0 = automatic)");
 }
 
+// Issue 22, item 1: sizes whose products overflow int64 were accepted and
+// killed the compilers; every tensor (and the score count) must fit 2^62
+// bytes, checked on the static dimensions at compile time.
+TEST_F(RuntimeTest, SpecSizeProductsMustFit) {
+  spec.batch = spec.heads_q = spec.seq_q = spec.seq_kv = int64_t(1) << 31;
+  spec.heads_kv = 1;
+  expectSpecRejected("spec: q = batch (2147483648) x heads_q (2147483648) x "
+                     "seq_q (2147483648) x head_dim (8) x 4 bytes is more "
+                     "than 2^62 bytes");
+  expectSpecRejected("spec: q = ", ATTN_TARGET_VULKAN);
+  // k alone: the first tensor too large is named.
+  spec.batch = spec.heads_q = spec.seq_q = 1;
+  spec.seq_kv = int64_t(1) << 60;
+  expectSpecRejected("spec: k = batch (1) x heads_kv (1) x seq_kv "
+                     "(1152921504606846976) x head_dim (8) x 4 bytes");
+  // No tensor too large, but B*Hq*Sq*Skv scores are (no mask, no lse).
+  spec.head_dim = 1;
+  spec.batch = spec.heads_kv = 1;
+  spec.heads_q = spec.seq_q = int64_t(1) << 28;
+  spec.seq_kv = int64_t(1) << 28;
+  expectSpecRejected("spec: the scores = batch (1) x heads_q (268435456) x "
+                     "seq_q (268435456) x seq_kv (268435456) x 4 bytes");
+  // Dynamic dimensions are left to the launch: this spec is fine.
+  spec.heads_q = spec.heads_kv = ATTN_DYNAMIC;
+  EXPECT_NE(compileOk(), nullptr);
+}
+
+TEST_F(RuntimeTest, SpecBlocksBounded) {
+  spec.block_kv = int64_t(1) << 62;
+  expectSpecRejected("spec.block_kv is 4611686018427387904; the largest "
+                     "supported is 2^31 - 1");
+  spec.block_kv = 0;
+  spec.block_q = int64_t(INT32_MAX) + 1;
+  expectSpecRejected("spec.block_q is 2147483648; the largest supported");
+  spec.block_q = INT32_MAX;
+  EXPECT_NE(compileOk(), nullptr);
+}
+
+// Issue 22, item 6: SPIR-V kernels index in 32 bits; larger static sizes
+// failed inside the compiler ("failed to legalize 'arith.constant'").
+TEST_F(RuntimeTest, VulkanSizesBoundedBy32BitIndices) {
+  auto expectUnsupported = [&](const std::string &needle) {
+    attn_kernel *kernel = nullptr;
+    int before = record.compiles.load();
+    EXPECT_EQ(attn_compile(ctx, &spec, ATTN_TARGET_VULKAN, &kernel),
+              ATTN_ERROR_UNSUPPORTED);
+    EXPECT_ERROR_HAS(needle);
+    EXPECT_EQ(record.compiles.load(), before);
+  };
+  spec.head_dim = 1;
+  spec.seq_q = int64_t(1) << 31;
+  expectUnsupported("spec.seq_q is 2147483648; the vulkan target's kernels "
+                    "use 32-bit indices, so the largest it takes is "
+                    "2147483647");
+  spec.seq_q = ATTN_DYNAMIC;
+  spec.block_kv = INT32_MAX;
+  // (a valid block size for cpu)
+  EXPECT_NE(compileOk(), nullptr);
+  spec.kv_splits = int64_t(1) << 40;
+  spec.block_kv = 0;
+  expectUnsupported("spec.kv_splits is 1099511627776; the vulkan target");
+}
+
 TEST_F(RuntimeTest, SpecTargetRejected) {
   expectSpecRejected("target is 5; expected",
                      static_cast<attn_target>(5));
@@ -407,6 +471,16 @@ TEST_F(RuntimeTest, FailedCompileIsNotCached) {
   EXPECT_NE(compileOk(), nullptr);
   EXPECT_EQ(record.compiles.load(), 2);
   EXPECT_EQ(attn_context_cache_size(ctx), 1u);
+}
+
+// Issue 22, item 2: a failed host allocation is a status, never a crash.
+TEST_F(RuntimeTest, HugeHostAllocationIsOutOfMemory) {
+  compiler->growHugeVector = true;
+  attn_kernel *kernel = nullptr;
+  EXPECT_EQ(attn_compile(ctx, &spec, ATTN_TARGET_CPU, &kernel),
+            ATTN_ERROR_OUT_OF_MEMORY);
+  EXPECT_ERROR_HAS("attn_compile: out of memory");
+  EXPECT_EQ(attn_context_cache_size(ctx), 0u);
 }
 
 TEST_F(RuntimeTest, CompilerExceptionBecomesBackendError) {
@@ -528,6 +602,71 @@ TEST_F(RuntimeTest, LaunchZeroDimension) {
   allocate();
   args.k.shape[2] = 0;
   expectRejected("k.shape[2] (Skv) is 0; every dimension must be > 0");
+}
+
+// A zero extent of a dynamic dimension is refused like a static one.
+TEST_F(RuntimeTest, LaunchZeroDynamicExtent) {
+  for (int d = 0; d < 3; ++d) {
+    allocate();
+    args.q.shape[d] = 0;
+    expectRejected("q.shape[" + std::to_string(d) + "]");
+    EXPECT_ERROR_HAS("is 0; every dimension must be > 0");
+  }
+}
+
+// Issue 22, item 1: [2^32, 2^32, 64, 16] with unit strides spans little
+// memory, so the span check passed it, and the kernel's sizes overflowed.
+TEST_F(RuntimeTest, LaunchSizeProductsMustFit) {
+  spec.head_dim = 16;
+  allocate();
+  for (attn_tensor *t : {&args.q, &args.k, &args.v, &args.out}) {
+    t->shape[0] = t->shape[1] = int64_t(1) << 32;
+    t->shape[2] = 64;
+    t->shape[3] = 16;
+    for (int d = 0; d < 4; ++d)
+      t->strides[d] = 1;
+  }
+  expectRejected("q = batch (4294967296) x heads_q (4294967296) x seq_q (64) "
+                 "x head_dim (16) x 4 bytes is more than 2^62 bytes");
+  // Tensors that fit, whose B*Hq*Sq*Skv scores do not (checked before the
+  // strides, so these need not describe real buffers).
+  spec.head_dim = 1;
+  for (attn_tensor *t : {&args.q, &args.k, &args.v, &args.out}) {
+    t->shape[0] = 1;
+    t->shape[1] = int64_t(1) << 20;
+    t->shape[2] = int64_t(1) << 22;
+    t->shape[3] = 1;
+  }
+  expectRejected("the scores = batch (1) x heads_q (1048576) x seq_q "
+                 "(4194304) x seq_kv (4194304) x 4 bytes");
+}
+
+// Issue 22, item 8: an output whose elements share addresses made the
+// result depend on write order.
+TEST_F(RuntimeTest, LaunchOutputOverlappingItselfRejected) {
+  allocate();
+  // Rows of D = 8 elements 4 apart.
+  args.out.strides[2] = 4;
+  expectRejected("out overlaps itself: out.strides[2] (Sq) is 4, within the "
+                 "8 elements the smaller strides span");
+  // Two dimensions of stride 1 (the issue's {32, 8, 1, 1}).
+  allocate();
+  args.out.strides[2] = 1;
+  expectRejected("out overlaps itself: out.strides[");
+  // lse with every stride 1.
+  spec.return_lse = 1;
+  allocate();
+  for (int d = 0; d < 3; ++d)
+    args.lse.strides[d] = 1;
+  expectRejected("lse overlaps itself: lse.strides[");
+  // A padded layout (gaps between rows) is fine (BSHD: below).
+  allocate();
+  std::vector<float> padded(B * Hq * Sq * 2 * D);
+  args.out.data = padded.data();
+  args.out.strides[2] = 2 * D;
+  args.out.strides[1] = Sq * 2 * D;
+  args.out.strides[0] = Hq * Sq * 2 * D;
+  launchOk();
 }
 
 TEST_F(RuntimeTest, LaunchStaticSpecDimsMustMatch) {

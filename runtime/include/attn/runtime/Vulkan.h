@@ -87,6 +87,16 @@ struct DeviceInfo {
 /// on the next call.
 attn_status deviceInfo(DeviceInfo &info, std::string &error);
 
+/// Whether the tensors of `spec` fit `info`'s storage buffers
+/// (maxStorageBufferRange; the runtime stages each tensor densely, a
+/// broadcast mask at its full [B, Hq, Sq, Skv] extent). Dynamic dimensions
+/// are left out, so the sizes are lower bounds: callers pass a spec whose
+/// dimensions are the shapes they are about to allocate (attn-run, before
+/// it generates inputs) or the static ones (the compiler). Returns ATTN_OK,
+/// or ATTN_ERROR_UNSUPPORTED with `error` naming the first that does not.
+attn_status checkBufferRanges(const DeviceInfo &info, const attn_spec &spec,
+                              std::string &error);
+
 /// One host tensor bound to a storage buffer: rank-1..4 strided view with
 /// `elemSize`-byte elements. The device buffer holds it densely packed
 /// (row-major over `shape`), which is what the kernels index.

@@ -22,7 +22,10 @@ typedef enum attn_status {
   ATTN_ERROR_UNSUPPORTED = 2,      /* valid, but this target cannot do it    */
   ATTN_ERROR_COMPILE = 3,          /* the compiler failed (bug: report it)   */
   ATTN_ERROR_BACKEND = 4,          /* driver / execution failure             */
-  ATTN_ERROR_UNAVAILABLE = 5       /* target not present (no GPU, no JIT)    */
+  ATTN_ERROR_UNAVAILABLE = 5,      /* target not present (no GPU, no JIT)    */
+  ATTN_ERROR_OUT_OF_MEMORY = 6     /* a host or device allocation failed:
+                                      the call had no effect; smaller
+                                      shapes (or fewer kv_splits) may fit  */
 } attn_status;
 
 typedef enum attn_dtype {
@@ -53,7 +56,19 @@ typedef enum attn_variant {
 
 /* What a kernel is compiled for. Call attn_spec_init() first, then set
  * fields. Dimensions set to ATTN_DYNAMIC are taken from the tensors at
- * launch; static ones must match at launch. Head dims are always static. */
+ * launch; static ones must match at launch. Head dims are always static.
+ *
+ * Limits (docs/Runtime.md, "Limits"), checked by attn_compile for the
+ * static dimensions and by attn_launch for the rest, with
+ * ATTN_ERROR_INVALID_ARGUMENT naming the field:
+ *  - every dimension is > 0 (a zero extent is refused, static or dynamic);
+ *  - each tensor's bytes (q, k, v, out, mask, lse) and the f32 bytes of
+ *    the B*Hq*Sq*Skv scores are at most 2^62;
+ *  - block_q and block_kv are at most 2^31 - 1.
+ * The vulkan target indexes with 32 bits: there every static dimension,
+ * block size and kv_splits is at most 2^31 - 1, and each tensor must fit
+ * the device's maxStorageBufferRange (ATTN_ERROR_UNSUPPORTED, at compile
+ * time where the shapes are static). */
 typedef struct attn_spec {
   attn_dtype dtype;        /* q, k, v, out                               */
   int64_t batch;           /* B, or ATTN_DYNAMIC (default)                */
@@ -72,7 +87,8 @@ typedef struct attn_spec {
   attn_variant variant;
   int64_t block_q;         /* 0 = target default                          */
   int64_t block_kv;        /* 0 = target default                          */
-  int64_t kv_splits;       /* 0 = automatic, 1 = off, N = N chunks        */
+  int64_t kv_splits;       /* 0 = automatic, 1 = off, N = up to N chunks:
+                              never more than the launch's key blocks   */
 } attn_spec;
 
 /* A tensor on the target's memory: data pointer, the logical shape and

@@ -15,7 +15,9 @@ namespace attn::reference {
 struct Tolerance {
   double relL2;  ///< ||out - ref||_2 / ||ref||_2
   double maxAbs; ///< max |out - ref|, times max(1, max |ref|)
-  double lseAbs; ///< max |lse - ref| over finite rows
+  double lseAbs; ///< |lse - ref| <= lseAbs + lseRel * |ref| per finite row:
+  double lseRel = 1e-5; ///< f32 rounds lse relative to its size (|lse| ~
+                        ///< the largest scaled score, 2e4 at scale 1000)
 };
 
 /// The per-dtype tolerances (the one place they are stated; Check.cpp and
@@ -40,6 +42,7 @@ struct Comparison {
   double lseMaxAbsErr = 0;
   int64_t badOut = 0; ///< NaN / inf in out where the reference is finite
   int64_t badLse = 0; ///< NaN, or -inf mismatch, in lse
+  int64_t lseOverTol = 0; ///< finite lse beyond lseAbs + lseRel * |ref|
   bool ok = true;
   std::string message; ///< first problem found, empty when ok
 };
