@@ -345,9 +345,14 @@ std::string subgroupKernelGap(const vk::DeviceInfo &info, int64_t &size) {
   return "";
 }
 
-/// Auto split-KV (kv_splits 0): fewer workgroups than this leave a device
-/// idle, so long key sequences are split (chooseKvSplits with
-/// kAutoSplitParallelism workers in mind).
+/// Auto split-KV (kv_splits 0): fewer workgroups than the device runs at
+/// once leave it idle, so long key sequences are split (chooseKvSplits with
+/// that many workers in mind). Where the device reports its compute units
+/// (DeviceInfo::computeUnits), that is kWorkgroupsPerUnit per unit: a
+/// workgroup is one or a few subgroups, and a unit needs several in flight
+/// to hide memory latency. Otherwise fewer than kFewWorkgroups, with
+/// kAutoSplitParallelism workers in mind (lavapipe's CPU threads).
+constexpr int64_t kWorkgroupsPerUnit = 8;
 constexpr int64_t kFewWorkgroups = 16;
 constexpr int64_t kAutoSplitParallelism = 32;
 /// The most chunks auto split-KV tries against the loop budget.
@@ -399,8 +404,9 @@ class VulkanCompiler final : public ::attn::Compiler {
 public:
   std::string configuration() const override {
     std::string config;
-    for (const char *name : {"ATTN_VULKAN_VARIANT", "ATTN_VULKAN_SUBGROUP_SIZE",
-                             "ATTN_VULKAN_MAX_DYNAMIC_EXTENT"})
+    for (const char *name :
+         {"ATTN_VULKAN_VARIANT", "ATTN_VULKAN_SUBGROUP_SIZE",
+          "ATTN_VULKAN_MAX_DYNAMIC_EXTENT", "ATTN_VULKAN_COMPUTE_UNITS"})
       if (const char *v = std::getenv(name))
         config += (config.empty() ? "" : " ") + std::string(name) + "=" + v;
     return config;
@@ -713,14 +719,23 @@ public:
                     " key blocks of " + std::to_string(bc);
     } else if (dynamic) {
       splitWhy = "auto: dynamic sizes";
-    } else if (workgroups < kFewWorkgroups) {
+    } else if (workgroups < (info.computeUnits
+                                 ? kWorkgroupsPerUnit * info.computeUnits
+                                 : kFewWorkgroups)) {
+      const int64_t parallelism = info.computeUnits
+                                      ? kWorkgroupsPerUnit * info.computeUnits
+                                      : kAutoSplitParallelism;
       splits = std::min(mlir::attn::jit::guardedAutoKvSplits(
                             spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv,
-                            options.blockQ, bc, kAutoSplitParallelism),
+                            options.blockQ, bc, parallelism),
                         keyBlocks);
       splitWhy = "auto: " + std::to_string(workgroups) + " workgroups (< " +
-                 std::to_string(kFewWorkgroups) + ") over " +
-                 std::to_string(spec.seq_kv) + " keys";
+                 (info.computeUnits
+                      ? std::to_string(kWorkgroupsPerUnit) + " x " +
+                            std::to_string(info.computeUnits) +
+                            " compute units"
+                      : std::to_string(kFewWorkgroups)) +
+                 ") over " + std::to_string(spec.seq_kv) + " keys";
       if (splits <= 1)
         splitWhy += ": too few key blocks of " + std::to_string(bc) +
                     " for two chunks of 4";

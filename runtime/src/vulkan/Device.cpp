@@ -255,11 +255,40 @@ attn_status Device::open(std::string &error) {
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceSubgroupSizeControlProperties sscProps{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amdCores{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+  const bool hasSmExt = hasExtension(exts, "VK_NV_shader_sm_builtins");
+  const bool hasAmdCoreExt =
+      hasExtension(exts, "VK_AMD_shader_core_properties");
   VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  props2.pNext = &subgroup;
+  void **propsTail = &props2.pNext;
+  auto chainProps = [&](auto &s) {
+    *propsTail = &s;
+    propsTail = &s.pNext;
+  };
+  chainProps(subgroup);
   if (hasSscExt)
-    subgroup.pNext = &sscProps;
+    chainProps(sscProps);
+  if (hasSmExt)
+    chainProps(sm);
+  if (hasAmdCoreExt)
+    chainProps(amdCores);
   vk.vkGetPhysicalDeviceProperties2(physical, &props2);
+  if (hasSmExt)
+    info.computeUnits = sm.shaderSMCount;
+  else if (hasAmdCoreExt)
+    info.computeUnits = amdCores.shaderEngineCount *
+                        amdCores.shaderArraysPerEngineCount *
+                        amdCores.computeUnitsPerShaderArray;
+  if (const char *env = std::getenv("ATTN_VULKAN_COMPUTE_UNITS");
+      env && *env) {
+    char *end = nullptr;
+    unsigned long n = std::strtoul(env, &end, 10);
+    if (!*end && n <= 1u << 20)
+      info.computeUnits = static_cast<uint32_t>(n);
+  }
   info.subgroupSize = subgroup.subgroupSize;
   info.minSubgroupSize = hasSscExt ? sscProps.minSubgroupSize : subgroup.subgroupSize;
   info.maxSubgroupSize = hasSscExt ? sscProps.maxSubgroupSize : subgroup.subgroupSize;

@@ -73,6 +73,12 @@ struct DeviceInfo {
   /// has one: gallivm counts every iteration of every loop of a shader
   /// invocation against LP_MAX_TGSI_LOOP_ITERATIONS (65535), then breaks.
   uint64_t maxLoopIterations = 0;
+  /// The device's compute units (multiprocessors), where it reports them:
+  /// VK_NV_shader_sm_builtins' shaderSMCount, VK_AMD_shader_core_properties'
+  /// engines x arrays x CUs per array; ATTN_VULKAN_COMPUTE_UNITS=N
+  /// overrides; 0 = unknown (lavapipe, most others). The JIT's automatic
+  /// split of the keys sizes the grid to it.
+  uint32_t computeUnits = 0;
   bool timestamps = false;     // the compute queue supports timestamp queries
   double timestampPeriodNs = 0.0;
 };
