@@ -1,4 +1,5 @@
 //===- CPUCompiler.cpp - the runtime's cpu target: pipeline + ExecutionEngine -===//
+#include "CPUAllocator.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
@@ -102,11 +103,9 @@ public:
       const CompiledKernel *variant = nullptr;
       if (attn_status st = splitVariant(n, variant, error))
         return st;
-      invoke(*variant, a);
-      return ATTN_OK;
+      return invoke(*variant, a, error);
     }
-    invoke(kernel, a);
-    return ATTN_OK;
+    return invoke(kernel, a, error);
   }
 
   static constexpr int64_t kDefaultBlock = 64;
@@ -129,7 +128,8 @@ private:
     return ATTN_OK;
   }
 
-  void invoke(const CompiledKernel &k, const ::attn::KernelArgs &a) const {
+  attn_status invoke(const CompiledKernel &k, const ::attn::KernelArgs &a,
+                     std::string &error) const {
     auto q = describe<4>(a.q), kk = describe<4>(a.k), v = describe<4>(a.v),
          mask = describe<4>(a.mask), out = describe<4>(a.out);
     auto lse = describe<3>(a.lse);
@@ -145,7 +145,7 @@ private:
       args.push_back(&lp);
     if (spec.dropout_p > 0.0)
       args.push_back(&seed);
-    k.fn(args.data());
+    return mlir::attn::jit::runChecked(k.fn, args.data(), error);
   }
 
   CompiledKernel kernel;
@@ -200,6 +200,8 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
     options.kvSplits = mlir::attn::jit::clampKvSplits(
         spec.kv_splits, spec.seq_kv, options.blockKv, /*powerOfTwo=*/false);
   options.parallelism = hostParallelism();
+  // Heap buffers through CPUAllocator.cpp: a failed one is an error status.
+  options.checkedAlloc = true;
   PassManager pm(&context);
   // --mlir-print-ir-after-all and friends where the tool registered them.
   if (failed(mlir::attn::jit::configurePassManager(pm))) {
@@ -246,6 +248,7 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   }
   std::string entry =
       std::string("_mlir_ciface_") + mlir::attn::jit::kEntryName;
+  (*engine)->registerSymbols(mlir::attn::jit::checkedAllocSymbols);
   auto fn = (*engine)->lookupPacked(entry);
   if (!fn) {
     error = "cpu: entry point missing after code generation: " +

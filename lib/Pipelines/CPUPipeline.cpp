@@ -71,7 +71,9 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // inlined before its body becomes a multi-block CFG.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions toLLVM;
+  toLLVM.useGenericFunctions = opts.checkedAlloc;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(toLLVM));
   pm.addPass(createSCFToControlFlowPass());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;

@@ -2,6 +2,7 @@
 // RUN: attn-opt %s --attn-to-cpu-pipeline | FileCheck %s --check-prefix=TILED
 // RUN: attn-opt %s --attn-to-cpu-pipeline="parallel=0" | FileCheck %s --check-prefix=SERIAL
 // RUN: attn-opt %s --attn-to-cpu-pipeline="math=1" | FileCheck %s --check-prefix=MATH
+// RUN: attn-opt %s --attn-to-cpu-pipeline="math=1 checked-alloc=1" | FileCheck %s --check-prefix=CHECKED
 // RUN: attn-opt %s --attn-to-cpu-pipeline="block-q=16 block-kv=32" --mlir-print-ir-after=attn-tile-sdpa 2>&1 >/dev/null | FileCheck %s --check-prefix=TILES
 
 // Nothing above the LLVM dialect survives (the OpenMP ops are LLVM-compatible).
@@ -22,6 +23,16 @@
 // SERIAL: llvm.intr.exp2
 
 // The reference path computes exp (not exp2) and has no parallel tiles.
+// checked-alloc (what the JIT uses): heap buffers through the functions
+// the caller provides (lib/JIT/CPUAllocator.cpp), no malloc or free; a
+// failed one becomes ATTN_ERROR_OUT_OF_MEMORY there.
+// CHECKED-NOT: @malloc
+// CHECKED-DAG: llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+// CHECKED-DAG: llvm.func @_mlir_memref_to_llvm_free(!llvm.ptr)
+// CHECKED: llvm.call @_mlir_memref_to_llvm_alloc
+// CHECKED: llvm.call @_mlir_memref_to_llvm_free
+// CHECKED-NOT: @malloc
+
 // MATH-LABEL: llvm.func @attention
 // MATH-NOT: omp.parallel
 // MATH: llvm.intr.exp

@@ -37,6 +37,13 @@ struct AttnToCPUPipelineOptions
                         llvm::cl::desc("Run the parallel tiles on all cores "
                                        "through OpenMP"),
                         llvm::cl::init(true)};
+  Option<bool> checkedAlloc{
+      *this, "checked-alloc",
+      llvm::cl::desc("Heap buffers through _mlir_memref_to_llvm_alloc, "
+                     "_aligned_alloc and _free, which the caller provides "
+                     "(the JIT's turn a failed allocation into "
+                     "ATTN_ERROR_OUT_OF_MEMORY) instead of malloc/free"),
+      llvm::cl::init(false)};
 };
 
 /// attn.sdpa on tensors -> LLVM dialect, runnable by the ExecutionEngine.
