@@ -57,15 +57,18 @@ struct AttnConfigureSIMTPass
     : mlir::attn::impl::AttnConfigureSIMTPassBase<AttnConfigureSIMTPass> {
   using Base::Base;
   void runOnOperation() override {
+    // (block-q compared by division: block-q x lanes could overflow.)
     if (lanes < 1 || lanes > 128 || (lanes & (lanes - 1)) || blockQ < 1 ||
-        blockQ * lanes > 1024 || blockKv < 0 || kvSplits < 1 ||
+        blockQ > 1024 / lanes || blockKv < 0 ||
+        blockKv > mlir::attn::kMaxTileExtent || kvSplits < 1 ||
+        kvSplits > mlir::attn::kMaxTileExtent ||
         sharedMemoryBytes < 1 || coopMatrix < 0 ||
         (coopMatrix > 0 && (lanes != 1 || coopMatrix < 16 ||
                             coopMatrix > 1024))) {
       emitError(getOperation()->getLoc(),
                 "attn-configure-simt: lanes must be a power of two up to "
                 "128, block-q >= 1 with block-q x lanes <= 1024 "
-                "invocations, block-kv >= 0, kv-splits >= 1, "
+                "invocations, block-kv in [0, 2^20], kv-splits in [1, 2^20], "
                 "shared-memory-bytes >= 1, and coop-matrix 0 or a subgroup "
                 "of 16 to 1024 invocations (with lanes 1)");
       return signalPassFailure();

@@ -2303,13 +2303,23 @@ struct ConvertAttnTilesToSIMTPass
   LogicalResult checkIndexWidth(func::FuncOp fn) {
     const int64_t limit = std::numeric_limits<int32_t>::max();
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
+      // Buffers with a layout (strides, an offset) the SPIR-V conversion
+      // cannot lower: the runtime passes dense ones.
+      if (auto m = dyn_cast<MemRefType>(t); m && !m.getLayout().isIdentity())
+        return fn.emitError()
+               << "convert-attn-tiles-to-simt: argument " << i << " (" << t
+               << ") has a strided layout; SPIR-V kernels take dense "
+                  "(identity-layout) buffers";
       auto ty = dyn_cast<ShapedType>(t);
-      if (!ty || !ty.hasStaticShape())
+      if (!ty)
         continue;
+      // Any static extent beyond the limit, or (all static) the count.
       int64_t n = 1;
       bool over = false;
       for (int64_t d : ty.getShape())
-        over = over || __builtin_mul_overflow(n, d, &n) || n > limit;
+        over = over || (!ShapedType::isDynamic(d) && d > limit) ||
+               (ty.hasStaticShape() &&
+                (__builtin_mul_overflow(n, d, &n) || n > limit));
       if (over)
         return fn.emitError()
                << "convert-attn-tiles-to-simt: argument " << i << " (" << ty

@@ -680,3 +680,20 @@ func.func @f(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x?x16xf32>, %v: tensor<1x1x
 func.func @f() attributes {t = #attn.tiling<block_q = 16, block_kv = 4611686018427387904>} {
   return
 }
+
+// -----
+
+// A single huge static extent beside dynamic ones (no static element count).
+func.func @f(%q: tensor<?x?x?x16xf32>, %k: tensor<?x?x4611686018427387904x16xf32>, %v: tensor<?x?x4611686018427387904x16xf32>) -> tensor<?x?x?x16xf32> {
+  // expected-error @+1 {{static extent 4611686018427387904 is more than 1099511627776}}
+  %o = attn.sdpa %q, %k, %v : tensor<?x?x?x16xf32>, tensor<?x?x4611686018427387904x16xf32>, tensor<?x?x4611686018427387904x16xf32> -> tensor<?x?x?x16xf32>
+  return %o : tensor<?x?x?x16xf32>
+}
+
+// -----
+
+func.func @f(%q: tensor<?x1x?x2097152xf32>, %k: tensor<?x1x?x2097152xf32>, %v: tensor<?x1x?x16xf32>) -> tensor<?x1x?x16xf32> {
+  // expected-error @+1 {{head dimensions must be at most 1048576, got D = 2097152, Dv = 16}}
+  %o = attn.sdpa %q, %k, %v : tensor<?x1x?x2097152xf32>, tensor<?x1x?x2097152xf32>, tensor<?x1x?x16xf32> -> tensor<?x1x?x16xf32>
+  return %o : tensor<?x1x?x16xf32>
+}

@@ -122,6 +122,10 @@ LogicalResult SdpaOp::verify() {
   if (d <= 0 || dv <= 0)
     return emitOpError() << "head dimensions must be positive, got D = " << d
                          << ", Dv = " << dv;
+  if (d > kMaxTileExtent || dv > kMaxTileExtent)
+    return emitOpError() << "head dimensions must be at most "
+                         << kMaxTileExtent << ", got D = " << d
+                         << ", Dv = " << dv;
   if (failed(checkShape(op, "key", kTy, {b, dyn, dyn, d}, "[B, Hkv, Skv, D]")) ||
       failed(checkShape(op, "value", vTy, {b, hkv, skv, dyn}, "[B, Hkv, Skv, Dv]")))
     return failure();
@@ -134,8 +138,14 @@ LogicalResult SdpaOp::verify() {
     if (!ShapedType::isDynamic(v) && v <= 0)
       return emitOpError() << "static extent " << name
                            << " must be positive, got " << v;
-  // Every static tensor within kMaxElements, so that no size product the
-  // lowerings form can overflow.
+  // Every static extent, and every static tensor, within kMaxElements, so
+  // that no size product the lowerings form can overflow (a single huge
+  // extent beside dynamic ones included).
+  for (ShapedType ty : {qTy, kTy, vTy})
+    for (int64_t e : ty.getShape())
+      if (!ShapedType::isDynamic(e) && e > kMaxElements)
+        return emitOpError() << "static extent " << e << " is more than "
+                             << kMaxElements;
   for (auto [name, ty] :
        {std::pair<const char *, ShapedType>{"query", qTy}, {"key", kTy},
         {"value", vTy}}) {
