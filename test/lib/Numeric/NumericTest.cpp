@@ -75,6 +75,14 @@ struct Case {
   int64_t blockQ = 0, blockKv = 0, kvSplits = 0;
   bool bshd = false;
   bool staticShapes = false;
+  /// One non-finite element (NaN, +inf or -inf: `nonFiniteValue`) written
+  /// into q ('q'), k ('k') or v ('v') at batch 0, head `nonFiniteHead` (a
+  /// query head for q, a kv head for k and v), position `nonFinitePos`,
+  /// element 0; check() then compares only the rows docs/Semantics.md
+  /// specifies for it ("Non-finite inputs"). 0: none.
+  char nonFinite = 0;
+  double nonFiniteValue = 0.0;
+  int64_t nonFiniteHead = 0, nonFinitePos = 0;
   attn_target target = ATTN_TARGET_CPU;
 
   std::string str() const {
@@ -183,6 +191,15 @@ void makeBuffers(const Case &c, std::mt19937_64 &rng, Buffers &bufs) {
     }
     bufs.args.mask = tensorOver(bufs.mask, Bm, Hm, c.Sq, c.Skv, false);
   }
+  if (c.nonFinite) {
+    const attn_tensor &t = c.nonFinite == 'q'   ? bufs.args.q
+                           : c.nonFinite == 'k' ? bufs.args.k
+                                                : bufs.args.v;
+    storeElement(c.dtype, const_cast<void *>(t.data),
+                 c.nonFiniteHead * t.strides[1] +
+                     c.nonFinitePos * t.strides[2],
+                 c.nonFiniteValue);
+  }
   if (c.lse) {
     alloc(bufs.lse, size_t(c.B * c.Hq * c.Sq), 4);
     attn_tensor &l = bufs.args.lse;
@@ -240,6 +257,34 @@ Comparison check(const Case &c, std::mt19937_64 &rng, Buffers *keep = nullptr) {
     ADD_FAILURE() << "reference: " << error << "\n  case: " << c.str();
     cmp.ok = false;
     return cmp;
+  }
+  if (c.nonFinite) {
+    // The rows docs/Semantics.md leaves unspecified for this element: the
+    // one row of a non-finite q element; every row of batch 0 whose query
+    // head reads kv head nonFiniteHead for k and v. Zeroed in both.
+    const int64_t g = c.Hq / c.Hkv, dv = c.Dv ? c.Dv : c.D;
+    const attn_tensor &o = bufs.args.out;
+    for (int64_t h = 0; h < c.Hq; ++h)
+      for (int64_t i = 0; i < c.Sq; ++i) {
+        bool unspecified = c.nonFinite == 'q'
+                               ? h == c.nonFiniteHead && i == c.nonFinitePos
+                               : h / g == c.nonFiniteHead;
+        if (!unspecified)
+          continue;
+        for (int64_t d = 0; d < dv; ++d) {
+          ref.out[(h * c.Sq + i) * dv + d] = 0.0;
+          storeElement(c.dtype, o.data,
+                       h * o.strides[1] + i * o.strides[2] + d * o.strides[3],
+                       0.0);
+        }
+        if (c.lse) {
+          ref.lse[h * c.Sq + i] = 0.0;
+          storeElement(ATTN_DTYPE_F32, bufs.args.lse.data,
+                       h * bufs.args.lse.strides[1] +
+                           i * bufs.args.lse.strides[2],
+                       0.0);
+        }
+      }
   }
   cmp = compare(ref, c.dtype, bufs.args.out, c.lse ? &bufs.args.lse : nullptr,
                 toleranceFor(c.dtype));
@@ -370,6 +415,51 @@ TEST(Numeric, Masks) {
   c.lse = true;
   c.bshd = true;
   check(c, rng);
+}
+
+// Non-finite inputs (docs/Semantics.md, "Non-finite inputs"): a NaN, +inf
+// or -inf in q, k or v at a random place (keys a bool mask hides
+// included, with causal, split-KV and GQA) leaves every row it does not
+// touch exact; the rows it may reach are left out of the comparison. Every
+// cpu variant; Vulkan.NonFiniteInputs runs the same on the Vulkan device.
+void nonFiniteMatrix(std::mt19937_64 &rng, attn_target target) {
+  const double values[] = {std::nan(""), INFINITY, -INFINITY};
+  const attn_dtype dtypes[] = {ATTN_DTYPE_F32, ATTN_DTYPE_F16,
+                               ATTN_DTYPE_BF16};
+  int n = 0;
+  for (char where : {'q', 'k', 'v'})
+    for (double value : values) {
+      Case c;
+      c.target = target;
+      c.dtype = dtypes[n % 3];
+      c.variant = target == ATTN_TARGET_CPU && n % 2 ? ATTN_VARIANT_MATH
+                                                     : ATTN_VARIANT_DEFAULT;
+      c.B = 2;
+      c.Hq = 4;
+      c.Hkv = 2;
+      c.Sq = uniform(rng, 1, 40);
+      c.Skv = uniform(rng, 20, 200);
+      c.D = 16;
+      c.causal = n % 3 == 1;
+      c.mask = ATTN_MASK_BOOL;
+      c.maskB1 = false;
+      c.maskH1 = false;
+      c.lse = true;
+      c.blockKv = 16;
+      c.kvSplits = n % 2 ? 3 : 1;
+      c.nonFinite = where;
+      c.nonFiniteValue = value;
+      c.nonFiniteHead = where == 'q' ? uniform(rng, 0, c.Hq - 1)
+                                     : uniform(rng, 0, c.Hkv - 1);
+      c.nonFinitePos = uniform(rng, 0, (where == 'q' ? c.Sq : c.Skv) - 1);
+      check(c, rng);
+      ++n;
+    }
+}
+
+TEST(Numeric, NonFiniteInputs) {
+  auto rng = testRng();
+  nonFiniteMatrix(rng, ATTN_TARGET_CPU);
 }
 
 // Head dims 32..256, and Dv != D both ways.
@@ -845,6 +935,12 @@ TEST_F(Vulkan, PortableSubgroupEdges) {
       c.kvSplits = skv == 129 ? 3 : 1;
       check(c, rng);
     }
+}
+
+// Numeric.NonFiniteInputs on the Vulkan device (its default variant).
+TEST_F(Vulkan, NonFiniteInputs) {
+  auto rng = testRng();
+  nonFiniteMatrix(rng, ATTN_TARGET_VULKAN);
 }
 
 // Dynamic sizes (ATTN_DYNAMIC batch, heads and lengths): one kernel,
