@@ -287,8 +287,10 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     With `spirv`, workgroup memory and private arrays use SPIR-V storage
     classes (Workgroup, Function), and the staging copies run the same
     number of iterations in every invocation (lavapipe). SPIR-V indexes
-    with 32 bits: with `spirv`, a function argument with a static shape of
-    more than 2^31 - 1 elements is an error that says so.
+    with 32 bits: with `spirv`, a function argument with a static extent or
+    a static shape of more than 2^31 - 1 elements, or a memref of a
+    non-identity layout, is an error that says so
+    (`checkSPIRVBufferArguments`).
 
     `#attn.coop_matrix<invocations, scalar>` (SPIR-V only): a workgroup of
     one subgroup per query tile of block_q rows (at most `invocations`).

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/TilesToSIMT/TilesToSIMT.h"
 #include "attn/Conversion/Passes.h"
+#include "attn/Conversion/SPIRVBufferLimits.h"
 #include "attn/Conversion/TileDistribution.h"
 
 #include "attn/Dialect/Attn/IR/AttnAttrs.h"
@@ -2296,38 +2297,6 @@ struct ConvertAttnTilesToSIMTPass
           ConvertAttnTilesToSIMTPass> {
   using Base::Base;
 
-  /// SPIR-V kernels index buffers with 32-bit integers: a static tensor
-  /// argument of more than 2^31 - 1 elements is refused here, with its
-  /// size, instead of failing later in the SPIR-V conversion on a constant
-  /// it cannot legalize. (Dynamic extents are bounded at launch.)
-  LogicalResult checkIndexWidth(func::FuncOp fn) {
-    const int64_t limit = std::numeric_limits<int32_t>::max();
-    for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
-      // Buffers with a layout (strides, an offset) the SPIR-V conversion
-      // cannot lower: the runtime passes dense ones.
-      if (auto m = dyn_cast<MemRefType>(t); m && !m.getLayout().isIdentity())
-        return fn.emitError()
-               << "convert-attn-tiles-to-simt: argument " << i << " (" << t
-               << ") has a strided layout; SPIR-V kernels take dense "
-                  "(identity-layout) buffers";
-      auto ty = dyn_cast<ShapedType>(t);
-      if (!ty)
-        continue;
-      // Any static extent beyond the limit, or (all static) the count.
-      int64_t n = 1;
-      bool over = false;
-      for (int64_t d : ty.getShape())
-        over = over || (!ShapedType::isDynamic(d) && d > limit) ||
-               (ty.hasStaticShape() &&
-                (__builtin_mul_overflow(n, d, &n) || n > limit));
-      if (over)
-        return fn.emitError()
-               << "convert-attn-tiles-to-simt: argument " << i << " (" << ty
-               << ") has more than 2^31 - 1 elements; SPIR-V kernels index "
-                  "buffers with 32 bits";
-    }
-    return success();
-  }
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp fn : funcs) {
@@ -2347,7 +2316,8 @@ struct ConvertAttnTilesToSIMTPass
   }
 
   LogicalResult convert(TiledKernelSource &src) {
-    if (spirv && failed(checkIndexWidth(src.func)))
+    if (spirv && failed(checkSPIRVBufferArguments(
+                     src.func, "convert-attn-tiles-to-simt")))
       return failure();
     OpBuilder b(src.main);
     // Every kernel of a function in one gpu.module ("<fn>_kernels"), named

@@ -18,6 +18,7 @@
 //      may canonicalize between this step and the GPU mapping.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Conversion/SPIRVBufferLimits.h"
 #include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -160,6 +161,10 @@ namespace {
 struct SPIRVBufferizePass
     : mlir::attn::impl::SPIRVBufferizePassBase<SPIRVBufferizePass> {
   void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (failed(mlir::attn::checkSPIRVBufferArguments(
+              fn, "attn-spirv-bufferize")))
+        return signalPassFailure();
     if (failed(mlir::attn::bufferizeForSPIRV(getOperation())))
       signalPassFailure();
   }

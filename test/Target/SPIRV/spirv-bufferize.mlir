@@ -64,3 +64,22 @@ func.func @copies_an_argument(%src: memref<4xf32>, %out: memref<4xf32>) {
   bufferization.materialize_in_destination %r in restrict writable %out : (tensor<4xf32>, memref<4xf32>) -> ()
   return
 }
+
+// -----
+
+// Arguments a SPIR-V kernel cannot take are refused up front
+// (checkSPIRVBufferArguments, shared with convert-attn-tiles-to-simt): a
+// strided memref (the SPIR-V conversion failed on it: "failed to legalize
+// operation 'gpu.func'") ...
+// expected-error @+1 {{attn-spirv-bufferize: argument 0 ('memref<4x8xf32, strided<[?, 1], offset: ?>>') has a strided layout; SPIR-V kernels take dense (identity-layout) buffers}}
+func.func @strided(%a: memref<4x8xf32, strided<[?, 1], offset: ?>>) {
+  return
+}
+
+// -----
+
+// ... and a static extent beyond 32-bit indices.
+// expected-error @+1 {{attn-spirv-bufferize: argument 0 ('tensor<2147483648x2xf32>') has more than 2^31 - 1 elements; SPIR-V kernels index buffers with 32 bits}}
+func.func @huge(%a: tensor<2147483648x2xf32>) -> tensor<2147483648x2xf32> {
+  return %a : tensor<2147483648x2xf32>
+}

@@ -28,7 +28,10 @@ def SPIRVBufferizePass : Pass<"attn-spirv-bufferize", "::mlir::ModuleOp"> {
     Requires: functions on tensors that One-Shot Bufferize accepts without
     allocations returned from loops; every temporary of static shape (else
     an error names it); no copy of an argument buffer (a kernel cannot
-    allocate device memory: an error names it).
+    allocate device memory: an error names it); memref arguments of
+    identity layout and no static extent or static element count above
+    2^31 - 1 (`checkSPIRVBufferArguments`, shared with
+    `convert-attn-tiles-to-simt{spirv}`: else an error says which).
     Guarantees: memrefs only; function arguments are identity-layout memrefs
     in the default memory space (storage buffers); every other buffer is a
     static `memref.alloc` in `#spirv.storage_class<Function>`, placed before
