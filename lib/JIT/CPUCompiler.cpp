@@ -88,9 +88,9 @@ public:
     const int64_t blockKv = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
     int64_t n = 0; // the split count of the variant to run; 0: the kernel
     if (autoSplit) {
-      n = mlir::attn::jit::guardedAutoKvSplits(
-          a.q.shape[0], a.q.shape[1], a.q.shape[2], a.k.shape[2], blockQ,
-          blockKv, hostParallelism());
+      n = mlir::attn::chooseKvSplits(a.q.shape[0], a.q.shape[1],
+                                     a.q.shape[2], a.k.shape[2], blockQ,
+                                     blockKv, hostParallelism());
       if (n <= 1)
         n = 0;
     } else if (clampSplits) {

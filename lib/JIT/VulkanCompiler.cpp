@@ -709,6 +709,11 @@ public:
                                  ::attn::ceilDiv(spec.seq_q, options.blockQ)},
                                 workgroups))
       workgroups = INT64_MAX;
+    // The workers the auto rule keeps busy: kWorkgroupsPerUnit per
+    // compute unit where the device reports its units.
+    const int64_t autoParallelism =
+        info.computeUnits ? kWorkgroupsPerUnit * int64_t(info.computeUnits)
+                          : kAutoSplitParallelism;
     if (!splittable) {
       splitWhy = "the " + variantName + " variant has no split-KV";
     } else if (spec.kv_splits >= 1) {
@@ -719,15 +724,11 @@ public:
                     " key blocks of " + std::to_string(bc);
     } else if (dynamic) {
       splitWhy = "auto: dynamic sizes";
-    } else if (workgroups < (info.computeUnits
-                                 ? kWorkgroupsPerUnit * info.computeUnits
-                                 : kFewWorkgroups)) {
-      const int64_t parallelism = info.computeUnits
-                                      ? kWorkgroupsPerUnit * info.computeUnits
-                                      : kAutoSplitParallelism;
-      splits = std::min(mlir::attn::jit::guardedAutoKvSplits(
+    } else if (workgroups < (info.computeUnits ? autoParallelism
+                                                : kFewWorkgroups)) {
+      splits = std::min(mlir::attn::chooseKvSplits(
                             spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv,
-                            options.blockQ, bc, parallelism),
+                            options.blockQ, bc, autoParallelism),
                         keyBlocks);
       splitWhy = "auto: " + std::to_string(workgroups) + " workgroups (< " +
                  (info.computeUnits

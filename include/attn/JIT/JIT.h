@@ -36,17 +36,6 @@ std::string buildKernelSource(const attn_spec &spec);
 /// kernel never needs strides).
 std::string buildDenseKernelSource(const attn_spec &spec);
 
-/// chooseKvSplits (the automatic split-KV rule) with its inputs guarded,
-/// for the JIT's callers at compile and at launch time: no split (1) when
-/// the tile count B*Hq*ceil(Sq/block_q) does not fit int64_t or already
-/// reaches `parallelism`, or when Skv has fewer than two chunks of 4 key
-/// blocks (which is also when 4*block_kv would not fit); otherwise the
-/// rule's answer, which is at most the key blocks of Skv. Every size must
-/// be >= 1.
-int64_t guardedAutoKvSplits(int64_t batch, int64_t headsQ, int64_t seqQ,
-                            int64_t seqKv, int64_t blockQ, int64_t blockKv,
-                            int64_t parallelism);
-
 /// The chunk count a spec's kv_splits `requested` (> 1) gives for `seqKv`
 /// keys in blocks of `blockKv`: `requested` when there are that many key
 /// blocks, else fewer, so that no chunk is empty and split partials are

@@ -41,9 +41,11 @@ struct SdpaTilingOptions {
 /// parallel tiles (batch * headsQ * ceil(seqQ / blockQ)) cannot occupy
 /// `parallelism` workers (0 = the host's cores) and each chunk keeps at
 /// least 4 key blocks; then min(ceil(parallelism / tiles), seqKv / (4 *
-/// blockKv)) chunks. Returns 1 for "no split". Shared by attn-tile-sdpa
-/// (static shapes) and the runtime's JIT (dynamic shapes, decided at
-/// launch).
+/// blockKv)) chunks, at most the key blocks of seqKv. Returns 1 for "no
+/// split", also for any size below 1 and for a tile count that does not
+/// fit int64_t, so callers may pass a launch's shapes unchecked. Shared by
+/// attn-tile-sdpa (static shapes) and the runtime's JIT (dynamic shapes,
+/// decided at launch).
 int64_t chooseKvSplits(int64_t batch, int64_t headsQ, int64_t seqQ,
                        int64_t seqKv, int64_t blockQ, int64_t blockKv,
                        int64_t parallelism);
