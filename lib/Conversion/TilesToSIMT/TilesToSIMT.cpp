@@ -487,6 +487,14 @@ private:
   /// Q.K^T of the block into a private array, keys in groups (a thread
   /// per row, loops not unrolled); false when it does not apply.
   FailureOr<bool> emitScoresByKeyGroups(linalg::GenericOp g);
+  /// `inits.size()` outputs of the product `g` at once, each a register
+  /// through one loop over [0, extent): step k reads the operand they share
+  /// once (`shared(k)`), the other per output (`other(k, u)`), and
+  /// evaluates g's body on (shared, other, acc[u]). The sums.
+  SmallVector<Value> groupedReduction(linalg::GenericOp g, Value extent,
+                                      ValueRange inits,
+                                      function_ref<Value(Value)> shared,
+                                      function_ref<Value(Value, int64_t)> other);
   LogicalResult materialize(Value v, Value into = {});
   LogicalResult emitCoopProduct(linalg::GenericOp g);
   void stageQ(Value tile);
@@ -1185,6 +1193,30 @@ LogicalResult SimtKernel::materialize(Value v, Value into) {
   return status;
 }
 
+/// The widest of 8, 4 and 2 that divides `n` (else 1): how many outputs of
+/// a product a thread carries in registers through one reduction loop.
+static int64_t groupWidth(int64_t n) {
+  for (int64_t w : {8, 4, 2})
+    if (n % w == 0)
+      return w;
+  return 1;
+}
+
+SmallVector<Value> SimtKernel::groupedReduction(
+    linalg::GenericOp g, Value extent, ValueRange inits,
+    function_ref<Value(Value)> shared,
+    function_ref<Value(Value, int64_t)> other) {
+  return loop(idx(0), extent, inits, /*unrolled=*/false,
+              [&](Value k, ValueRange acc) -> SmallVector<Value> {
+                Value x = shared(k);
+                SmallVector<Value> next;
+                for (int64_t u = 0; u < (int64_t)acc.size(); ++u)
+                  next.push_back(cloneGenericBody(b, g, {x, other(k, u), acc[u]},
+                                                  {}, map, resolver())[0]);
+                return next;
+              });
+}
+
 FailureOr<bool> SimtKernel::emitScoresByKeyGroups(linalg::GenericOp g) {
   // S(r, c) = sum_k Q(r, k) K(c, k) for `group` keys at a time, each in a
   // register: Q's row (a private array, in local memory) is read once per
@@ -1200,12 +1232,7 @@ FailureOr<bool> SimtKernel::emitScoresByKeyGroups(linalg::GenericOp g) {
   if (lhs.kind != Tile::Row || rhs.kind != Tile::Staged ||
       init.kind != Tile::Fill)
     return false;
-  int64_t group = 1;
-  for (int64_t w : {8, 4, 2})
-    if (bc % w == 0) {
-      group = w;
-      break;
-    }
+  const int64_t group = groupWidth(bc);
   if (group == 1)
     return false;
   Value result = g.getResult(0);
@@ -1224,18 +1251,12 @@ FailureOr<bool> SimtKernel::emitScoresByKeyGroups(linalg::GenericOp g) {
          SmallVector<Value> cols;
          for (int64_t u = 0; u < group; ++u)
            cols.push_back(add(c0, idx(u)));
-         SmallVector<Value> s = loop(
-             idx(0), idx(depth), SmallVector<Value>(group, init.value), false,
-             [&](Value k, ValueRange acc) -> SmallVector<Value> {
-               Value x = memref::LoadOp::create(b, loc, qArr, k);
-               SmallVector<Value> next;
-               for (int64_t u = 0; u < group; ++u) {
-                 Value y = memref::LoadOp::create(b, loc, kArr,
-                                                  ValueRange{cols[u], k});
-                 next.push_back(cloneGenericBody(b, g, {x, y, acc[u]}, {},
-                                                 map, resolver())[0]);
-               }
-               return next;
+         SmallVector<Value> s = groupedReduction(
+             g, idx(depth), SmallVector<Value>(group, init.value),
+             [&](Value k) { return memref::LoadOp::create(b, loc, qArr, k); },
+             [&](Value k, int64_t u) {
+               return memref::LoadOp::create(b, loc, kArr,
+                                             ValueRange{cols[u], k});
              });
          for (int64_t u = 0; u < group; ++u)
            storeSlot(s[u], arr, cols[u]);
@@ -1273,12 +1294,7 @@ LogicalResult SimtKernel::emitProductOutsideKeys(linalg::GenericOp g) {
   // c) is read from its private array once per `width` products (private
   // arrays live in local memory, which the products otherwise read as
   // often as workgroup memory).
-  int64_t width = 1;
-  for (int64_t w : {8, 4, 2})
-    if (dv % w == 0) {
-      width = w;
-      break;
-    }
+  const int64_t width = groupWidth(dv);
   loop(idx(0), idx(dv / width), {}, /*unrolled=*/false,
        [&](Value dBlock, ValueRange) {
          Value d0 = mul(dBlock, idx(width));
@@ -1287,18 +1303,12 @@ LogicalResult SimtKernel::emitProductOutsideKeys(linalg::GenericOp g) {
            cols.push_back(add(d0, idx(u)));
            a0.push_back(memref::LoadOp::create(b, loc, *arr, cols.back()));
          }
-         SmallVector<Value> a = loop(
-             idx(0), nCols, a0, false,
-             [&](Value c, ValueRange s) -> SmallVector<Value> {
-               Value x = memref::LoadOp::create(b, loc, pArr, c);
-               SmallVector<Value> next;
-               for (int64_t u = 0; u < width; ++u) {
-                 Value y = memref::LoadOp::create(b, loc, vArr,
-                                                  ValueRange{c, cols[u]});
-                 next.push_back(cloneGenericBody(b, g, {x, y, s[u]}, {}, map,
-                                                 resolver())[0]);
-               }
-               return next;
+         SmallVector<Value> a = groupedReduction(
+             g, nCols, a0,
+             [&](Value c) { return memref::LoadOp::create(b, loc, pArr, c); },
+             [&](Value c, int64_t u) {
+               return memref::LoadOp::create(b, loc, vArr,
+                                             ValueRange{c, cols[u]});
              });
          for (int64_t u = 0; u < width; ++u)
            memref::StoreOp::create(b, loc, a[u], *arr, cols[u]);
