@@ -23,13 +23,11 @@ struct Launch {
 };
 thread_local Launch *current = nullptr;
 
-/// omp_in_parallel from the OpenMP runtime the engine loaded (nullptr
-/// before any kernel has loaded it).
+/// omp_in_parallel from the OpenMP runtime the engine loaded (absent
+/// before any kernel has loaded it). Looked up on the failure path only.
 bool inParallelRegion() {
   using Fn = int (*)();
-  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
-  if (!fn)
-    fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "omp_in_parallel"));
   return fn && fn() != 0;
 }
 
