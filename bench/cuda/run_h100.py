@@ -259,7 +259,10 @@ def reference(q, k, v, causal, scale, mask=None, dropout=0.0, seed=0):
             if mask.dtype == torch.bool:
                 s = s.masked_fill(~mk, float("-inf"))
             else:
-                s = s + mk.double()
+                # The score is an f32 (docs/Semantics.md): a row of
+                # finfo.min padding rounds to one value, the uniform
+                # average, as every kernel computes it.
+                s = (s + mk.double()).float().double()
         if causal:
             i = torch.arange(r0, r1, device=dev)[:, None]
             j = torch.arange(Skv, device=dev)[None, :]
@@ -280,13 +283,27 @@ def reference(q, k, v, causal, scale, mask=None, dropout=0.0, seed=0):
 
 def make_mask(kern, B, Hq, Sq, Skv):
     """The artifact's mask kind, broadcast as its type says (bool: one
-    [1,1,Sq,Skv] for all; additive: [B,1,Sq,Skv]), with row 0 fully masked."""
+    [1,1,Sq,Skv] for all; additive: [B,1,Sq,Skv]), with row 0 fully masked.
+    Additive masks also carry the finite extremes (docs/Semantics.md,
+    "Scores near the f32 range"): batch 1 all finfo(dtype).min (Hugging
+    Face's padding: the uniform average, -3.4e38 in f32; bf16 and f32
+    masks), row 1 of batch 0 likewise, and row 2 one key at finfo.max / 2
+    (that key only)."""
     if kern.mask == A.ATTN_MASK_BOOL:
         m = torch.rand(1, 1, Sq, Skv, device=dev) < 0.7
         m[:, :, 0, :] = False
         return m
     m = (torch.randn(B, 1, Sq, Skv, device=dev) * 2).to(kern.dtype)
     m[:, :, 0, :] = float("-inf")
+    fi = torch.finfo(kern.dtype)
+    # (f16's min, -65504, does not swallow the scores as f32 rounding; its
+    # rows would compare rounding orders, not the semantics.)
+    if fi.min < -1e30 and B > 1:
+        m[1] = fi.min
+    if fi.min < -1e30 and Sq > 1:
+        m[0, :, 1, :] = fi.min
+    if Sq > 2:
+        m[0, :, 2, Skv // 2] = fi.max / 2
     return m
 
 

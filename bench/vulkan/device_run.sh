@@ -20,14 +20,17 @@
 #   4. the device as the runtime sees it (vk-info: features, subgroups,
 #      cooperative-matrix shapes) into device.json, vulkaninfo --summary
 #      and nvidia-smi into run.log;
-#   5. bench/vulkan/vk_bench.py: the check matrix on each variant
+#   5. attn-numeric-tests' Vulkan cases ($NUMERIC, a gtest filter; empty:
+#      none) into numeric.log; NUMERIC_ONLY=1 stops after them;
+#   6. bench/vulkan/vk_bench.py: the check matrix on each variant
 #      (ATTN_VULKAN_VARIANT=coopmat, portable, portable-rows), the CUDA
 #      tensor-core kernels through bench/cuda/run_h100.py, the decode and
 #      coopmat prefill timings, within $BUDGET_S seconds (default 540) of
 #      this script's start.
 #
 # Writes under $OUT (default bench-out): summary.md, checks.csv,
-# timings.csv, device.json, cuda-results.json, run.log (6 files).
+# timings.csv, device.json, cuda-results.json, run.log, numeric.log (7
+# files).
 # Environment: REQUIRE_VARIANTS (default coopmat,portable,portable-rows:
 # variants that must run every case they can; a refusal there fails),
 # VARIANTS (default the same three), CUDA=0 (no CUDA comparison, e.g. on
@@ -154,7 +157,21 @@ cat "$OUT/device.json" | tee -a "$OUT/run.log"
   timeout 30 nvidia-smi 2>&1 | head -40 || echo "(no nvidia-smi)"
 } >> "$OUT/run.log"
 
-# 5. checks and timings
+# 5. the numeric tests' Vulkan cases (NUMERIC, a gtest filter; default
+# the extreme-score and non-finite-input matrices) on the device's default
+# variant and the portable ones, against the float64 reference
+numeric=0
+if [ -x "$ROOT/bin/attn-numeric-tests" ] && [ "${NUMERIC-x}" != "" ]; then
+  LD_LIBRARY_PATH=$LDP timeout 300 "$ROOT/bin/attn-numeric-tests" \
+    --gtest_filter="${NUMERIC:-Vulkan.ExtremeScores:Vulkan.NonFiniteInputs}" \
+    > "$OUT/numeric.log" 2>&1 || numeric=1
+  say "device_run.sh: attn-numeric-tests exit $numeric: $(grep -c '^\[       OK \]' "$OUT/numeric.log") ok, $(grep -c '^\[  FAILED  \] [A-Za-z]*\.[A-Za-z]* (' "$OUT/numeric.log") failed"
+fi
+if [ -n "${NUMERIC_ONLY:-}" ]; then
+  exit $numeric
+fi
+
+# 6. checks and timings
 cuda_args=()
 if [ "${CUDA:-1}" != 0 ]; then
   cuda_args=(--cuda-artifacts "$ROOT/cuda" --require-cuda)
@@ -168,4 +185,4 @@ python3 bench/vulkan/vk_bench.py --root "$ROOT" --ld-path "$LDP" --out "$OUT" \
   ${NO_TIMINGS:+--no-timings} "${cuda_args[@]}"
 status=$?
 say "device_run.sh: vk_bench.py exit $status after $(( $(date +%s) - T0 )) s"
-[ $status = 0 ] || exit 1
+[ $status = 0 ] && [ $numeric = 0 ] || exit 1

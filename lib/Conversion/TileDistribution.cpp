@@ -302,18 +302,38 @@ LogicalResult mlir::attn::collectTiledKernels(
     }
     if (src.merge) {
       b.setInsertionPoint(src.main);
-      for (auto [r, init] :
-           llvm::zip(src.main.getResults(), src.main.getOutputs())) {
+      if (src.main.getNumResults() != std::size(kSplitWorkspaceNames))
+        return src.main.emitOpError("expected the split-KV partial results "
+                                    "partial_out, partial_max, partial_sum");
+      for (auto [r, init, role] :
+           llvm::zip(src.main.getResults(), src.main.getOutputs(),
+                     kSplitWorkspaceNames)) {
         auto empty = init.getDefiningOp<tensor::EmptyOp>();
         if (!empty)
           return src.main.emitOpError("expected split-KV partial results to "
                                       "start from tensor.empty");
+        // Constant sizes (the split count a host does not choose) made
+        // static here, with a cast back, so that no canonicalization
+        // recreates the allocation and drops its role.
         auto t = cast<RankedTensorType>(r.getType());
-        Value alloc = memref::AllocOp::create(
-            b, src.main.getLoc(),
-            MemRefType::get(t.getShape(), t.getElementType()),
-            empty.getDynamicSizes());
-        src.destinations[r] = alloc;
+        SmallVector<OpFoldResult> mixed = getMixedValues(
+            t.getShape(), SmallVector<Value>(empty.getDynamicSizes()), b);
+        for (OpFoldResult &size : mixed)
+          if (auto v = dyn_cast<Value>(size))
+            size = getAsOpFoldResult(v);
+        SmallVector<int64_t> shape;
+        SmallVector<Value> dynamic;
+        dispatchIndexOpFoldResults(mixed, dynamic, shape);
+        auto alloc = memref::AllocOp::create(
+            b, src.main.getLoc(), MemRefType::get(shape, t.getElementType()),
+            dynamic);
+        alloc->setAttr(kWorkspaceAttrName, b.getStringAttr(role));
+        auto type = MemRefType::get(t.getShape(), t.getElementType());
+        src.destinations[r] =
+            alloc.getType() == type
+                ? alloc.getResult()
+                : memref::CastOp::create(b, src.main.getLoc(), type, alloc)
+                      .getResult();
       }
     }
   }

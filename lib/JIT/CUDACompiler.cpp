@@ -45,6 +45,16 @@ bool mlir::attn::jit::tensorCoreEligible(const attn_spec &spec) {
 }
 
 namespace {
+/// The role of a split-KV workspace (kSplitWorkspaceNames) when `v` is one
+/// (an allocation TileDistribution named), else empty.
+StringRef workspaceRole(Value v) {
+  auto alloc = v.getDefiningOp<memref::AllocOp>();
+  if (!alloc || !alloc.getType().getElementType().isF32())
+    return {};
+  auto role = alloc->getAttrOfType<StringAttr>(mlir::attn::kWorkspaceAttrName);
+  return role ? role.getValue() : StringRef();
+}
+
 /// The most key chunks a launch may use (the workspace grows with it).
 constexpr int64_t kMaxKvSplits = 64;
 
@@ -200,13 +210,13 @@ attn_status mlir::attn::jit::compileCudaKernel(
     // kernels read it from the workspaces' dimension 2.
     metadata.kvSplits = {splitRows, splitBlockKv, kMaxKvSplits};
   }
-  // The split-KV workspaces, named by shape as the kernels use them:
-  // partial_out / partial_lse [B, Hq, splits, Sq, (Dv)], and packed
-  // decode's partial_out_packed / partial_lse_packed [B, Hkv, splits,
-  // Group, (Dv)]; a launch allocates those its kernels read.
-  auto workspaceFor = [&](bool packed, bool lse) -> std::string {
-    std::string name = std::string(lse ? "partial_lse" : "partial_out") +
-                       (packed ? "_packed" : "");
+  // The split-KV workspaces, named by role (the allocation's
+  // kWorkspaceAttrName) as the kernels use them: partial_out [B, Hq,
+  // splits, Sq, Dv], partial_max / partial_sum [B, Hq, splits, Sq], and
+  // packed decode's partial_*_packed [B, Hkv, splits, Group, (Dv)]; a
+  // launch allocates those its kernels read.
+  auto workspaceFor = [&](bool packed, StringRef role) -> std::string {
+    std::string name = role.str() + (packed ? "_packed" : "");
     for (const cuda::Workspace &w : metadata.workspaces)
       if (w.name == name)
         return name;
@@ -214,7 +224,7 @@ attn_status mlir::attn::jit::compileCudaKernel(
     W heads = W::of(packed ? E::Hkv : E::Hq),
       rows = W::of(packed ? E::Group : E::Sq);
     std::vector<W> shape = {W::of(E::B), heads, W::splits(), rows};
-    if (!lse)
+    if (role == mlir::attn::kSplitWorkspaceNames[0])
       shape.push_back(W::constant(dv));
     metadata.workspaces.push_back({name, shape, 4});
     return name;
@@ -270,12 +280,11 @@ attn_status mlir::attn::jit::compileCudaKernel(
       std::string name;
       if (arg && memref && arg.getArgNumber() < names.size()) {
         name = names[arg.getArgNumber()];
-      } else if (split && memref && memref.getElementType().isF32() &&
-                 isa_and_nonnull<memref::AllocOp, memref::CastOp>(
-                     operand.getDefiningOp())) {
-        // The split-KV workspaces the host allocates: [B, heads, splits,
-        // rows, Dv] partial outputs and [B, heads, splits, rows] lse.
-        name = workspaceFor(packed, memref.getRank() != 5);
+      } else if (StringRef role = split && memref ? workspaceRole(entryValue)
+                                                  : StringRef();
+                 !role.empty()) {
+        // The split-KV workspaces the host allocates.
+        name = workspaceFor(packed, role);
       } else {
         error = "cuda: a parameter of kernel '" + kernel.entry +
                 "' is not one of the entry's tensors, a split-KV workspace "
@@ -295,10 +304,13 @@ attn_status mlir::attn::jit::compileCudaKernel(
     }
   }
   // The workspaces in one order whatever the kernels' parameter order:
-  // partial_out, partial_lse, then the packed pair.
+  // partial_out, partial_max, partial_sum, then the packed ones.
   auto rank = [](const cuda::Workspace &w) {
-    return (w.name.find("_packed") != std::string::npos ? 2 : 0) +
-           (w.name.rfind("partial_lse", 0) == 0 ? 1 : 0);
+    int role = 0;
+    for (auto [i, n] : llvm::enumerate(mlir::attn::kSplitWorkspaceNames))
+      if (StringRef(w.name).starts_with(n))
+        role = static_cast<int>(i);
+    return (w.name.find("_packed") != std::string::npos ? 3 : 0) + role;
   };
   std::stable_sort(metadata.workspaces.begin(), metadata.workspaces.end(),
                    [&](const cuda::Workspace &a, const cuda::Workspace &b) {

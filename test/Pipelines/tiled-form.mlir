@@ -66,14 +66,15 @@
 // L2: arith.addf
 // the mask: -inf where it is false
 // L2: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
-// the block's row max, scaled by scale * log2(e)
+// the block's row max, scaled by scale (the state is in natural units)
 // L2: arith.maximumf
-// L2: arith.constant 0.360673755 : f32
+// L2: arith.constant 2.500000e-01 : f32
 // whether any row's max grew: the rescale branch
 // L2: attn.row_local_guard
 // L2: scf.if
 // L2: math.exp2
-// P = exp2(S * scale log2 e - m), its row sum, P . V
+// P = exp2(fma(S, scale log2 e, -m log2 e)), its row sum, P . V
+// L2: arith.constant 0.360673755 : f32
 // L2: math.fma
 // L2: math.exp2
 // L2-TC: arith.truncf {{.*}} : f32 to f16
@@ -84,7 +85,7 @@
 // L2: scf.for
 // L2: arith.cmpi sgt
 // L2: math.exp2
-// The finalize: out = acc / l, lse = (m + log2 l) ln 2.
+// The finalize: out = acc / l, lse = m + log2(l) ln 2.
 // L2: arith.truncf {{.*}} : f32 to f16
 // L2: math.log2
 // What each target chose, the only difference:

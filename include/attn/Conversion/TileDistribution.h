@@ -161,6 +161,11 @@ struct LaunchInfo {
   std::string when = "always";
 };
 constexpr llvm::StringLiteral kLaunchInfoAttrName = "attn.launch";
+/// On the memref.alloc of each split-KV workspace: its role, one of
+/// kSplitWorkspaceNames in the order of the partial forall's results.
+constexpr llvm::StringLiteral kWorkspaceAttrName = "attn.workspace";
+constexpr llvm::StringLiteral kSplitWorkspaceNames[] = {
+    "partial_out", "partial_max", "partial_sum"};
 constexpr llvm::StringLiteral kLaunchesAttrName = "attn.launches";
 DictionaryAttr launchInfoAttr(MLIRContext *ctx, const LaunchInfo &info);
 /// The key of a kernel in kLaunchesAttrName: "module::function".

@@ -2,7 +2,7 @@
 //
 // After attn-to-spirv-pipeline a module holds one host function and one
 // spirv.module. The host function launches one kernel, or (split-KV) two
-// kernels of that module around two workspace allocations. What a Vulkan
+// kernels of that module around its workspace allocations. What a Vulkan
 // runtime needs to run it is read off that IR: the serialized spirv.module,
 // the dispatches in order (entry point, workgroup grid, constants since
 // shapes are static, and which host argument or workspace feeds which

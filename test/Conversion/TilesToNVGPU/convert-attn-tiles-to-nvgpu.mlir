@@ -46,22 +46,26 @@
 // S = Q K^T: 8 key tiles of 8 x 2 steps of k16
 // CHECK-COUNT-16: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // the raw scores' row max, over the quad by xor shuffles 1 and 2, then
-// scaled (scale log2 e = 0.2550...)
+// scaled (scale = 1 / sqrt(32) = 0.1767...: the max in natural units)
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32
-// CHECK: %[[SCALE:.+]] = arith.constant 0.255034864 : f32
+// CHECK: %[[SCALE:.+]] = arith.constant 0.176776692 : f32
 // CHECK-NEXT: arith.mulf %{{.*}}, %[[SCALE]] : f32
 // the lazy rescale: only when a row of the warp sees a block max above
-// its running max + 8, by one vote for the warp
-// CHECK: arith.constant 8.000000e+00 : f32
+// its running max + 8 ln 2 (P up to 2^8), by one vote for the warp
+// CHECK: arith.constant 5.54517746 : f32
 // CHECK: arith.cmpf ogt
 // CHECK: nvvm.vote.sync  any %c-1_i32, %{{.*}} -> i1
 // CHECK: scf.if %{{.*}} -> (f32, f32, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, f32, f32)
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: } else {
-// P = exp2(fma(S, scale log2 e, -m)), one MUFU.EX2 each, rounded to f16
-// for the second product; the row sums add the f32 values
-// CHECK: math.fma %{{.*}}, %[[SCALE]], %{{.*}} : f32
+// P = exp2(fma(S, scale log2 e, -m log2 e)), one MUFU.EX2 each, rounded
+// to f16 for the second product; the row sums add the f32 values
+// CHECK: %[[L2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK-NEXT: arith.mulf %{{.*}}, %[[L2E]] : f32
+// CHECK-NEXT: arith.negf
+// CHECK: %[[C:.+]] = arith.constant 0.255034864 : f32
+// CHECK-NEXT: math.fma %{{.*}}, %[[C]], %{{.*}} : f32
 // CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK-NEXT: arith.truncf %{{.*}} : f32 to f16
 // P's C fragments as A fragments, V by transposed ldmatrix
@@ -107,28 +111,40 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // module; the workspaces die after it.
 // CHECK-LABEL: func.func @split
 // CHECK-SAME: attributes {attn.launches = {"split_kernels::split_split_kv" = {block_kv = 64 : i64, block_q = 64 : i64, heads = "Hq", kind = "attention", rows = "Sq", splits, when = "always"}, "split_kernels::split_split_kv_merge" = {block_q = 4 : i64, heads = "Hq", kind = "merge", rows = "Sq", when = "always"}}}
-// CHECK: %[[PO:.+]] = memref.alloc(%[[N:.+]]) : memref<1x2x?x100x32xf32>
-// CHECK: %[[PL:.+]] = memref.alloc(%[[N]]) : memref<1x2x?x100xf32>
-// CHECK: %[[GY:.+]] = arith.muli %c2, %[[N]] : index
+// (the host's count makes them static, cast to the kernels' dynamic
+// count), each allocation named by its role for the runtime.
+// CHECK: %[[PO0:.+]] = memref.alloc() {attn.workspace = "partial_out"} : memref<1x2x2x100x32xf32>
+// CHECK: %[[PO:.+]] = memref.cast %[[PO0]] : memref<1x2x2x100x32xf32> to memref<1x2x?x100x32xf32>
+// CHECK: %[[PM0:.+]] = memref.alloc() {attn.workspace = "partial_max"} : memref<1x2x2x100xf32>
+// CHECK: %[[PM:.+]] = memref.cast %[[PM0]]
+// CHECK: %[[PL0:.+]] = memref.alloc() {attn.workspace = "partial_sum"} : memref<1x2x2x100xf32>
+// CHECK: %[[PL:.+]] = memref.cast %[[PL0]]
+// CHECK: %[[GY:.+]] = arith.muli %c2, %c2 : index
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %[[GY]], {{.*}} = %c1) {{.*}} module(@split_kernels) function(@split_split_kv)
 // the kernel's chunk count is the workspace's extent; chunk s of the
 // visible blocks: [min(s ceil(n / N), n), min(that + ceil(n / N), n))
-// CHECK: %[[NS:.+]] = memref.dim %[[PL]], %c2 : memref<1x2x?x100xf32>
+// CHECK: %[[NS:.+]] = memref.dim %[[PM]], %c2 : memref<1x2x?x100xf32>
 // CHECK: arith.remui %{{.*}}, %[[NS]] : index
 // CHECK: arith.divui %{{.*}}, %[[NS]] : index
-// each chunk writes acc / l (f32) and m + log2 l (log2 units) of its rows
-// CHECK: math.log2
+// each chunk writes its rows' m and l, and acc / l (f32); no lse
+// CHECK-NOT: math.log2
+// CHECK: memref.store %{{.*}}, %[[PM]][
 // CHECK: memref.store %{{.*}}, %[[PL]][
 // CHECK: memref.store %{{.*}}, %[[PO]][
 // CHECK: gpu.terminator
 // the merge: a thread per (row, column), 4 rows of Dv = 32 per
-// workgroup; M = max_s lse_s, w_s = exp2(lse_s - M), out = sum w_s O_s /
-// sum w_s, lse = (M + log2 sum w_s) ln 2 by the row's first thread; the
-// two sums in one pass over the chunks
+// workgroup; M = max_s m_s, w_s = l_s exp2((m_s - M) log2 e), out = sum
+// w_s O_s / sum w_s, lse = M + log2(sum w_s) ln 2 by the row's first
+// thread; the two sums in one pass over the chunks
 // CHECK: gpu.launch {{.*}} module(@split_kernels) function(@split_split_kv_merge)
 // CHECK: scf.for {{.*}} -> (f32)
+// CHECK: memref.load %[[PM]]
 // CHECK: arith.maximumf
 // CHECK: scf.for {{.*}} -> (f32, f32)
+// CHECK: memref.load %[[PM]]
+// CHECK: memref.load %[[PL]]
+// CHECK: arith.subf
+// CHECK: arith.constant 1.44269502 : f32
 // CHECK: math.exp2
 // CHECK: memref.load %[[PO]]
 // CHECK: scf.yield

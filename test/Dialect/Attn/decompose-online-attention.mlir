@@ -2,7 +2,8 @@
 
 // One step with every option: bool mask, causal, kv_bound, lazy rescale,
 // P rounded to f16, dropout. scale = 0.5, so c = scale * log2(e) =
-// 0.72134751; the bool mask leaves the scores raw until the exponential.
+// 0.72134751 < 1; the bool mask leaves the scores raw until the
+// exponential. The state's max is in natural units (scores times scale).
 // CHECK-DAG: #[[QD:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[KD:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-DAG: #[[RC3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -32,17 +33,17 @@
 // CHECK:   %[[ABOVE:.+]] = arith.cmpi sgt, %[[KEY]], %[[LIM]]
 // CHECK:   %[[HID:.+]] = arith.ori %[[PAST]], %[[ABOVE]]
 // CHECK:   arith.select %[[HID]], %[[NINF]], %[[XM]]
-// mb = rowmax(x) * c
+// mb = rowmax(x) * scale
 // CHECK: %[[MB0:.+]] = linalg.generic {indexing_maps = [#[[RC]], #[[R2]]], iterator_types = ["parallel", "reduction"]} ins(%[[S]] : tensor<2x3xf32>)
 // CHECK:   arith.maximumf
 // CHECK: %[[MB:.+]] = linalg.generic {{.+}} ins(%[[MB0]] : tensor<2xf32>)
-// CHECK:   arith.constant 0.72134751 : f32
+// CHECK:   arith.constant 5.000000e-01 : f32
 // CHECK:   arith.mulf
-// the guard: any = OR over rows of grow, grow = mb > m + 8 (the lazy
-// rescale's threshold), as an i32; a row-local reduction: a target may take
-// it per warp
+// the guard: any = OR over rows of grow, grow = mb > m + 8 ln 2 (the lazy
+// rescale's threshold, 8 in log2 units), as an i32; a row-local
+// reduction: a target may take it per warp
 // CHECK: %[[ANY:.+]] = linalg.generic {indexing_maps = [#[[R]], #[[R]], #[[ALL]]], iterator_types = ["reduction"]} ins(%[[MB]], %[[MAX]] : tensor<2xf32>, tensor<2xf32>) outs(%{{.+}} : tensor<i32>) attrs = {attn.row_local_guard}
-// CHECK:   %[[T:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK:   %[[T:.+]] = arith.constant 5.54517746 : f32
 // CHECK:   %[[LIMIT:.+]] = arith.addf %{{.+}}, %[[T]]
 // CHECK:   %[[GROW:.+]] = arith.cmpf ogt, %{{.+}}, %[[LIMIT]]
 // CHECK:   %[[GROWI:.+]] = arith.extui %[[GROW]] : i1 to i32
@@ -50,14 +51,17 @@
 // CHECK: %[[ANYX:.+]] = tensor.extract %[[ANY]][] : tensor<i32>
 // CHECK: %[[ANYS:.+]] = arith.cmpi ne, %[[ANYX]], %{{.+}} : i32
 // CHECK: %[[RS:.+]]:3 = scf.if %[[ANYS]] -> (tensor<2xf32>, tensor<2x4xf32>, tensor<2xf32>) {
-// alpha = exp2(m - m'_safe), m' = grow ? mb : m, m'_safe = m' == -inf ? 0 : m'
+// alpha = exp2((m - m'_safe) log2 e), m' = grow ? mb : m, m'_safe = m' ==
+// -inf ? 0 : m': the difference first, so no finite max overflows
 // CHECK:   %[[ALPHA:.+]] = linalg.generic {{.+}} ins(%[[MB]], %[[MAX]] : tensor<2xf32>, tensor<2xf32>)
 // CHECK:     %[[G1:.+]] = arith.cmpf ogt
 // CHECK:     %[[M1:.+]] = arith.select %[[G1]]
 // CHECK:     %[[INF:.+]] = arith.cmpf oeq, %[[M1]]
 // CHECK:     %[[SAFE:.+]] = arith.select %[[INF]], %{{.+}}, %[[M1]]
 // CHECK:     %[[D:.+]] = arith.subf %{{.+}}, %[[SAFE]]
-// CHECK:     math.exp2 %[[D]] fastmath<afn>
+// CHECK:     %[[L2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK:     %[[DL:.+]] = arith.mulf %[[D]], %[[L2E]]
+// CHECK:     math.exp2 %[[DL]] fastmath<afn>
 // m' over m (in place)
 // CHECK:   %[[MN:.+]] = linalg.generic {{.+}} ins(%[[MB]] : tensor<2xf32>) outs(%[[MAX]] : tensor<2xf32>)
 // CHECK:     %[[G2:.+]] = arith.cmpf ogt
@@ -70,11 +74,13 @@
 // CHECK:   scf.yield %[[MN]], %[[AS]], %[[SS]]
 // CHECK: } else {
 // CHECK:   scf.yield %[[MAX]], %[[ACC]], %[[SUM]]
-// -m'_safe
+// -m'_safe log2 e (finite: |m| <= FLT_MAX scale and scale log2 e < 1)
 // CHECK: %[[NEGM:.+]] = linalg.generic {{.+}} ins(%[[RS]]#0 : tensor<2xf32>)
 // CHECK:   arith.select
+// CHECK:   arith.constant 1.44269502 : f32
+// CHECK:   arith.mulf
 // CHECK:   arith.negf
-// P = exp2(fma(x, c, -m'_safe))
+// P = exp2(fma(x, c, -m'_safe log2 e))
 // CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[S]], %[[NEGM]] : tensor<2x3xf32>, tensor<2xf32>)
 // CHECK:   %[[E:.+]] = math.fma %{{.+}}, %{{.+}}, %{{.+}} : f32
 // CHECK:   math.exp2 %[[E]] fastmath<afn>
@@ -109,28 +115,31 @@ func.func @step(%q: tensor<2x4xf16>, %k: tensor<3x4xf16>, %v: tensor<3x4xf16>, %
 
 // Additive mask, dynamic tile sizes, no causal, no dropout, eager rescale
 // (threshold 0: grow = mb > m, so m' = max(m, mb)).
-// x = S * scale * log2(e) + mask * log2(e), then P = exp2(x - m'_safe)
+// x = S * scale + mask (natural units: a mask of -3.4e38 stays finite),
+// then P = exp2((x - m'_safe) log2 e)
 // CHECK-LABEL: func.func @additive
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<?x3xf32>, tensor<?x3xbf16>)
-// CHECK:   %[[XS:.+]] = arith.mulf
+// CHECK:   %[[SC:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK:   %[[XS:.+]] = arith.mulf %{{.+}}, %[[SC]] fastmath<contract>
 // CHECK:   %[[MF:.+]] = arith.extf %{{.+}} : bf16 to f32
-// CHECK:   %[[ML:.+]] = arith.mulf %[[MF]], %{{.+}}
-// CHECK:   arith.addf %[[XS]], %[[ML]]
+// CHECK:   arith.addf %[[XS]], %[[MF]] fastmath<contract>
 // CHECK-NOT: linalg.index
 // CHECK: linalg.generic
 // CHECK:   arith.maximumf
-// CHECK-NOT: arith.constant 0.72134751
+// CHECK-NOT: arith.constant 5.000000e-01
 // CHECK: linalg.generic
 // CHECK-NOT: arith.addf
 // CHECK:   arith.cmpf ogt
 // CHECK:   arith.ori
 // CHECK: scf.if
 // CHECK: linalg.generic
-// CHECK:   arith.negf
+// CHECK-NOT: arith.negf
+// CHECK:   arith.select
 // CHECK: linalg.generic
 // CHECK-NOT: math.fma
-// CHECK:   %[[D:.+]] = arith.addf
-// CHECK:   math.exp2 %[[D]]
+// CHECK:   %[[D:.+]] = arith.subf
+// CHECK:   %[[DL:.+]] = arith.mulf %[[D]]
+// CHECK:   math.exp2 %[[DL]]
 // CHECK-NOT: mului_extended
 // CHECK-NOT: arith.truncf
 // CHECK: return
@@ -184,40 +193,43 @@ func.func @packed(%q: tensor<4x16xbf16>, %k: tensor<8x16xbf16>, %v: tensor<8x16x
 // CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[ACC]], %[[INV]] : tensor<4x8xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x8xf16>)
 // CHECK:   %[[O:.+]] = arith.mulf
 // CHECK:   arith.truncf %[[O]] : f32 to f16
-// lse = sum == 0 ? -inf : (max + log2(sum)) * ln(2)
+// lse = sum == 0 ? -inf : max_safe + log2(sum) ln(2) (never max * log2 e)
 // CHECK: %[[LSE:.+]] = linalg.generic {{.+}} ins(%[[MAX]], %[[SUM]] : tensor<4xf32>, tensor<4xf32>)
-// CHECK:   math.log2
-// CHECK:   arith.constant 0.693147182 : f32
+// CHECK-NOT: 1.44269502
+// CHECK:   %[[L2:.+]] = math.log2
+// CHECK:   %[[LN2:.+]] = arith.constant 0.693147182 : f32
+// CHECK:   %[[LN:.+]] = arith.mulf %[[L2]], %[[LN2]]
+// CHECK:   arith.addf %{{.+}}, %[[LN]]
 // CHECK:   arith.constant 0xFF800000 : f32
 // CHECK:   arith.select
-// partial: out stays f32, lse stays in log2 units
+// partial: out stays f32, no lse (the merge takes max and sum)
 // CHECK: %[[POUT:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4x8xf32>)
 // CHECK-NOT: arith.truncf
-// CHECK: %[[PLSE:.+]] = linalg.generic
-// CHECK:   math.log2
-// CHECK-NOT: 0.693147182
-// CHECK:   arith.select
-// CHECK: return %[[OUT]], %[[LSE]], %[[POUT]], %[[PLSE]]
-func.func @finalize(%acc: tensor<4x8xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>) -> (tensor<4x8xf16>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>) {
+// CHECK-NOT: math.log2
+// CHECK: return %[[OUT]], %[[LSE]], %[[POUT]]
+func.func @finalize(%acc: tensor<4x8xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>) -> (tensor<4x8xf16>, tensor<4xf32>, tensor<4x8xf32>) {
   %o, %l = attn.online_attention_finalize %acc, %m, %s : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xf16>, tensor<4xf32>
-  %po, %pl = attn.online_attention_finalize %acc, %m, %s partial : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xf32>, tensor<4xf32>
-  return %o, %l, %po, %pl : tensor<4x8xf16>, tensor<4xf32>, tensor<4x8xf32>, tensor<4xf32>
+  %po = attn.online_attention_finalize %acc, %m, %s partial : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xf32>
+  return %o, %l, %po : tensor<4x8xf16>, tensor<4xf32>, tensor<4x8xf32>
 }
 
 // -----
 
 // CHECK-DAG: #[[NRD:.+]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
 // CHECK-LABEL: func.func @merge
-// CHECK-SAME: (%[[PO:[^:]+]]: tensor<3x4x8xf32>, %[[PL:[^:]+]]: tensor<3x4xf32>)
-// M = max_n lse[n]
-// CHECK: %[[M:.+]] = linalg.generic {indexing_maps = [{{.+}}], iterator_types = ["parallel", "reduction"]} ins(%[[PL]] : tensor<3x4xf32>)
+// CHECK-SAME: (%[[PO:[^:]+]]: tensor<3x4x8xf32>, %[[PM:[^:]+]]: tensor<3x4xf32>, %[[PS:[^:]+]]: tensor<3x4xf32>)
+// M = max_n max[n]
+// CHECK: %[[M:.+]] = linalg.generic {indexing_maps = [{{.+}}], iterator_types = ["parallel", "reduction"]} ins(%[[PM]] : tensor<3x4xf32>)
 // CHECK:   arith.maximumf
-// w_n = exp2(lse[n] - M_safe)
-// CHECK: %[[W:.+]] = linalg.generic {{.+}} ins(%[[PL]], %[[M]] : tensor<3x4xf32>, tensor<4xf32>)
-// CHECK:   arith.cmpf oeq
-// CHECK:   arith.select
-// CHECK:   arith.subf
-// CHECK:   math.exp2
+// w_n = sum[n] exp2((max[n] - M_safe) log2 e)
+// CHECK: %[[W:.+]] = linalg.generic {{.+}} ins(%[[PM]], %[[PS]], %[[M]] : tensor<3x4xf32>, tensor<3x4xf32>, tensor<4xf32>)
+// CHECK:   ^bb0(%[[XM:.+]]: f32, %[[XS:.+]]: f32, %[[XMM:.+]]: f32, %{{.+}}: f32):
+// CHECK:   arith.cmpf oeq, %[[XMM]]
+// CHECK:   %[[MS:.+]] = arith.select
+// CHECK:   %[[DM:.+]] = arith.subf %[[XM]], %[[MS]]
+// CHECK:   %[[DL:.+]] = arith.mulf %[[DM]]
+// CHECK:   %[[E:.+]] = math.exp2 %[[DL]]
+// CHECK:   arith.mulf %[[XS]], %[[E]]
 // W = sum_n w_n
 // CHECK: %[[WS:.+]] = linalg.generic {{.+}} ins(%[[W]] : tensor<3x4xf32>)
 // CHECK:   arith.addf
@@ -231,14 +243,15 @@ func.func @finalize(%acc: tensor<4x8xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>)
 // CHECK:   arith.divf
 // CHECK:   arith.select
 // CHECK:   arith.truncf
-// lse = W == 0 ? -inf : (M_safe + log2 W) ln 2
+// lse = W == 0 ? -inf : M_safe + log2(W) ln 2
 // CHECK: %[[LSE:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[WS]] : tensor<4xf32>, tensor<4xf32>)
 // CHECK:   math.log2
 // CHECK:   arith.mulf
+// CHECK:   arith.addf
 // CHECK:   arith.select
 // CHECK: return %[[OUT]], %[[LSE]]
-func.func @merge(%o: tensor<3x4x8xf32>, %l: tensor<3x4xf32>) -> (tensor<4x8xbf16>, tensor<4xf32>) {
-  %a, %b = attn.merge_partials %o, %l : tensor<3x4x8xf32>, tensor<3x4xf32> -> tensor<4x8xbf16>, tensor<4xf32>
+func.func @merge(%o: tensor<3x4x8xf32>, %m: tensor<3x4xf32>, %l: tensor<3x4xf32>) -> (tensor<4x8xbf16>, tensor<4xf32>) {
+  %a, %b = attn.merge_partials %o, %m, %l : tensor<3x4x8xf32>, tensor<3x4xf32>, tensor<3x4xf32> -> tensor<4x8xbf16>, tensor<4xf32>
   return %a, %b : tensor<4x8xbf16>, tensor<4xf32>
 }
 

@@ -450,79 +450,87 @@ func.func @f(%acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>)
 
 func.func @f(%acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>) {
   // expected-error @+1 {{partial out must have f32 elements, got 'f16'}}
-  %o, %l = attn.online_attention_finalize %acc, %max, %sum partial : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x8xf16>, tensor<64xf32>
+  %o = attn.online_attention_finalize %acc, %max, %sum partial : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x8xf16>
   return
 }
 
 // -----
 
 func.func @f(%acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>) {
-  // expected-error @+1 {{a partial finalize returns its lse (the merge weights by it)}}
-  %o = attn.online_attention_finalize %acc, %max, %sum partial : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x8xf32>
+  // expected-error @+1 {{a partial finalize returns no lse (the merge weighs chunks by their max and sum)}}
+  %o, %l = attn.online_attention_finalize %acc, %max, %sum partial : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x8xf32>, tensor<64xf32>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<16x8xf32>, %l: tensor<4x16xf32>) {
+func.func @f(%o: tensor<16x8xf32>, %l: tensor<4x16xf32>, %s: tensor<4x16xf32>) {
   // expected-error @+1 {{partial out must be rank 3 [N, Br, Dv], got rank 2}}
-  %a = attn.merge_partials %o, %l : tensor<16x8xf32>, tensor<4x16xf32> -> tensor<16x8xf32>
+  %a = attn.merge_partials %o, %l, %s : tensor<16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<4x16x8xf16>, %l: tensor<4x16xf32>) {
+func.func @f(%o: tensor<4x16x8xf16>, %l: tensor<4x16xf32>, %s: tensor<4x16xf32>) {
   // expected-error @+1 {{partial out must have f32 elements, got 'f16'}}
-  %a = attn.merge_partials %o, %l : tensor<4x16x8xf16>, tensor<4x16xf32> -> tensor<16x8xf16>
+  %a = attn.merge_partials %o, %l, %s : tensor<4x16x8xf16>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf16>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<2x16xf32>) {
-  // expected-error @+1 {{partial lse dimension 0 must be 4 [N, Br], got 2}}
-  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<2x16xf32> -> tensor<16x8xf32>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<2x16xf32>, %s: tensor<4x16xf32>) {
+  // expected-error @+1 {{partial max dimension 0 must be 4 [N, Br], got 2}}
+  %a = attn.merge_partials %o, %l, %s : tensor<4x16x8xf32>, tensor<2x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xbf16>) {
-  // expected-error @+1 {{partial lse must have f32 elements, got 'bf16'}}
-  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xbf16> -> tensor<16x8xf32>
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xbf16>, %s: tensor<4x16xf32>) {
+  // expected-error @+1 {{partial max must have f32 elements, got 'bf16'}}
+  %a = attn.merge_partials %o, %l, %s : tensor<4x16x8xf32>, tensor<4x16xbf16>, tensor<4x16xf32> -> tensor<16x8xf32>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>, %s: tensor<4x8xf32>) {
+  // expected-error @+1 {{partial sum dimension 1 must be 16 [N, Br], got 8}}
+  %a = attn.merge_partials %o, %l, %s : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x8xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>, %s: tensor<4x16xf32>) {
   // expected-error @+1 {{out dimension 1 must be 8 [Br, Dv], got 4}}
-  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x4xf32>
+  %a = attn.merge_partials %o, %l, %s : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x4xf32>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>, %s: tensor<4x16xf32>) {
   // expected-error @+1 {{out element type must be f16, bf16 or f32}}
-  %a = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x8xi8>
+  %a = attn.merge_partials %o, %l, %s : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xi8>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>, %s: tensor<4x16xf32>) {
   // expected-error @+1 {{lse dimension 0 must be 16 [Br], got 8}}
-  %a, %b = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<8xf32>
+  %a, %b = attn.merge_partials %o, %l, %s : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xf32>, tensor<8xf32>
   return
 }
 
 // -----
 
-func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>) {
+func.func @f(%o: tensor<4x16x8xf32>, %l: tensor<4x16xf32>, %s: tensor<4x16xf32>) {
   // expected-error @+1 {{lse must have f32 elements, got 'f16'}}
-  %a, %b = attn.merge_partials %o, %l : tensor<4x16x8xf32>, tensor<4x16xf32> -> tensor<16x8xbf16>, tensor<16xf16>
+  %a, %b = attn.merge_partials %o, %l, %s : tensor<4x16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x8xbf16>, tensor<16xf16>
   return
 }
 

@@ -80,27 +80,27 @@ func.func @online_attention(%q: tensor<64x64xf16>, %k: tensor<?x64xf16>, %v: ten
 // CHECK-LABEL: func.func @finalize(
 // CHECK: attn.online_attention_finalize %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf16>, tensor<64xf32>
 // CHECK: attn.online_attention_finalize %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x32xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x32xbf16>{{$}}
-// CHECK: attn.online_attention_finalize %{{.+}}, %{{.+}}, %{{.+}} partial : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf32>, tensor<64xf32>
+// CHECK: attn.online_attention_finalize %{{.+}}, %{{.+}}, %{{.+}} partial : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf32>{{$}}
 func.func @finalize(%acc: tensor<64x64xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>,
                     %acc2: tensor<?x32xf32>, %max2: tensor<?xf32>, %sum2: tensor<?xf32>)
-    -> (tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>, tensor<64x64xf32>, tensor<64xf32>) {
+    -> (tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>, tensor<64x64xf32>) {
   %o, %l = attn.online_attention_finalize %acc, %max, %sum
       : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf16>, tensor<64xf32>
   %o2 = attn.online_attention_finalize %acc2, %max2, %sum2
       : tensor<?x32xf32>, tensor<?xf32>, tensor<?xf32> -> tensor<?x32xbf16>
-  %po, %pl = attn.online_attention_finalize %acc, %max, %sum partial
-      : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf32>, tensor<64xf32>
-  return %o, %l, %o2, %po, %pl : tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>, tensor<64x64xf32>, tensor<64xf32>
+  %po = attn.online_attention_finalize %acc, %max, %sum partial
+      : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xf32>
+  return %o, %l, %o2, %po : tensor<64x64xf16>, tensor<64xf32>, tensor<?x32xbf16>, tensor<64x64xf32>
 }
 
 // CHECK-LABEL: func.func @merge(
-// CHECK: attn.merge_partials %{{.+}}, %{{.+}} : tensor<4x16x64xf32>, tensor<4x16xf32> -> tensor<16x64xf16>, tensor<16xf32>
-// CHECK: attn.merge_partials %{{.+}}, %{{.+}} : tensor<?x16x64xf32>, tensor<?x16xf32> -> tensor<16x64xf32>{{$}}
-func.func @merge(%o: tensor<4x16x64xf32>, %l: tensor<4x16xf32>, %o2: tensor<?x16x64xf32>, %l2: tensor<?x16xf32>)
+// CHECK: attn.merge_partials %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x16x64xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x64xf16>, tensor<16xf32>
+// CHECK: attn.merge_partials %{{.+}}, %{{.+}}, %{{.+}} : tensor<?x16x64xf32>, tensor<?x16xf32>, tensor<?x16xf32> -> tensor<16x64xf32>{{$}}
+func.func @merge(%o: tensor<4x16x64xf32>, %m: tensor<4x16xf32>, %l: tensor<4x16xf32>, %o2: tensor<?x16x64xf32>, %m2: tensor<?x16xf32>, %l2: tensor<?x16xf32>)
     -> (tensor<16x64xf16>, tensor<16xf32>, tensor<16x64xf32>) {
-  %a, %b = attn.merge_partials %o, %l
-      : tensor<4x16x64xf32>, tensor<4x16xf32> -> tensor<16x64xf16>, tensor<16xf32>
-  %c = attn.merge_partials %o2, %l2 : tensor<?x16x64xf32>, tensor<?x16xf32> -> tensor<16x64xf32>
+  %a, %b = attn.merge_partials %o, %m, %l
+      : tensor<4x16x64xf32>, tensor<4x16xf32>, tensor<4x16xf32> -> tensor<16x64xf16>, tensor<16xf32>
+  %c = attn.merge_partials %o2, %m2, %l2 : tensor<?x16x64xf32>, tensor<?x16xf32>, tensor<?x16xf32> -> tensor<16x64xf32>
   return %a, %b, %c : tensor<16x64xf16>, tensor<16xf32>, tensor<16x64xf32>
 }
 

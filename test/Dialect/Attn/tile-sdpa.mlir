@@ -83,10 +83,10 @@ func.func @causal(%q: tensor<2x1x8x8xf32>, %k: tensor<2x1x8x8xf32>, %v: tensor<2
 // Split-KV: a fourth forall dimension over 3 chunks of the key blocks the
 // tile visits (8 here: chunk n takes [n * per, min((n + 1) * per, 8)),
 // per = ceil(8 / 3) = 3), each chunk's partial result (finalize partial:
-// O = acc / sum in f32, lse in log2 units) into [B, Hq, N, Sq(, Dv)], then
-// a second forall merging the N partials of each query tile.
+// O = acc / sum in f32) and its max and sum into [B, Hq, N, Sq(, Dv)],
+// then a second forall merging the N partials of each query tile.
 // CHECK-LABEL: func.func @split
-// CHECK: %[[PART:.+]]:2 = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]], %[[N:.+]]) in (1, 2, 1, 3) shared_outs(%[[PO:.+]] = %{{.+}}, %[[PL:.+]] = %{{.+}}) -> (tensor<1x2x3x1x8xf32>, tensor<1x2x3x1xf32>)
+// CHECK: %[[PART:.+]]:3 = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]], %[[N:.+]]) in (1, 2, 1, 3) shared_outs(%[[PO:.+]] = %{{.+}}, %[[PM:.+]] = %{{.+}}, %[[PL:.+]] = %{{.+}}) -> (tensor<1x2x3x1x8xf32>, tensor<1x2x3x1xf32>, tensor<1x2x3x1xf32>)
 // per = (8 + 3 - 1) / 3, lo = min(n * per, 8), hi = min(lo + per, 8)
 // CHECK:   %[[PER:.+]] = arith.divui
 // CHECK:   %[[LO0:.+]] = arith.muli %[[N]], %[[PER]]
@@ -95,14 +95,16 @@ func.func @causal(%q: tensor<2x1x8x8xf32>, %k: tensor<2x1x8x8xf32>, %v: tensor<2
 // CHECK:   %[[HI:.+]] = arith.minui %[[HI0]]
 // CHECK:   %[[ST:.+]]:3 = scf.for %{{.+}} = %[[LO]] to %[[HI]]
 // CHECK:     attn.online_attention {{.+}} : tensor<1x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
-// CHECK:   %[[O:.+]], %[[L:.+]] = attn.online_attention_finalize %[[ST]]#0, %[[ST]]#1, %[[ST]]#2 partial : {{.+}} -> tensor<1x8xf32>, tensor<1xf32>
+// CHECK:   %[[O:.+]] = attn.online_attention_finalize %[[ST]]#0, %[[ST]]#1, %[[ST]]#2 partial : {{.+}} -> tensor<1x8xf32>{{$}}
 // CHECK:   tensor.parallel_insert_slice %[[O]] into %[[PO]][%[[B]], %[[H]], %[[N]], %[[QB]], 0] [1, 1, 1, 1, 8]
-// CHECK:   tensor.parallel_insert_slice %[[L]] into %[[PL]][%[[B]], %[[H]], %[[N]], %[[QB]]]
+// CHECK:   tensor.parallel_insert_slice %[[ST]]#1 into %[[PM]][%[[B]], %[[H]], %[[N]], %[[QB]]]
+// CHECK:   tensor.parallel_insert_slice %[[ST]]#2 into %[[PL]][%[[B]], %[[H]], %[[N]], %[[QB]]]
 // CHECK: } {attn.tiling = #attn.tiling<block_q = 1, block_kv = 8, kv_splits = 3>}
 // CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 1) shared_outs
 // CHECK:   %[[A:.+]] = tensor.extract_slice %[[PART]]#0{{.+}} to tensor<3x1x8xf32>
 // CHECK:   %[[M:.+]] = tensor.extract_slice %[[PART]]#1{{.+}} to tensor<3x1xf32>
-// CHECK:   %[[OUT:.+]] = attn.merge_partials %[[A]], %[[M]] : tensor<3x1x8xf32>, tensor<3x1xf32> -> tensor<1x8xf32>
+// CHECK:   %[[L:.+]] = tensor.extract_slice %[[PART]]#2{{.+}} to tensor<3x1xf32>
+// CHECK:   %[[OUT:.+]] = attn.merge_partials %[[A]], %[[M]], %[[L]] : tensor<3x1x8xf32>, tensor<3x1xf32>, tensor<3x1xf32> -> tensor<1x8xf32>
 // CHECK:   tensor.parallel_insert_slice %[[OUT]]
 // The attribute's kv_splits = 3 wins over kv-splits=0.
 // AUTO-LABEL: func.func @split
@@ -118,7 +120,7 @@ func.func @split(%q: tensor<1x2x1x8xf32>, %k: tensor<1x2x64x8xf32>, %v: tensor<1
 // Skv / (4 * Bc) = 1024 / 256 = 4: N = min(ceildiv(64, 2), 4) = 4.
 // AUTO-LABEL: func.func @auto_split
 // AUTO: scf.forall (%{{.+}}) in (1, 2, 1, 4)
-// AUTO: attn.merge_partials {{.+}} : tensor<4x1x8xf32>, tensor<4x1xf32> -> tensor<1x8xf32>
+// AUTO: attn.merge_partials {{.+}} : tensor<4x1x8xf32>, tensor<4x1xf32>, tensor<4x1xf32> -> tensor<1x8xf32>
 // CHECK-LABEL: func.func @auto_split
 // CHECK-NOT: attn.merge_partials
 // CHECK: return
@@ -263,7 +265,7 @@ func.func @static_divides(%q: tensor<1x1x32x64xbf16>, %k: tensor<1x1x64x64xbf16>
 // CHECK: %[[QP:.+]] = tensor.collapse_shape %[[QE]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<?x2x4x1x64xf16> into tensor<?x2x4x64xf16>
 // CHECK: %[[NS:.+]] = attn.kv_split_count default(4)
 // CHECK: %[[PO:.+]] = tensor.empty(%{{.+}}, %[[NS]]) : tensor<?x2x?x4x64xf32>
-// CHECK: %[[PART:.+]]:2 = scf.forall (%[[B:.+]], %[[HKV:.+]], %{{.+}}, %{{.+}}) in (%{{.+}}, 2, 1, %[[NS]]) shared_outs(%{{.+}} = %[[PO]], %[[PLA:.+]] = %{{.+}})
+// CHECK: %[[PART:.+]]:3 = scf.forall (%[[B:.+]], %[[HKV:.+]], %{{.+}}, %{{.+}}) in (%{{.+}}, 2, 1, %[[NS]]) shared_outs(%{{.+}} = %[[PO]], %[[PLA:.+]] = %{{.+}}, %{{.+}} = %{{.+}})
 // CHECK:   %[[H0:.+]] = affine.apply #{{.+}}()[%[[HKV]]]
 // CHECK:   tensor.extract_slice %[[QP]][%[[B]], %[[HKV]]
 // CHECK:   %[[N:.+]] = tensor.dim %[[PLA]], %{{.+}} : tensor<?x2x?x4xf32>

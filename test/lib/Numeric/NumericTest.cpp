@@ -83,6 +83,15 @@ struct Case {
   char nonFinite = 0;
   double nonFiniteValue = 0.0;
   int64_t nonFiniteHead = 0, nonFinitePos = 0;
+  /// Finite scores beyond FLT_MAX / log2 e (docs/Semantics.md): 'm': an
+  /// additive mask whose rows cycle through all `lowest` (Hugging Face's
+  /// padding: every key equal, the uniform average), `lowest` and -3.0e38
+  /// mixed (the -3.0e38 keys only), one key at +2.4e38 (that key only) and
+  /// an ordinary row; q is zero on the first two kinds, so that their
+  /// scores are the mask exactly in f32 and in the float64 reference
+  /// alike. 's': D = 1, scale 1, scores q k up to +-2.4e38 from q = +-1.5e19
+  /// and k in +-1.6e19 (one key per row wins). 0: none.
+  char extreme = 0;
   attn_target target = ATTN_TARGET_CPU;
 
   std::string str() const {
@@ -97,6 +106,7 @@ struct Case {
        << " scale=" << scale << " variant=" << variant << " block=" << blockQ
        << "x" << blockKv << " kv_splits=" << kvSplits
        << " layout=" << (bshd ? "bshd" : "bhsd") << " static=" << staticShapes
+       << (extreme ? std::string(" extreme=") + extreme : std::string())
        << " target=" << attn_target_name(target);
     return os.str();
   }
@@ -153,6 +163,61 @@ attn_tensor tensorOver(std::vector<uint8_t> &buf, int64_t B, int64_t H,
   return t;
 }
 
+/// Element `i` of tensor `t` (strides in elements) at (b, h, s, d).
+int64_t offsetOf(const attn_tensor &t, int64_t b, int64_t h, int64_t s,
+                 int64_t d) {
+  return b * t.strides[0] + h * t.strides[1] + s * t.strides[2] +
+         d * t.strides[3];
+}
+
+/// Overwrites the random inputs of `c` with its `extreme` pattern (see
+/// Case::extreme).
+void makeExtreme(const Case &c, std::mt19937_64 &rng, Buffers &bufs) {
+  attn_launch_args &a = bufs.args;
+  if (c.extreme == 's') {
+    std::uniform_real_distribution<double> unit(-1.0, 1.0);
+    for (int64_t b = 0; b < c.B; ++b) {
+      for (int64_t h = 0; h < c.Hq; ++h)
+        for (int64_t i = 0; i < c.Sq; ++i)
+          storeElement(c.dtype, const_cast<void *>(a.q.data),
+                       offsetOf(a.q, b, h, i, 0), i % 2 ? -1.5e19 : 1.5e19);
+      for (int64_t h = 0; h < c.Hkv; ++h)
+        for (int64_t j = 0; j < c.Skv; ++j)
+          storeElement(c.dtype, const_cast<void *>(a.k.data),
+                       offsetOf(a.k, b, h, j, 0), 1.6e19 * unit(rng));
+    }
+    return;
+  }
+  // 'm': rows of the (possibly broadcast) mask by kind i % 4.
+  const double lowest =
+      c.maskDtype == ATTN_DTYPE_BF16 ? -3.3895e38 : -3.4028234663852886e38;
+  const int64_t Bm = a.mask.shape[0], Hm = a.mask.shape[1];
+  std::uniform_int_distribution<int64_t> key(0, c.Skv - 1);
+  for (int64_t b = 0; b < Bm; ++b)
+    for (int64_t h = 0; h < Hm; ++h)
+      for (int64_t i = 0; i < c.Sq; ++i) {
+        const int64_t winner = key(rng);
+        for (int64_t j = 0; j < c.Skv; ++j) {
+          double x;
+          switch (i % 4) {
+          case 0: x = lowest; break;
+          case 1: x = j % 3 == 1 ? -3.0e38 : lowest; break;
+          case 2: x = j == winner ? 2.4e38 : 0.5; break;
+          default: continue;
+          }
+          storeElement(c.maskDtype, const_cast<void *>(a.mask.data),
+                       offsetOf(a.mask, b, h, i, j), x);
+        }
+      }
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t h = 0; h < c.Hq; ++h)
+      for (int64_t i = 0; i < c.Sq; i += 4)
+        for (int64_t r = i; r < std::min(i + 2, c.Sq); ++r)
+          for (int64_t d = 0; d < c.D; ++d)
+            storeElement(c.dtype, const_cast<void *>(a.q.data),
+                         offsetOf(a.q, b, h, r, d), 0.0);
+}
+
 /// Allocates and fills random inputs (and poisoned outputs) for `c`. Bool
 /// masks are random with some rows fully masked.
 void makeBuffers(const Case &c, std::mt19937_64 &rng, Buffers &bufs) {
@@ -191,6 +256,8 @@ void makeBuffers(const Case &c, std::mt19937_64 &rng, Buffers &bufs) {
     }
     bufs.args.mask = tensorOver(bufs.mask, Bm, Hm, c.Sq, c.Skv, false);
   }
+  if (c.extreme)
+    makeExtreme(c, rng, bufs);
   if (c.nonFinite) {
     const attn_tensor &t = c.nonFinite == 'q'   ? bufs.args.q
                            : c.nonFinite == 'k' ? bufs.args.k
@@ -460,6 +527,61 @@ void nonFiniteMatrix(std::mt19937_64 &rng, attn_target target) {
 TEST(Numeric, NonFiniteInputs) {
   auto rng = testRng();
   nonFiniteMatrix(rng, ATTN_TARGET_CPU);
+}
+
+// Finite scores beyond FLT_MAX / log2 e (docs/Semantics.md, "Scores near
+// the f32 range"): additive masks with finfo(f32).min rows (the uniform
+// average, not out = 0 / lse = -inf), -3.0e38 among them, one +2.4e38
+// key; raw scores up to +-2.4e38 at scale 1. Every mask dtype that holds
+// them, GQA, causal, split-KV (the partials carry these lse), both cpu
+// variants; Vulkan.ExtremeScores runs the same on the Vulkan device.
+void extremeMatrix(std::mt19937_64 &rng, attn_target target) {
+  int n = 0;
+  for (attn_dtype dt : {ATTN_DTYPE_F32, ATTN_DTYPE_F16, ATTN_DTYPE_BF16})
+    for (attn_dtype mdt : {ATTN_DTYPE_F32, ATTN_DTYPE_BF16}) {
+      Case c;
+      c.target = target;
+      c.dtype = dt;
+      c.variant = target == ATTN_TARGET_CPU && n % 2 ? ATTN_VARIANT_MATH
+                                                     : ATTN_VARIANT_DEFAULT;
+      c.extreme = 'm';
+      c.mask = ATTN_MASK_ADDITIVE;
+      c.maskDtype = mdt;
+      c.maskB1 = n % 3 != 0;
+      c.maskH1 = n % 2 == 0;
+      c.B = 2;
+      c.Hq = 4;
+      c.Hkv = 2;
+      c.Sq = uniform(rng, 5, 40);
+      c.Skv = uniform(rng, 20, 200);
+      c.D = 16;
+      c.causal = n % 3 == 1;
+      c.lse = true;
+      c.blockKv = 16;
+      c.kvSplits = n % 2 ? 1 : 3;
+      check(c, rng);
+      ++n;
+    }
+  for (int64_t splits : {1, 3}) {
+    Case c;
+    c.target = target;
+    c.extreme = 's';
+    c.D = 1;
+    c.scale = 1.0;
+    c.Hq = 2;
+    c.Sq = uniform(rng, 2, 40);
+    c.Skv = uniform(rng, 20, 200);
+    c.causal = splits == 3;
+    c.lse = true;
+    c.blockKv = 16;
+    c.kvSplits = splits;
+    check(c, rng);
+  }
+}
+
+TEST(Numeric, ExtremeScores) {
+  auto rng = testRng();
+  extremeMatrix(rng, ATTN_TARGET_CPU);
 }
 
 // Head dims 32..256, and Dv != D both ways.
@@ -941,6 +1063,17 @@ TEST_F(Vulkan, PortableSubgroupEdges) {
 TEST_F(Vulkan, NonFiniteInputs) {
   auto rng = testRng();
   nonFiniteMatrix(rng, ATTN_TARGET_VULKAN);
+}
+
+// Numeric.ExtremeScores on the Vulkan device, default and both portable
+// kernels.
+TEST_F(Vulkan, ExtremeScores) {
+  auto rng = testRng();
+  extremeMatrix(rng, ATTN_TARGET_VULKAN);
+  for (const char *variant : {"portable-rows", "portable-subgroup"}) {
+    VulkanVariantGuard guard(variant);
+    extremeMatrix(rng, ATTN_TARGET_VULKAN);
+  }
 }
 
 // Dynamic sizes (ATTN_DYNAMIC batch, heads and lengths): one kernel,

@@ -308,9 +308,9 @@ LogicalResult OnlineAttentionFinalizeOp::verify() {
   if (getPartial()) {
     if (failed(checkF32(op, "partial out", outTy)))
       return failure();
-    if (!getLse())
-      return emitOpError() << "a partial finalize returns its lse (the "
-                              "merge weights by it)";
+    if (getLse())
+      return emitOpError() << "a partial finalize returns no lse (the "
+                              "merge weighs chunks by their max and sum)";
   } else if (!isSupportedElementType(outTy.getElementType())) {
     return emitOpError() << "out element type must be f16, bf16 or f32";
   }
@@ -337,10 +337,13 @@ LogicalResult MergePartialsOp::verify() {
     return failure();
   int64_t n = poTy.getDimSize(0), br = poTy.getDimSize(1),
           dv = poTy.getDimSize(2);
-  auto plTy = cast<ShapedType>(getPartialLse().getType());
-  if (failed(checkShape(op, "partial lse", plTy, {n, br}, "[N, Br]")) ||
-      failed(checkF32(op, "partial lse", plTy)))
-    return failure();
+  for (auto [name, v] : {std::make_pair("partial max", getPartialMax()),
+                         std::make_pair("partial sum", getPartialSum())}) {
+    auto ty = cast<ShapedType>(v.getType());
+    if (failed(checkShape(op, name, ty, {n, br}, "[N, Br]")) ||
+        failed(checkF32(op, name, ty)))
+      return failure();
+  }
   auto outTy = cast<ShapedType>(getOut().getType());
   if (failed(checkShape(op, "out", outTy, {br, dv}, "[Br, Dv]")))
     return failure();

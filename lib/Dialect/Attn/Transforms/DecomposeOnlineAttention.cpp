@@ -121,28 +121,40 @@ Value safeMax(OpBuilder &b, Location loc, Value m) {
   return arith::SelectOp::create(b, loc, isNinf, zero, m);
 }
 
-/// The row's log-sum-exp from its max m and sum (of exp2(s - m_safe)):
-/// -inf where sum == 0 (the row saw no key), else m_safe + log2(sum) in
-/// log2 units, times ln 2 for the natural-log lse the op returns.
-Value lseOf(OpBuilder &b, Location loc, Value m, Value sum, bool natural) {
+/// The row's log-sum-exp from its max m (natural units) and sum (of
+/// exp(s - m_safe)): -inf where sum == 0 (the row saw no key), else m_safe +
+/// log2(sum) ln 2. Never m_safe * log2 e: that overflows for |m| above
+/// FLT_MAX / log2 e, a finite max.
+Value lseOf(OpBuilder &b, Location loc, Value m, Value sum) {
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.f));
   Value empty =
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
   // log2 of 1 for an empty row, not of 0: SPIR-V leaves log2(0)
   // undefined, and a driver may then assume sum > 0 and drop the select.
   Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.f));
+  Value log2Sum = math::Log2Op::create(
+      b, loc, arith::SelectOp::create(b, loc, empty, one, sum));
   Value x = arith::AddFOp::create(
       b, loc, safeMax(b, loc, m),
-      math::Log2Op::create(b, loc,
-                           arith::SelectOp::create(b, loc, empty, one, sum)));
-  if (natural)
-    x = arith::MulFOp::create(
-        b, loc, x, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLn2)));
+      arith::MulFOp::create(
+          b, loc, log2Sum,
+          arith::ConstantOp::create(b, loc, b.getF32FloatAttr(kLn2))));
   return arith::SelectOp::create(b, loc, empty, negInf(b, loc), x);
 }
 
 Value exp2(OpBuilder &b, Location loc, Value x) {
   return math::Exp2Op::create(b, loc, x, kApprox);
+}
+
+/// exp(x - m_safe) for x <= m in natural units, as exp2((x - m_safe) log2 e):
+/// the difference first, so that it stays finite (or -inf, whose exp2 is
+/// the right 0) for every finite x and m; x log2 e alone overflows above
+/// FLT_MAX / log2 e.
+Value expBelow(OpBuilder &b, Location loc, Value x, Value mSafe) {
+  Value d = arith::SubFOp::create(b, loc, x, mSafe);
+  Value log2e =
+      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(kLog2e)));
+  return exp2(b, loc, arith::MulFOp::create(b, loc, d, log2e));
 }
 
 /// out + a * b with f32 products of the (extended) operands: the body of
@@ -170,12 +182,16 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     Value mask = op.getMask();
     const bool additive =
         mask && isa<FloatType>(cast<ShapedType>(mask.getType()).getElementType());
-    // Without an additive mask and with a positive scale, the scores stay
-    // raw until the exponential: rowmax(S c) = c rowmax(S) for c > 0 (also
-    // after rounding, which is monotone), -inf stays -inf, and S c - m is
-    // one fused multiply-add per element instead of a multiply and a
-    // subtract.
-    const bool raw = !additive && scale > 0.0;
+    // The state's max is in natural units (scores times scale, plus the
+    // mask), so that every finite score has a finite max. Without an
+    // additive mask and with 0 < scale log2 e < 1, the scores stay raw
+    // until the exponential: rowmax(S scale) = scale rowmax(S) for scale
+    // > 0 (also after rounding, which is monotone), -inf stays -inf, and
+    // P = exp2(fma(S, scale log2 e, -m_safe log2 e)) is one fused
+    // multiply-add per element; m_safe log2 e stays finite because |m| <=
+    // FLT_MAX scale. Otherwise x = S scale + mask and P = exp2((x - m_safe)
+    // log2 e), whose difference cannot overflow where x log2 e would.
+    const bool raw = !additive && scale > 0.0 && scaleLog2e < 0.999;
 
     // S = Q . K^T (f32 accumulation)
     Value s = g.generic(3, {q, k}, g.filled({rows, cols}, 0.0),
@@ -184,8 +200,8 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
 
     // Score modifications, each a select or an add on one element, at row
     // `row` (packed: the position in its head) and key `key`:
-    //   x = raw ? S : S * scale * log2(e)
-    //   x = mask ? x : -inf   |   x + mask * log2(e)
+    //   x = raw ? S : S * scale
+    //   x = mask ? x : -inf   |   x + mask
     //   x = -inf where key >= kv_bound, or causal and key > row + diag
     Value qOff = op.getQOffset(), kvOff = op.getKvOffset(),
           bound = op.getKvBound(), diag = op.getCausalDiag(),
@@ -201,17 +217,16 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
           2, ins, g.empty({rows, cols}, f32), inDims, {0, 1}, {par, par},
           [&](OpBuilder &b, Location l, ValueRange a) {
             Value x = a[0];
-            if (!raw)
-              x = arith::MulFOp::create(b, l, x, g.cst(b, l, scaleLog2e));
+            if (!raw && scale != 1.0)
+              x = arith::MulFOp::create(b, l, x, g.cst(b, l, scale),
+                                        kContract);
             Value ninf = negInf(b, l);
             if (mask && !additive)
               x = arith::SelectOp::create(b, l, buildKeepBit(b, l, a[1]), x,
                                           ninf);
             if (additive)
-              x = arith::AddFOp::create(
-                  b, l, x,
-                  arith::MulFOp::create(b, l, toF32(b, l, a[1]),
-                                        g.cst(b, l, kLog2e)));
+              x = arith::AddFOp::create(b, l, x, toF32(b, l, a[1]),
+                                        kContract);
             if (!bound && !diag)
               return x;
             Value key = arith::AddIOp::create(
@@ -235,7 +250,7 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
           });
     }
 
-    // mb = rowmax(S)  (raw: then times scale * log2(e))
+    // mb = rowmax(x)  (raw: rowmax(S) times scale)
     Value mb = g.generic(2, {s}, g.filled({rows}, -INFINITY), {{0, 1}}, {0},
                          {par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
                            return arith::MaximumFOp::create(b, l, a[1], a[0]);
@@ -244,7 +259,7 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
       mb = g.generic(1, {mb}, g.empty({rows}, f32), {{0}}, {0}, {par},
                      [&](OpBuilder &b, Location l, ValueRange a) {
                        return arith::MulFOp::create(b, l, a[0],
-                                                    g.cst(b, l, scaleLog2e));
+                                                    g.cst(b, l, scale));
                      });
 
     // grow = mb > m + T. The rescale runs only if some row grows (the
@@ -254,9 +269,10 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     // the identity on those rows, and a target may evaluate the guard over
     // any set of rows that contains the rows it owns (a warp's, say).
     Value mOld = op.getMax(), acc = op.getAcc(), sum = op.getSum();
+    // T is stated in log2 units (P may reach 2^T); the max is natural.
     double threshold = 0.0;
     if (auto t = op.getRescaleThreshold())
-      threshold = t->convertToDouble();
+      threshold = t->convertToDouble() * kLn2;
     // The grow predicate, in both bodies that test it (no i1 tile: some
     // targets have no boolean storage).
     auto grows = [&](OpBuilder &b, Location l, Value mBlock, Value mRow) {
@@ -287,7 +303,7 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     {
       OpBuilder::InsertionGuard guard(rw);
       rw.setInsertionPointToStart(&rescale.getThenRegion().front());
-      // m' = grow ? mb : m, alpha = exp2(m - m'_safe)
+      // m' = grow ? mb : m, alpha = exp(m - m'_safe)
       auto newMax = [&](OpBuilder &b, Location l, Value mBlock, Value mRow) {
         return arith::SelectOp::create(b, l, grows(b, l, mBlock, mRow), mBlock,
                                        mRow);
@@ -296,8 +312,7 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
           1, {mb, mOld}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
           [&](OpBuilder &b, Location l, ValueRange a) {
             Value mNew = newMax(b, l, a[0], a[1]);
-            return exp2(b, l,
-                        arith::SubFOp::create(b, l, a[1], safeMax(b, l, mNew)));
+            return expBelow(b, l, a[1], safeMax(b, l, mNew));
           });
       // m' over m, acc' = alpha acc, sum' = alpha sum: in place (the old
       // ones are dead), so that both branches yield the same buffers
@@ -323,20 +338,25 @@ struct DecomposeOnlineAttention : OpRewritePattern<OnlineAttentionOp> {
     acc = rescale.getResult(1);
     sum = rescale.getResult(2);
 
-    // P = exp2(S - m'_safe), as exp2(fma(S, scale log2 e, -m'_safe)) raw
-    Value negM = g.generic(1, {mNew}, g.empty({rows}, f32), {{0}}, {0}, {par},
-                           [&](OpBuilder &b, Location l, ValueRange a) {
-                             return arith::NegFOp::create(b, l,
-                                                          safeMax(b, l, a[0]));
-                           });
+    // P = exp(x - m'_safe): raw as exp2(fma(S, scale log2 e, -m'_safe
+    // log2 e)), else as exp2((x - m'_safe) log2 e)
+    Value mShift = g.generic(
+        1, {mNew}, g.empty({rows}, f32), {{0}}, {0}, {par},
+        [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+          Value m = safeMax(b, l, a[0]);
+          if (!raw)
+            return m;
+          return arith::NegFOp::create(
+              b, l, arith::MulFOp::create(b, l, m, g.cst(b, l, kLog2e)));
+        });
     Value p = g.generic(
-        2, {s, negM}, g.empty({rows, cols}, f32), {{0, 1}, {0}}, {0, 1},
+        2, {s, mShift}, g.empty({rows, cols}, f32), {{0, 1}, {0}}, {0, 1},
         {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
-          Value e = raw ? math::FmaOp::create(b, l, a[0],
-                                              g.cst(b, l, scaleLog2e), a[1])
-                              .getResult()
-                        : arith::AddFOp::create(b, l, a[0], a[1]).getResult();
-          return exp2(b, l, e);
+          if (!raw)
+            return expBelow(b, l, a[0], a[1]);
+          return exp2(b, l,
+                      math::FmaOp::create(b, l, a[0], g.cst(b, l, scaleLog2e),
+                                          a[1]));
         });
 
     // sum'' = sum' + rowsum(P)   (P before dropout: lse ignores dropout)
@@ -403,7 +423,6 @@ struct DecomposeFinalize : OpRewritePattern<OnlineAttentionFinalizeOp> {
     Value acc = op.getAcc(), max = op.getMax(), sum = op.getSum();
     OpFoldResult rows = g.dim(acc, 0), dv = g.dim(acc, 1);
     Type outElt = op.getOut().getType().getElementType();
-    const bool partial = op.getPartial();
 
     // inv = sum == 0 ? 0 : 1 / sum  (a row that saw no key has acc = 0)
     Value inv = g.generic(1, {sum}, g.empty({rows}, f32), {{0}}, {0}, {par},
@@ -426,11 +445,11 @@ struct DecomposeFinalize : OpRewritePattern<OnlineAttentionFinalizeOp> {
                           });
     SmallVector<Value> results{out};
     if (op.getLse()) {
-      // lse2 = sum == 0 ? -inf : max + log2(sum); final: lse2 * ln(2)
+      // lse = sum == 0 ? -inf : max_safe + log2(sum) ln(2)
       results.push_back(g.generic(
           1, {max, sum}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
           [&](OpBuilder &b, Location l, ValueRange a) {
-            return lseOf(b, l, a[0], a[1], /*natural=*/!partial);
+            return lseOf(b, l, a[0], a[1]);
           }));
     }
     rw.replaceOp(op, results);
@@ -447,21 +466,23 @@ struct DecomposeMergePartials : OpRewritePattern<MergePartialsOp> {
     Gen g{rw, loc, f32};
     const IteratorType par = IteratorType::parallel,
                        red = IteratorType::reduction;
-    Value pOut = op.getPartialOut(), pLse = op.getPartialLse();
+    Value pOut = op.getPartialOut(), pMax = op.getPartialMax(),
+          pSum = op.getPartialSum();
     OpFoldResult n = g.dim(pOut, 0), rows = g.dim(pOut, 1), dv = g.dim(pOut, 2);
     Type outElt = op.getOut().getType().getElementType();
 
-    // M = max_n lse[n]     (loops: r, n)
-    Value m = g.generic(2, {pLse}, g.filled({rows}, -INFINITY), {{1, 0}}, {0},
+    // M = max_n max[n]     (loops: r, n)
+    Value m = g.generic(2, {pMax}, g.filled({rows}, -INFINITY), {{1, 0}}, {0},
                         {par, red}, [&](OpBuilder &b, Location l, ValueRange a) {
                           return arith::MaximumFOp::create(b, l, a[1], a[0]);
                         });
-    // w_n = exp2(lse[n] - M_safe), M_safe = M == -inf ? 0 : M
+    // w_n = sum[n] exp(max[n] - M_safe), M_safe = M == -inf ? 0 : M (an
+    // empty chunk: 0 * exp(-inf) = 0)
     Value w = g.generic(
-        2, {pLse, m}, g.empty({n, rows}, f32), {{0, 1}, {1}}, {0, 1},
-        {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
-          return exp2(b, l,
-                      arith::SubFOp::create(b, l, a[0], safeMax(b, l, a[1])));
+        2, {pMax, pSum, m}, g.empty({n, rows}, f32), {{0, 1}, {0, 1}, {1}},
+        {0, 1}, {par, par}, [&](OpBuilder &b, Location l, ValueRange a) {
+          return arith::MulFOp::create(
+              b, l, a[1], expBelow(b, l, a[0], safeMax(b, l, a[2])));
         });
     // W = sum_n w_n     (loops: r, n)
     Value wSum = g.generic(2, {w}, g.filled({rows}, 0.0), {{1, 0}}, {0},
@@ -491,11 +512,11 @@ struct DecomposeMergePartials : OpRewritePattern<MergePartialsOp> {
         });
     SmallVector<Value> results{out};
     if (op.getLse()) {
-      // lse = W == 0 ? -inf : (M_safe + log2 W) ln(2)
+      // lse = W == 0 ? -inf : M_safe + log2(W) ln(2)
       results.push_back(g.generic(
           1, {m, wSum}, g.empty({rows}, f32), {{0}, {0}}, {0}, {par},
           [&](OpBuilder &b, Location l, ValueRange a) {
-            return lseOf(b, l, a[0], a[1], /*natural=*/true);
+            return lseOf(b, l, a[0], a[1]);
           }));
     }
     rw.replaceOp(op, results);

@@ -651,8 +651,9 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     return success();
   }
 
-  // Split-KV, phase 1: the partial results (O = acc / sum in f32, lse in
-  // log2 units) of N chunks of each tile's visited key blocks, in parallel.
+  // Split-KV, phase 1: the partial results (O = acc / sum in f32, and the
+  // chunk's max and sum, by which the merge weighs it) of N chunks of each
+  // tile's visited key blocks, in parallel.
   // The count is a constant, or read from attn.kv_split_count where a
   // runtime chooses it per launch.
   Value nValue = launchSplits
@@ -674,6 +675,7 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
                                       dvAttr};
   SmallVector<Value> partOuts{
       emptyOf(partTy(true), partSizes),
+      emptyOf(partTy(false), ArrayRef(partSizes).drop_back()),
       emptyOf(partTy(false), ArrayRef(partSizes).drop_back())};
   auto partial = scf::ForallOp::create(
       rewriter, loc,
@@ -702,10 +704,11 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     State st = tiler.tileState(loc, t.b, t.h, t.hkv, t.qTile, t.i0, t.rows, lo,
                                hi, /*wholeRange=*/false);
     auto fin = OnlineAttentionFinalizeOp::create(
-        rewriter, loc, st.acc.getType(), st.max.getType(), st.acc, st.max,
-        st.sum, /*partial=*/true);
+        rewriter, loc, st.acc.getType(), Type(), st.acc, st.max, st.sum,
+        /*partial=*/true);
     Value oTile = validRows(fin.getOut(), t.rows);
-    Value lTile = validRows(fin.getLse(), t.rows);
+    Value mTile = validRows(st.max, t.rows);
+    Value sTile = validRows(st.sum, t.rows);
     rewriter.setInsertionPointToStart(partial.getTerminator().getBody());
     auto outArgs = partial.getRegionIterArgs();
     SmallVector<OpFoldResult> offs{t.b, ivs[1], ivs[3], t.i0, zero};
@@ -713,9 +716,11 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     SmallVector<OpFoldResult> strides(5, one);
     tensor::ParallelInsertSliceOp::create(rewriter, loc, oTile, outArgs[0],
                                           offs, sizes, strides);
-    tensor::ParallelInsertSliceOp::create(
-        rewriter, loc, lTile, outArgs[1], ArrayRef(offs).drop_back(),
-        ArrayRef(sizes).drop_back(), ArrayRef(strides).drop_back());
+    for (auto [tile, dest] : {std::make_pair(mTile, outArgs[1]),
+                              std::make_pair(sTile, outArgs[2])})
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, tile, dest, ArrayRef(offs).drop_back(),
+          ArrayRef(sizes).drop_back(), ArrayRef(strides).drop_back());
   }
 
   // Phase 2 merges the N partial results of each query tile.
@@ -744,15 +749,18 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
       ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0, zero},
       ArrayRef<OpFoldResult>{one, one, nIn, rows, dvAttr},
       SmallVector<OpFoldResult>(5, one));
-  Value pLse = tensor::ExtractSliceOp::create(
-      rewriter, loc, vecTy, partial.getResult(1),
-      ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0},
-      ArrayRef<OpFoldResult>{one, one, nIn, rows},
-      SmallVector<OpFoldResult>(4, one));
+  auto vecOf = [&](unsigned result) -> Value {
+    return tensor::ExtractSliceOp::create(
+        rewriter, loc, vecTy, partial.getResult(result),
+        ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0},
+        ArrayRef<OpFoldResult>{one, one, nIn, rows},
+        SmallVector<OpFoldResult>(4, one));
+  };
+  Value pMax = vecOf(1), pSum = vecOf(2);
   auto mergedOutTy = RankedTensorType::get({rowsS, info.dv}, info.elt);
   Type mergedLseTy = lseTy ? RankedTensorType::get({rowsS}, f32) : Type();
   auto merged = MergePartialsOp::create(rewriter, loc, mergedOutTy,
-                                        mergedLseTy, pOut, pLse);
+                                        mergedLseTy, pOut, pMax, pSum);
   rewriter.setInsertionPointToStart(merge.getTerminator().getBody());
   auto outArgs = merge.getRegionIterArgs();
   tensor::ParallelInsertSliceOp::create(

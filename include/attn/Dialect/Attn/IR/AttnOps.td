@@ -108,21 +108,20 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention",
     Dv]`) and the running state
 
     - `acc` `[Br, Dv]` f32: the un-normalized output,
-    - `max` `[Br]` f32: the row maximum of the scores, in log2 units
-      (score * scale * log2(e)), `-inf` while nothing was seen,
-    - `sum` `[Br]` f32: the row sum of `exp2(score - max)`,
+    - `max` `[Br]` f32: the row maximum of the scores (score = q . k *
+      scale + mask, natural units), `-inf` while nothing was seen,
+    - `sum` `[Br]` f32: the row sum of `exp(score - max)`,
 
-    it computes, with `c = scale * log2(e)` and `T = rescale_threshold`
-    (0 when absent):
+    it computes, with `T = rescale_threshold` (0 when absent):
 
     ```
-    S      = (q . k^T) * c  [+ mask * log2(e) | -inf where !mask]
+    S      = (q . k^T) * scale  [+ mask | -inf where !mask]
     S      = -inf where key >= kv_bound, or causal and key > row + diag
-    grow   = rowmax(S) > max + T                  (per row)
+    grow   = rowmax(S) > max + T ln(2)            (per row)
     m_new  = grow ? max(max, rowmax(S)) : max
     m_safe = m_new == -inf ? 0 : m_new            (no -inf - -inf)
-    P      = exp2(S - m_safe)
-    alpha  = exp2(max - m_safe)                   (1 where !grow)
+    P      = exp(S - m_safe)
+    alpha  = exp(max - m_safe)                    (1 where !grow)
     sum'   = alpha * sum + rowsum(P)
     acc'   = alpha * acc + p_type(dropout(P)) . v
     max'   = m_new
@@ -139,10 +138,18 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention",
     generator with global indices. A packed step takes no mask (its rows
     would be a gather of the mask).
 
-    The lazy rescale (`rescale_threshold` T > 0) lets the max lag a row's
-    true max by up to T, so P stays below 2^T and most blocks skip the
-    rescale; the result is the same up to rounding (out = acc / sum and lse
-    = max + log2(sum) hold for any shift). T = 0 is the textbook recurrence.
+    Every exponential is `exp2((x - m_safe) * log2(e))`, the difference
+    first (or, for raw scores without an additive mask and 0 < scale
+    log2(e) < 1, `exp2(fma(q . k, scale log2(e), -m_safe log2(e)))`): no
+    intermediate overflows for any finite score, where `x * log2(e)` alone
+    would above FLT_MAX / log2(e) (a Hugging Face padding mask of
+    -3.4028e38, say).
+
+    The lazy rescale (`rescale_threshold` T > 0, in log2 units) lets the
+    max lag a row's true max by up to T ln(2), so P stays below 2^T and
+    most blocks skip the rescale; the result is the same up to rounding
+    (out = acc / sum and lse = max + log(sum) hold for any shift). T = 0 is
+    the textbook recurrence.
     `p_type` (f16 or bf16) rounds P before the P . V product (what 16-bit
     tensor-core products take); sum uses the unrounded P.
 
@@ -222,23 +229,25 @@ def Attn_OnlineAttentionFinalizeOp : Attn_Op<"online_attention_finalize", [Pure]
     With `inv = 1 / sum` and `empty = sum == 0` (a row that saw no key):
 
     ```
-    lse2 = empty ? -inf : max + log2(sum)         (log2 units)
+    lse  = empty ? -inf : max_safe + log2(sum) * ln(2)
     out  = empty ? 0 : acc * inv
     ```
 
-    Without `partial`, `out` is converted to the output element type and
-    `lse = lse2 * ln(2)` (natural log): the final result of a tile. With
-    `partial`, `out` stays f32 and `lse` is `lse2` in log2 units: one
-    split-KV chunk's partial result, which `attn.merge_partials` combines.
-    No case yields NaN.
+    Without `partial`, `out` is converted to the output element type (and
+    `lse`, when asked for, is returned): the final result of a tile. With
+    `partial`, `out` stays f32 and there is no `lse`: one split-KV chunk's
+    partial result, which `attn.merge_partials` combines with the chunk's
+    `max` and `sum` themselves (an lse alone cannot weigh chunks: max +
+    log(sum) rounds log(sum) away once |max| is above about 2^24). No case
+    yields NaN.
 
     ```mlir
     %o, %lse = attn.online_attention_finalize %acc, %max, %sum
         : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>
         -> tensor<64x64xf16>, tensor<64xf32>
-    %po, %plse = attn.online_attention_finalize %acc, %max, %sum partial
+    %po = attn.online_attention_finalize %acc, %max, %sum partial
         : tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>
-        -> tensor<64x64xf32>, tensor<64xf32>
+        -> tensor<64x64xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$acc, AnyRankedTensor:$max,
@@ -254,32 +263,37 @@ def Attn_OnlineAttentionFinalizeOp : Attn_Op<"online_attention_finalize", [Pure]
 def Attn_MergePartialsOp : Attn_Op<"merge_partials", [Pure]> {
   let summary = "Exactly combine split-KV partial results into the output";
   let description = [{
-    Given the partial results of N chunks over disjoint key ranges, as
-    `attn.online_attention_finalize partial` writes them (`out` `[N, Br,
-    Dv]` f32 normalized outputs, `lse` `[N, Br]` log-sum-exps in log2
-    units, -inf for a chunk that saw no key), returns the result over their
-    union:
+    Given the partial results of N chunks over disjoint key ranges (`out`
+    `[N, Br, Dv]` f32 normalized outputs, as `attn.online_attention_finalize
+    partial` writes them, and each chunk's final online-softmax `max` and
+    `sum` `[N, Br]`: -inf and 0 for a chunk that saw no key), returns the
+    result over their union:
 
     ```
-    M      = max_n lse[n],   M_safe = M == -inf ? 0 : M
-    w_n    = exp2(lse[n] - M_safe)                (0 for an empty chunk)
+    M      = max_n max[n],   M_safe = M == -inf ? 0 : M
+    w_n    = sum[n] * exp(max[n] - M_safe)        (0 for an empty chunk)
     W      = sum_n w_n
     out    = W == 0 ? 0 : (sum_n w_n * out[n]) / W     (output element type)
-    lse    = W == 0 ? -inf : (M_safe + log2(W)) * ln(2)
+    lse    = W == 0 ? -inf : M_safe + log(W)
     ```
 
+    The exponentials are `exp2((max[n] - M_safe) * log2(e))`, finite for
+    every finite max.
+
     ```mlir
-    %o, %l = attn.merge_partials %outs, %lses
-        : tensor<4x16x64xf32>, tensor<4x16xf32>
+    %o, %l = attn.merge_partials %outs, %maxes, %sums
+        : tensor<4x16x64xf32>, tensor<4x16xf32>, tensor<4x16xf32>
         -> tensor<16x64xf16>, tensor<16xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$partial_out,
-                       AnyRankedTensor:$partial_lse);
+                       AnyRankedTensor:$partial_max,
+                       AnyRankedTensor:$partial_sum);
   let results = (outs AnyRankedTensor:$out, Optional<AnyRankedTensor>:$lse);
   let assemblyFormat = [{
-    $partial_out `,` $partial_lse attr-dict `:` type($partial_out) `,`
-    type($partial_lse) `->` type($out) (`,` type($lse)^)?
+    $partial_out `,` $partial_max `,` $partial_sum attr-dict `:`
+    type($partial_out) `,` type($partial_max) `,` type($partial_sum) `->`
+    type($out) (`,` type($lse)^)?
   }];
   let hasVerifier = 1;
 }
