@@ -304,7 +304,7 @@ LogicalResult mlir::attn::collectTiledKernels(
       b.setInsertionPoint(src.main);
       if (src.main.getNumResults() != std::size(kSplitWorkspaceNames))
         return src.main.emitOpError("expected the split-KV partial results "
-                                    "partial_out, partial_max, partial_sum");
+                                    "partial_out, partial_stats");
       for (auto [r, init, role] :
            llvm::zip(src.main.getResults(), src.main.getOutputs(),
                      kSplitWorkspaceNames)) {

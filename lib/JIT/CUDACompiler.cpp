@@ -212,9 +212,9 @@ attn_status mlir::attn::jit::compileCudaKernel(
   }
   // The split-KV workspaces, named by role (the allocation's
   // kWorkspaceAttrName) as the kernels use them: partial_out [B, Hq,
-  // splits, Sq, Dv], partial_max / partial_sum [B, Hq, splits, Sq], and
-  // packed decode's partial_*_packed [B, Hkv, splits, Group, (Dv)]; a
-  // launch allocates those its kernels read.
+  // splits, Sq, Dv], partial_stats [B, Hq, splits, 2, Sq] (each chunk's
+  // max and sum), and packed decode's partial_*_packed [B, Hkv, splits,
+  // ..., Group, ...]; a launch allocates those its kernels read.
   auto workspaceFor = [&](bool packed, StringRef role) -> std::string {
     std::string name = role.str() + (packed ? "_packed" : "");
     for (const cuda::Workspace &w : metadata.workspaces)
@@ -223,9 +223,14 @@ attn_status mlir::attn::jit::compileCudaKernel(
     using W = cuda::WorkspaceDim;
     W heads = W::of(packed ? E::Hkv : E::Hq),
       rows = W::of(packed ? E::Group : E::Sq);
-    std::vector<W> shape = {W::of(E::B), heads, W::splits(), rows};
-    if (role == mlir::attn::kSplitWorkspaceNames[0])
+    std::vector<W> shape = {W::of(E::B), heads, W::splits()};
+    if (role == mlir::attn::kSplitWorkspaceNames[0]) {
+      shape.push_back(rows);
       shape.push_back(W::constant(dv));
+    } else {
+      shape.push_back(W::constant(2));
+      shape.push_back(rows);
+    }
     metadata.workspaces.push_back({name, shape, 4});
     return name;
   };
@@ -304,13 +309,13 @@ attn_status mlir::attn::jit::compileCudaKernel(
     }
   }
   // The workspaces in one order whatever the kernels' parameter order:
-  // partial_out, partial_max, partial_sum, then the packed ones.
+  // partial_out, partial_stats, then the packed ones.
   auto rank = [](const cuda::Workspace &w) {
     int role = 0;
     for (auto [i, n] : llvm::enumerate(mlir::attn::kSplitWorkspaceNames))
       if (StringRef(w.name).starts_with(n))
         role = static_cast<int>(i);
-    return (w.name.find("_packed") != std::string::npos ? 3 : 0) + role;
+    return (w.name.find("_packed") != std::string::npos ? 2 : 0) + role;
   };
   std::stable_sort(metadata.workspaces.begin(), metadata.workspaces.end(),
                    [&](const cuda::Workspace &a, const cuda::Workspace &b) {

@@ -60,28 +60,24 @@
 // SPLIT-DAG: %[[C64:.+]] = arith.constant 64 : index
 // SPLIT-DAG: %[[C128:.+]] = arith.constant 128 : index
 // SPLIT: %[[PO:.+]] = memref.alloc() {attn.workspace = "partial_out"} : memref<1x2x2x64x16xf32, #spirv.storage_class<StorageBuffer>>
-// SPLIT-NEXT: %[[PM:.+]] = memref.alloc() {attn.workspace = "partial_max"} : memref<1x2x2x64xf32, #spirv.storage_class<StorageBuffer>>
-// SPLIT-NEXT: %[[PL:.+]] = memref.alloc() {attn.workspace = "partial_sum"} : memref<1x2x2x64xf32, #spirv.storage_class<StorageBuffer>>
-// SPLIT-NEXT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv blocks in (%[[C1]], %[[C4]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]]) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : {{.*}}, %[[PO]] : {{.*}}, %[[PM]] : {{.*}}, %[[PL]] : {{.*}})
-// SPLIT-NEXT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv_merge blocks in (%[[C8]], %[[C2]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args(%[[PM]] : {{.*}}, %[[PL]] : {{.*}}, %[[PO]] : {{.*}}, %arg4 : {{.*}}, %arg5 : {{.*}})
+// SPLIT-NEXT: %[[PL:.+]] = memref.alloc() {attn.workspace = "partial_stats"} : memref<1x2x2x2x64xf32, #spirv.storage_class<StorageBuffer>>
+// SPLIT-NEXT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv blocks in (%[[C1]], %[[C4]], %[[C1]]) threads in (%[[C64]], %[[C1]], %[[C1]]) args(%arg0 : {{.*}}, %arg1 : {{.*}}, %arg2 : {{.*}}, %arg3 : {{.*}}, %[[PO]] : {{.*}}, %[[PL]] : {{.*}})
+// SPLIT-NEXT: gpu.launch_func @split_kv_kernels::@split_kv_split_kv_merge blocks in (%[[C8]], %[[C2]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args(%[[PL]] : {{.*}}, %[[PO]] : {{.*}}, %arg4 : {{.*}}, %arg5 : {{.*}})
 // SPLIT-NEXT: memref.dealloc %[[PO]]
-// SPLIT-NEXT: memref.dealloc %[[PM]]
 // SPLIT-NEXT: memref.dealloc %[[PL]]
 // SPLIT-NEXT: return
 // One spirv.module, each kernel with its own bindings in the order of its
 // operands: the workspaces are storage buffers like the tensors (4096 and
-// twice 256 f32; the mask is bytes in 4096 i32 words).
+// 512 f32: the chunks' max and sum; the mask is bytes in 4096 i32 words).
 // SPLIT: spirv.module @__spv__split_kv_kernels
 // SPLIT: spirv.GlobalVariable @split_kv_split_kv_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x i32, stride=4> [0])>, StorageBuffer>
 // SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_4 bind(0, 4) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x f32, stride=4> [0])>, StorageBuffer>
-// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_5 bind(0, 5) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
-// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_6 bind(0, 6) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_arg_5 bind(0, 5) : !spirv.ptr<!spirv.struct<(!spirv.array<512 x f32, stride=4> [0])>, StorageBuffer>
 // SPLIT-NEXT: spirv.func @split_kv_split_kv()
-// SPLIT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
-// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_1 bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<256 x f32, stride=4> [0])>, StorageBuffer>
-// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_2 bind(0, 2) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x f32, stride=4> [0])>, StorageBuffer>
-// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<2048 x f32, stride=4> [0])>, StorageBuffer>
-// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_4 bind(0, 4) : !spirv.ptr<!spirv.struct<(!spirv.array<128 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_0 bind(0, 0) : !spirv.ptr<!spirv.struct<(!spirv.array<512 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_1 bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<4096 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_2 bind(0, 2) : !spirv.ptr<!spirv.struct<(!spirv.array<2048 x f32, stride=4> [0])>, StorageBuffer>
+// SPLIT-NEXT: spirv.GlobalVariable @split_kv_split_kv_merge_arg_3 bind(0, 3) : !spirv.ptr<!spirv.struct<(!spirv.array<128 x f32, stride=4> [0])>, StorageBuffer>
 // SPLIT-NEXT: spirv.func @split_kv_split_kv_merge()
 // The merge: max over the chunks' max, weights sum * exp2, out and lse.
 // SPLIT: spirv.GL.Exp

@@ -162,10 +162,12 @@ struct LaunchInfo {
 };
 constexpr llvm::StringLiteral kLaunchInfoAttrName = "attn.launch";
 /// On the memref.alloc of each split-KV workspace: its role, one of
-/// kSplitWorkspaceNames in the order of the partial forall's results.
+/// kSplitWorkspaceNames in the order of the partial forall's results (the
+/// chunks' normalized outputs [B, heads, N, rows, Dv]; their max and sum
+/// [B, heads, N, 2, rows]).
 constexpr llvm::StringLiteral kWorkspaceAttrName = "attn.workspace";
-constexpr llvm::StringLiteral kSplitWorkspaceNames[] = {
-    "partial_out", "partial_max", "partial_sum"};
+constexpr llvm::StringLiteral kSplitWorkspaceNames[] = {"partial_out",
+                                                        "partial_stats"};
 constexpr llvm::StringLiteral kLaunchesAttrName = "attn.launches";
 DictionaryAttr launchInfoAttr(MLIRContext *ctx, const LaunchInfo &info);
 /// The key of a kernel in kLaunchesAttrName: "module::function".

@@ -115,21 +115,20 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // count), each allocation named by its role for the runtime.
 // CHECK: %[[PO0:.+]] = memref.alloc() {attn.workspace = "partial_out"} : memref<1x2x2x100x32xf32>
 // CHECK: %[[PO:.+]] = memref.cast %[[PO0]] : memref<1x2x2x100x32xf32> to memref<1x2x?x100x32xf32>
-// CHECK: %[[PM0:.+]] = memref.alloc() {attn.workspace = "partial_max"} : memref<1x2x2x100xf32>
-// CHECK: %[[PM:.+]] = memref.cast %[[PM0]]
-// CHECK: %[[PL0:.+]] = memref.alloc() {attn.workspace = "partial_sum"} : memref<1x2x2x100xf32>
-// CHECK: %[[PL:.+]] = memref.cast %[[PL0]]
+// CHECK: %[[PS0:.+]] = memref.alloc() {attn.workspace = "partial_stats"} : memref<1x2x2x2x100xf32>
+// CHECK: %[[PS:.+]] = memref.cast %[[PS0]] : memref<1x2x2x2x100xf32> to memref<1x2x?x2x100xf32>
 // CHECK: %[[GY:.+]] = arith.muli %c2, %c2 : index
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %c2, {{.*}} = %[[GY]], {{.*}} = %c1) {{.*}} module(@split_kernels) function(@split_split_kv)
 // the kernel's chunk count is the workspace's extent; chunk s of the
 // visible blocks: [min(s ceil(n / N), n), min(that + ceil(n / N), n))
-// CHECK: %[[NS:.+]] = memref.dim %[[PM]], %c2 : memref<1x2x?x100xf32>
+// CHECK: %[[NS:.+]] = memref.dim %[[PS]], %c2 : memref<1x2x?x2x100xf32>
 // CHECK: arith.remui %{{.*}}, %[[NS]] : index
 // CHECK: arith.divui %{{.*}}, %[[NS]] : index
-// each chunk writes its rows' m and l, and acc / l (f32); no lse
+// each chunk writes its rows' m and l (index 0 and 1 of the stats), and
+// acc / l (f32); no lse
 // CHECK-NOT: math.log2
-// CHECK: memref.store %{{.*}}, %[[PM]][
-// CHECK: memref.store %{{.*}}, %[[PL]][
+// CHECK: memref.store %{{.*}}, %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c0, %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c1, %{{.*}}]
 // CHECK: memref.store %{{.*}}, %[[PO]][
 // CHECK: gpu.terminator
 // the merge: a thread per (row, column), 4 rows of Dv = 32 per
@@ -138,11 +137,11 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // thread; the two sums in one pass over the chunks
 // CHECK: gpu.launch {{.*}} module(@split_kernels) function(@split_split_kv_merge)
 // CHECK: scf.for {{.*}} -> (f32)
-// CHECK: memref.load %[[PM]]
+// CHECK: memref.load %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c0, %{{.*}}]
 // CHECK: arith.maximumf
 // CHECK: scf.for {{.*}} -> (f32, f32)
-// CHECK: memref.load %[[PM]]
-// CHECK: memref.load %[[PL]]
+// CHECK: memref.load %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c0, %{{.*}}]
+// CHECK: memref.load %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c1, %{{.*}}]
 // CHECK: arith.subf
 // CHECK: arith.constant 1.44269502 : f32
 // CHECK: math.exp2
@@ -154,7 +153,7 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // CHECK: memref.store %{{.*}}, %arg1[
 // CHECK: memref.store %{{.*}}, %arg2[
 // CHECK: memref.dealloc %[[PO]]
-// CHECK: memref.dealloc %[[PL]]
+// CHECK: memref.dealloc %[[PS]]
 func.func @split(%q: memref<1x2x100x32xf16>, %out: memref<1x2x100x32xf16>, %lse: memref<1x2x100xf32>) {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x100x32xf16> to tensor<1x2x100x32xf16>
   %o, %l = attn.sdpa %qt, %qt, %qt causal {tiling = #attn.tiling<block_q = 64, block_kv = 64, kv_splits = 3, launch_splits = true, static_tiles = true, rescale_threshold = 8, p_type = f16, mapping = #attn.mma_sync<warps = 4, row_tiles = 1, stages = 2, shared_bytes = 16384>>}

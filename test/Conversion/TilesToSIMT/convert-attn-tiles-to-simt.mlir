@@ -96,27 +96,26 @@ func.func @masked(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memr
 // Split-KV with the count chosen per launch: the partial kernel over (query
 // block, head x chunk, batch), reading the count from the workspace's
 // extent (the host's default, 2, once folded), writing its chunk's
-// normalized output, max and sum; the merge kernel (TileDistribution's,
+// normalized output, and its max and sum into one [B, Hq, N, 2, Sq]
+// workspace; the merge kernel (TileDistribution's,
 // shared with the tensor cores) after it; the host allocates (each
 // workspace named by its role) and frees the workspaces.
 // CHECK-LABEL: func.func @split
 // CHECK-SAME: attn.launches = {"split_kernels::split_split_kv" = {block_kv = 16 : i64, block_q = 32 : i64, heads = "Hq", kind = "attention", rows = "Sq", splits, when = "always"}, "split_kernels::split_split_kv_merge" = {block_q = 8 : i64, heads = "Hq", kind = "merge", rows = "Sq", when = "always"}}
 // CHECK: %[[PO:.+]] = memref.alloc() {attn.workspace = "partial_out"} : memref<1x2x2x40x16xf32>
-// CHECK: %[[PM:.+]] = memref.alloc() {attn.workspace = "partial_max"} : memref<1x2x2x40xf32>
-// CHECK: %[[PL:.+]] = memref.alloc() {attn.workspace = "partial_sum"} : memref<1x2x2x40xf32>
+// CHECK: %[[PS:.+]] = memref.alloc() {attn.workspace = "partial_stats"} : memref<1x2x2x2x40xf32>
 // CHECK: gpu.launch
 // CHECK: arith.remui %{{.+}}, %c2
 // CHECK: arith.divui %{{.+}}, %c2
 // CHECK-DAG: memref.store %{{.+}}, %[[PO]]
-// CHECK-DAG: memref.store %{{.+}}, %[[PM]]
-// CHECK-DAG: memref.store %{{.+}}, %[[PL]]
+// CHECK-DAG: memref.store %{{.+}}, %[[PS]][%{{.+}}, %{{.+}}, %{{.+}}, %c0, %{{.+}}]
+// CHECK-DAG: memref.store %{{.+}}, %[[PS]][%{{.+}}, %{{.+}}, %{{.+}}, %c1, %{{.+}}]
 // CHECK: gpu.launch
-// CHECK: memref.load %[[PM]]
-// CHECK: memref.load %[[PL]]
+// CHECK: memref.load %[[PS]][%{{.+}}, %{{.+}}, %{{.+}}, %c0, %{{.+}}]
+// CHECK: memref.load %[[PS]][%{{.+}}, %{{.+}}, %{{.+}}, %c1, %{{.+}}]
 // CHECK: memref.load %[[PO]]
 // CHECK: memref.dealloc %[[PO]]
-// CHECK: memref.dealloc %[[PM]]
-// CHECK: memref.dealloc %[[PL]]
+// CHECK: memref.dealloc %[[PS]]
 func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memref<1x2x50x16xf32>, %out: memref<1x2x40x16xf32>) {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x40x16xf32> to tensor<1x2x40x16xf32>
   %kt = bufferization.to_tensor %k restrict : memref<1x2x50x16xf32> to tensor<1x2x50x16xf32>

@@ -83,10 +83,11 @@ func.func @causal(%q: tensor<2x1x8x8xf32>, %k: tensor<2x1x8x8xf32>, %v: tensor<2
 // Split-KV: a fourth forall dimension over 3 chunks of the key blocks the
 // tile visits (8 here: chunk n takes [n * per, min((n + 1) * per, 8)),
 // per = ceil(8 / 3) = 3), each chunk's partial result (finalize partial:
-// O = acc / sum in f32) and its max and sum into [B, Hq, N, Sq(, Dv)],
-// then a second forall merging the N partials of each query tile.
+// O = acc / sum in f32) into [B, Hq, N, Sq, Dv] and its max and sum into
+// [B, Hq, N, 2, Sq] (one tensor, so one workspace), then a second forall
+// merging the N partials of each query tile.
 // CHECK-LABEL: func.func @split
-// CHECK: %[[PART:.+]]:3 = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]], %[[N:.+]]) in (1, 2, 1, 3) shared_outs(%[[PO:.+]] = %{{.+}}, %[[PM:.+]] = %{{.+}}, %[[PL:.+]] = %{{.+}}) -> (tensor<1x2x3x1x8xf32>, tensor<1x2x3x1xf32>, tensor<1x2x3x1xf32>)
+// CHECK: %[[PART:.+]]:2 = scf.forall (%[[B:.+]], %[[H:.+]], %[[QB:.+]], %[[N:.+]]) in (1, 2, 1, 3) shared_outs(%[[PO:.+]] = %{{.+}}, %[[PS:.+]] = %{{.+}}) -> (tensor<1x2x3x1x8xf32>, tensor<1x2x3x2x1xf32>)
 // per = (8 + 3 - 1) / 3, lo = min(n * per, 8), hi = min(lo + per, 8)
 // CHECK:   %[[PER:.+]] = arith.divui
 // CHECK:   %[[LO0:.+]] = arith.muli %[[N]], %[[PER]]
@@ -97,13 +98,13 @@ func.func @causal(%q: tensor<2x1x8x8xf32>, %k: tensor<2x1x8x8xf32>, %v: tensor<2
 // CHECK:     attn.online_attention {{.+}} : tensor<1x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
 // CHECK:   %[[O:.+]] = attn.online_attention_finalize %[[ST]]#0, %[[ST]]#1, %[[ST]]#2 partial : {{.+}} -> tensor<1x8xf32>{{$}}
 // CHECK:   tensor.parallel_insert_slice %[[O]] into %[[PO]][%[[B]], %[[H]], %[[N]], %[[QB]], 0] [1, 1, 1, 1, 8]
-// CHECK:   tensor.parallel_insert_slice %[[ST]]#1 into %[[PM]][%[[B]], %[[H]], %[[N]], %[[QB]]]
-// CHECK:   tensor.parallel_insert_slice %[[ST]]#2 into %[[PL]][%[[B]], %[[H]], %[[N]], %[[QB]]]
+// CHECK:   tensor.parallel_insert_slice %[[ST]]#1 into %[[PS]][%[[B]], %[[H]], %[[N]], 0, %[[QB]]] [1, 1, 1, 1, 1]
+// CHECK:   tensor.parallel_insert_slice %[[ST]]#2 into %[[PS]][%[[B]], %[[H]], %[[N]], 1, %[[QB]]] [1, 1, 1, 1, 1]
 // CHECK: } {attn.tiling = #attn.tiling<block_q = 1, block_kv = 8, kv_splits = 3>}
 // CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) in (1, 2, 1) shared_outs
 // CHECK:   %[[A:.+]] = tensor.extract_slice %[[PART]]#0{{.+}} to tensor<3x1x8xf32>
-// CHECK:   %[[M:.+]] = tensor.extract_slice %[[PART]]#1{{.+}} to tensor<3x1xf32>
-// CHECK:   %[[L:.+]] = tensor.extract_slice %[[PART]]#2{{.+}} to tensor<3x1xf32>
+// CHECK:   %[[M:.+]] = tensor.extract_slice %[[PART]]#1[%{{.+}}, %{{.+}}, 0, 0, %{{.+}}] [1, 1, 3, 1, 1] {{.+}} to tensor<3x1xf32>
+// CHECK:   %[[L:.+]] = tensor.extract_slice %[[PART]]#1[%{{.+}}, %{{.+}}, 0, 1, %{{.+}}] [1, 1, 3, 1, 1] {{.+}} to tensor<3x1xf32>
 // CHECK:   %[[OUT:.+]] = attn.merge_partials %[[A]], %[[M]], %[[L]] : tensor<3x1x8xf32>, tensor<3x1xf32>, tensor<3x1xf32> -> tensor<1x8xf32>
 // CHECK:   tensor.parallel_insert_slice %[[OUT]]
 // The attribute's kv_splits = 3 wins over kv-splits=0.
@@ -265,10 +266,10 @@ func.func @static_divides(%q: tensor<1x1x32x64xbf16>, %k: tensor<1x1x64x64xbf16>
 // CHECK: %[[QP:.+]] = tensor.collapse_shape %[[QE]] {{\[\[}}0], [1], [2, 3], [4]] : tensor<?x2x4x1x64xf16> into tensor<?x2x4x64xf16>
 // CHECK: %[[NS:.+]] = attn.kv_split_count default(4)
 // CHECK: %[[PO:.+]] = tensor.empty(%{{.+}}, %[[NS]]) : tensor<?x2x?x4x64xf32>
-// CHECK: %[[PART:.+]]:3 = scf.forall (%[[B:.+]], %[[HKV:.+]], %{{.+}}, %{{.+}}) in (%{{.+}}, 2, 1, %[[NS]]) shared_outs(%{{.+}} = %[[PO]], %[[PLA:.+]] = %{{.+}}, %{{.+}} = %{{.+}})
+// CHECK: %[[PART:.+]]:2 = scf.forall (%[[B:.+]], %[[HKV:.+]], %{{.+}}, %{{.+}}) in (%{{.+}}, 2, 1, %[[NS]]) shared_outs(%{{.+}} = %[[PO]], %[[PLA:.+]] = %{{.+}})
 // CHECK:   %[[H0:.+]] = affine.apply #{{.+}}()[%[[HKV]]]
 // CHECK:   tensor.extract_slice %[[QP]][%[[B]], %[[HKV]]
-// CHECK:   %[[N:.+]] = tensor.dim %[[PLA]], %{{.+}} : tensor<?x2x?x4xf32>
+// CHECK:   %[[N:.+]] = tensor.dim %[[PLA]], %{{.+}} : tensor<?x2x?x2x4xf32>
 // CHECK:   arith.divui %{{.+}}, %[[N]]
 // CHECK:   scf.for
 // CHECK:     %[[ONE:.+]] = arith.constant 1 : index
@@ -277,7 +278,7 @@ func.func @static_divides(%q: tensor<1x1x32x64xbf16>, %k: tensor<1x1x64x64xbf16>
 // CHECK:   attn.online_attention_finalize {{.+}} partial
 // CHECK: } {attn.tiling = #attn.tiling<block_q = 16, block_kv = 64, kv_splits = 4, launch_splits = true, static_tiles = true, pack_heads = true>}
 // CHECK: %[[M:.+]] = scf.forall
-// CHECK:   %[[NM:.+]] = tensor.dim %[[PART]]#1, %{{.+}} : tensor<?x2x?x4xf32>
+// CHECK:   %[[NM:.+]] = tensor.dim %[[PART]]#1, %{{.+}} : tensor<?x2x?x2x4xf32>
 // CHECK:   tensor.extract_slice %[[PART]]#0{{.+}} [1, 1, %[[NM]], {{.+}}]
 // CHECK:   attn.merge_partials
 // CHECK: %[[ME:.+]] = tensor.expand_shape %[[M]] {{\[\[}}0], [1], [2, 3], [4]]

@@ -28,8 +28,7 @@
 // META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}, {"of": "Hq", "ceildiv": 1, "times": "splits"}, {"of": "B", "ceildiv": 1, "times": 1}],
 // META: "block": [64, 1, 1],
 // META: "shared_bytes": 0,
-// META: {"field": "data", "tensor": "partial_max", "type": "ptr"}
-// META: {"field": "data", "tensor": "partial_sum", "type": "ptr"}
+// META: {"field": "data", "tensor": "partial_stats", "type": "ptr"}
 // META: "entry": "attn_kernel_split_kv_merge",
 // META: "when": "split",
 // META: {"field": "data", "tensor": "lse", "type": "ptr"}

@@ -54,8 +54,7 @@
 // META-NEXT: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64},
 // META-NEXT: "workspace": [
 // META-NEXT: {"name": "partial_out", "shape": ["B", "Hq", "splits", "Sq", 64], "element_bytes": 4},
-// META-NEXT: {"name": "partial_max", "shape": ["B", "Hq", "splits", "Sq"], "element_bytes": 4},
-// META-NEXT: {"name": "partial_sum", "shape": ["B", "Hq", "splits", "Sq"], "element_bytes": 4}
+// META-NEXT: {"name": "partial_stats", "shape": ["B", "Hq", "splits", 2, "Sq"], "element_bytes": 4}
 // META-NEXT: ],
 // META-NEXT: "kernels": [
 // META-NEXT: {
@@ -72,9 +71,8 @@
 // META-NEXT: "block": [64, 1, 1],
 // META-NEXT: "shared_bytes": 0,
 // META-NEXT: "params": [
-// META-DAG: {"field": "data", "tensor": "partial_max", "type": "ptr"}
-// META-DAG: {"field": "size", "tensor": "partial_max", "dim": 2, "type": "i64"}
-// META-DAG: {"field": "data", "tensor": "partial_sum", "type": "ptr"}
+// META-DAG: {"field": "data", "tensor": "partial_stats", "type": "ptr"}
+// META-DAG: {"field": "size", "tensor": "partial_stats", "dim": 2, "type": "i64"}
 // META-DAG: {"field": "data", "tensor": "q", "type": "ptr"}
 // META-DAG: {"field": "data", "tensor": "k", "type": "ptr"}
 // META-DAG: {"field": "data", "tensor": "v", "type": "ptr"}

@@ -42,12 +42,12 @@
 // RUN: mlir-translate --deserialize-spirv %t/sc.spv -o %t/sc.mlir
 // RUN: mlir-opt %t/sc.mlir --verify-each | FileCheck %s --check-prefix=SPLITCOOPRT
 // SPLITCOOP: "variant": "coopmat",
-// SPLITCOOP: "workspaces": [{"shape": [1, 3, 2, 32, 16], "element": "f32", "bytes": 12288}, {"shape": [1, 3, 2, 32], "element": "f32", "bytes": 768}, {"shape": [1, 3, 2, 32], "element": "f32", "bytes": 768}],
+// SPLITCOOP: "workspaces": [{"shape": [1, 3, 2, 32, 16], "element": "f32", "bytes": 12288}, {"shape": [1, 3, 2, 2, 32], "element": "f32", "bytes": 1536}],
 // SPLITCOOP-NEXT: "dispatches": [
 // SPLITCOOP-NEXT: {"entry": "attn_kernel_split_kv", "workgroups": [2, 6, 1], "workgroup_size": [32, 1, 1],
-// SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "workspace": 0}, {"set": 0, "binding": 4, "workspace": 1}, {"set": 0, "binding": 5, "workspace": 2}]},
+// SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "workspace": 0}, {"set": 0, "binding": 4, "workspace": 1}]},
 // SPLITCOOP-NEXT: {"entry": "attn_kernel_split_kv_merge", "workgroups": [4, 3, 1], "workgroup_size": [128, 1, 1],
-// SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 2}, {"set": 0, "binding": 2, "workspace": 0}, {"set": 0, "binding": 3, "arg": 3}]}],
+// SPLITCOOP-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 0}, {"set": 0, "binding": 2, "arg": 3}]}],
 // SPLITCOOP: "needs_cooperative_matrix": true
 // SPLITCOOPRT: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}CooperativeMatrixKHR{{.*}}]
 // SPLITCOOPRT: spirv.KHR.CooperativeMatrixMulAdd
@@ -63,7 +63,7 @@
 // RUN: mlir-opt %t/cd.mlir --verify-each | FileCheck %s --check-prefix=COOPDROPRT
 // COOPDROP: "host_args": 6,
 // COOPDROP: {"entry": "attn_kernel_split_kv", "workgroups": [2, 4, 1], "workgroup_size": [32, 1, 1],
-// COOPDROP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 5}, {"set": 0, "binding": 4, "workspace": 0}, {"set": 0, "binding": 5, "workspace": 1}, {"set": 0, "binding": 6, "workspace": 2}]},
+// COOPDROP-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "arg": 5}, {"set": 0, "binding": 4, "workspace": 0}, {"set": 0, "binding": 5, "workspace": 1}]},
 // COOPDROP: "needs_cooperative_matrix": true
 // COOPDROPRT: spirv.module Logical Vulkan requires #spirv.vce<v1.6, [{{.*}}Int64{{.*}}CooperativeMatrixKHR{{.*}}]
 // COOPDROPRT: spirv.UMulExtended
@@ -110,19 +110,19 @@
 
 // split-KV: 48 keys in 3 blocks of 16, 2 chunks of 2 and 1 blocks.
 // The workspaces: partial outputs 1 x 3 x 2 x 32 x 16 f32 (12288 bytes) and
-// the chunks' max and sum 1 x 3 x 2 x 32 (768 each); the partial kernel over (1, Hq x 2, 1), the
+// the chunks' max and sum 1 x 3 x 2 x 2 x 32 (1536); the partial kernel over (1, Hq x 2, 1), the
 // merge over (ceil(32 / 8), Hq, 1) with 128 invocations. A binding is a
 // host argument ("arg") or a workspace.
 // SPLIT: "variant": "portable",
 // SPLIT-NOT: "entry"
 // SPLIT: "host_args": 4,
 // SPLIT-NOT: "entry"
-// SPLIT: "workspaces": [{"shape": [1, 3, 2, 32, 16], "element": "f32", "bytes": 12288}, {"shape": [1, 3, 2, 32], "element": "f32", "bytes": 768}, {"shape": [1, 3, 2, 32], "element": "f32", "bytes": 768}],
+// SPLIT: "workspaces": [{"shape": [1, 3, 2, 32, 16], "element": "f32", "bytes": 12288}, {"shape": [1, 3, 2, 2, 32], "element": "f32", "bytes": 1536}],
 // SPLIT-NEXT: "dispatches": [
 // SPLIT-NEXT: {"entry": "attn_kernel_split_kv", "workgroups": [1, 6, 1], "workgroup_size": [64, 1, 1],
-// SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "workspace": 0}, {"set": 0, "binding": 4, "workspace": 1}, {"set": 0, "binding": 5, "workspace": 2}]},
+// SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "arg": 0}, {"set": 0, "binding": 1, "arg": 1}, {"set": 0, "binding": 2, "arg": 2}, {"set": 0, "binding": 3, "workspace": 0}, {"set": 0, "binding": 4, "workspace": 1}]},
 // SPLIT-NEXT: {"entry": "attn_kernel_split_kv_merge", "workgroups": [4, 3, 1], "workgroup_size": [128, 1, 1],
-// SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 2}, {"set": 0, "binding": 2, "workspace": 0}, {"set": 0, "binding": 3, "arg": 3}]}],
+// SPLIT-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 1}, {"set": 0, "binding": 1, "workspace": 0}, {"set": 0, "binding": 2, "arg": 3}]}],
 // SPLIT-NEXT: "needs_float16": true,
 // SPLIT-NEXT: "needs_int16": false,
 // SPLIT-NEXT: "needs_bfloat16": false,

@@ -651,9 +651,11 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     return success();
   }
 
-  // Split-KV, phase 1: the partial results (O = acc / sum in f32, and the
-  // chunk's max and sum, by which the merge weighs it) of N chunks of each
-  // tile's visited key blocks, in parallel.
+  // Split-KV, phase 1: the partial results of N chunks of each tile's
+  // visited key blocks, in parallel: O = acc / sum in f32 [B, heads, N,
+  // rows, Dv], and the chunk's max and sum, by which the merge weighs it,
+  // as one [B, heads, N, 2, rows] tensor (index 0 the max, 1 the sum: one
+  // workspace, one kernel parameter, for both).
   // The count is a constant, or read from attn.kv_split_count where a
   // runtime chooses it per launch.
   Value nValue = launchSplits
@@ -663,20 +665,17 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
                      : Value();
   OpFoldResult nFold =
       launchSplits ? OpFoldResult(nValue) : rewriter.getIndexAttr(splits);
-  auto partTy = [&](bool withDv) {
-    SmallVector<int64_t> shape{staticOr(info.batch), staticOr(heads),
-                               launchSplits ? ShapedType::kDynamic : splits,
-                               staticOr(info.rows)};
-    if (withDv)
-      shape.push_back(info.dv);
-    return RankedTensorType::get(shape, f32);
-  };
-  SmallVector<OpFoldResult> partSizes{info.batch, heads, nFold, info.rows,
-                                      dvAttr};
+  const int64_t nStatic = launchSplits ? ShapedType::kDynamic : splits;
+  auto partOutTy = RankedTensorType::get({staticOr(info.batch), staticOr(heads),
+                                      nStatic, staticOr(info.rows), info.dv},
+                                     f32);
+  auto statsTy = RankedTensorType::get({staticOr(info.batch), staticOr(heads),
+                                        nStatic, 2, staticOr(info.rows)},
+                                       f32);
+  OpFoldResult two = rewriter.getIndexAttr(2);
   SmallVector<Value> partOuts{
-      emptyOf(partTy(true), partSizes),
-      emptyOf(partTy(false), ArrayRef(partSizes).drop_back()),
-      emptyOf(partTy(false), ArrayRef(partSizes).drop_back())};
+      emptyOf(partOutTy, {info.batch, heads, nFold, info.rows, dvAttr}),
+      emptyOf(statsTy, {info.batch, heads, nFold, two, info.rows})};
   auto partial = scf::ForallOp::create(
       rewriter, loc,
       ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks, nFold}, partOuts,
@@ -716,11 +715,12 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     SmallVector<OpFoldResult> strides(5, one);
     tensor::ParallelInsertSliceOp::create(rewriter, loc, oTile, outArgs[0],
                                           offs, sizes, strides);
-    for (auto [tile, dest] : {std::make_pair(mTile, outArgs[1]),
-                              std::make_pair(sTile, outArgs[2])})
+    for (auto [tile, index] : {std::make_pair(mTile, 0), std::make_pair(sTile, 1)})
       tensor::ParallelInsertSliceOp::create(
-          rewriter, loc, tile, dest, ArrayRef(offs).drop_back(),
-          ArrayRef(sizes).drop_back(), ArrayRef(strides).drop_back());
+          rewriter, loc, tile, outArgs[1],
+          ArrayRef<OpFoldResult>{t.b, ivs[1], ivs[3],
+                                 rewriter.getIndexAttr(index), t.i0},
+          ArrayRef<OpFoldResult>{one, one, one, one, t.rows}, strides);
   }
 
   // Phase 2 merges the N partial results of each query tile.
@@ -749,14 +749,15 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
       ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0, zero},
       ArrayRef<OpFoldResult>{one, one, nIn, rows, dvAttr},
       SmallVector<OpFoldResult>(5, one));
-  auto vecOf = [&](unsigned result) -> Value {
+  auto statOf = [&](int64_t index) -> Value {
     return tensor::ExtractSliceOp::create(
-        rewriter, loc, vecTy, partial.getResult(result),
-        ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero, i0},
-        ArrayRef<OpFoldResult>{one, one, nIn, rows},
-        SmallVector<OpFoldResult>(4, one));
+        rewriter, loc, vecTy, partial.getResult(1),
+        ArrayRef<OpFoldResult>{ivs[0], ivs[1], zero,
+                               rewriter.getIndexAttr(index), i0},
+        ArrayRef<OpFoldResult>{one, one, nIn, one, rows},
+        SmallVector<OpFoldResult>(5, one));
   };
-  Value pMax = vecOf(1), pSum = vecOf(2);
+  Value pMax = statOf(0), pSum = statOf(1);
   auto mergedOutTy = RankedTensorType::get({rowsS, info.dv}, info.elt);
   Type mergedLseTy = lseTy ? RankedTensorType::get({rowsS}, f32) : Type();
   auto merged = MergePartialsOp::create(rewriter, loc, mergedOutTy,
