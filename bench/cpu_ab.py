@@ -22,6 +22,7 @@ SHAPES = [
     ("f32 H4 S1024 D64", "--heads=4 --seq-q=1024 --head-dim=64 --dtype=f32"),
     ("f16 H4 S1024 D128 causal", "--heads=4 --seq-q=1024 --head-dim=128 --dtype=f16 --causal"),
     ("bf16 H8 S512 D64 mask", "--heads=8 --seq-q=512 --head-dim=64 --dtype=bf16 --mask=bool"),
+    ("f32 H4 S1024 D64 additive mask", "--heads=4 --seq-q=1024 --head-dim=64 --dtype=f32 --mask=additive"),
     ("bf16 decode Hq32 Hkv8 Skv8192 D128", "--heads=32 --kv-heads=8 --seq-q=1 --seq-kv=8192 --head-dim=128 --dtype=bf16"),
 ]
 
