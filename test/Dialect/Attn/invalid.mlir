@@ -172,8 +172,18 @@ func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x
 // -----
 
 func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x6x8xf32>, %m: tensor<1x1x8x6xi16>) -> tensor<2x4x8x8xf32> {
-  // expected-error @+1 {{mask element type must be i1 or i8 (keep-mask) or a float (additive), got 'i16'}}
+  // expected-error @+1 {{mask element type must be i1 or i8 (keep-mask) or f16, bf16, f32 or f64 (additive), got 'i16'}}
   %o = attn.sdpa %q, %k, %v mask(%m : tensor<1x1x8x6xi16>) : tensor<2x4x8x16xf32>, tensor<2x2x6x16xf32>, tensor<2x2x6x8xf32> -> tensor<2x4x8x8xf32>
+  return %o : tensor<2x4x8x8xf32>
+}
+
+// -----
+
+// An 8-bit float mask is no additive mask any target loads (SPIR-V failed
+// to legalize it; fuzz, issue 22 item 6).
+func.func @f(%q: tensor<2x4x8x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x6x8xf32>, %m: tensor<1x1x8x6xf8E4M3FN>) -> tensor<2x4x8x8xf32> {
+  // expected-error @+1 {{mask element type must be i1 or i8 (keep-mask) or f16, bf16, f32 or f64 (additive), got 'f8E4M3FN'}}
+  %o = attn.sdpa %q, %k, %v mask(%m : tensor<1x1x8x6xf8E4M3FN>) : tensor<2x4x8x16xf32>, tensor<2x2x6x16xf32>, tensor<2x2x6x8xf32> -> tensor<2x4x8x8xf32>
   return %o : tensor<2x4x8x8xf32>
 }
 
@@ -340,7 +350,7 @@ func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>,
 // -----
 
 func.func @f(%q: tensor<64x16xf16>, %k: tensor<32x16xf16>, %v: tensor<32x8xf16>, %m: tensor<64x32xi32>, %acc: tensor<64x8xf32>, %max: tensor<64xf32>, %sum: tensor<64xf32>, %i: index) -> (tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>) {
-  // expected-error @+1 {{mask element type must be i1, i8 or a float}}
+  // expected-error @+1 {{mask element type must be i1, i8, f16, bf16, f32 or f64}}
   %a, %b, %c = attn.online_attention q(%q) k(%k) v(%v) mask(%m : tensor<64x32xi32>) state(%acc, %max, %sum) at(%i, %i, %i, %i) scale(0.125)
       : tensor<64x16xf16>, tensor<32x16xf16>, tensor<32x8xf16> -> tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>
   return %a, %b, %c : tensor<64x8xf32>, tensor<64xf32>, tensor<64xf32>

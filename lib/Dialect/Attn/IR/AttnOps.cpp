@@ -191,10 +191,10 @@ LogicalResult SdpaOp::verify() {
       return emitOpError() << "mask has more than " << kMaxElements
                            << " elements";
     Type mElt = mTy.getElementType();
-    if (!isKeepMaskType(mElt) && !isa<FloatType>(mElt))
+    if (!isKeepMaskType(mElt) && !isAdditiveMaskType(mElt))
       return emitOpError()
-             << "mask element type must be i1 or i8 (keep-mask) or a float "
-                "(additive), got "
+             << "mask element type must be i1 or i8 (keep-mask) or f16, "
+                "bf16, f32 or f64 (additive), got "
              << mElt;
   }
 
@@ -247,8 +247,9 @@ LogicalResult OnlineAttentionOp::verify() {
     if (failed(checkShape(op, "mask", mTy, {br, kTy.getDimSize(0)}, "[Br, Bc]")))
       return failure();
     if (!isKeepMaskType(mTy.getElementType()) &&
-        !isa<FloatType>(mTy.getElementType()))
-      return emitOpError() << "mask element type must be i1, i8 or a float";
+        !isAdditiveMaskType(mTy.getElementType()))
+      return emitOpError()
+             << "mask element type must be i1, i8, f16, bf16, f32 or f64";
     if (getPackedSeq())
       return emitOpError() << "a packed step (rows over heads) takes no mask";
   }

@@ -22,6 +22,12 @@ inline constexpr int64_t kMaxTileExtent = int64_t(1) << 20;
 /// A keep-mask's element type: i1, or i8 bytes of which any nonzero one
 /// attends (the runtime passes bool masks as bytes; docs/Semantics.md).
 inline bool isKeepMaskType(Type t) { return t.isInteger(1) || t.isInteger(8); }
+/// An additive mask's element types: those the runtime and every target
+/// load (f64 is rounded to f32 first); an 8-bit float (f8E4M3FN, ...) is
+/// none of them.
+inline bool isAdditiveMaskType(Type t) {
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64();
+}
 
 /// The keep decision of one keep-mask element `m` (i1 or i8): m itself, or
 /// m != 0. The one place that turns mask bytes into a decision.
