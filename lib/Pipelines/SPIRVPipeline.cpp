@@ -55,6 +55,9 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
       target.spirvExtensions.push_back(ext.str());
     target.clientApi = "Vulkan";
     pm.addPass(createGpuSPIRVAttachTarget(target));
+    // 16-bit buffers the target cannot compute on (f16 without Float16,
+    // i16 without Int16): 32-bit words.
+    pm.addPass(createSPIRV16BitStoragePass());
     if (subgroupSize > 0)
       pm.addPass(createSPIRVSubgroupSizePass({/*size=*/subgroupSize}));
     pm.nest<func::FuncOp>().addPass(createLowerAffinePass());
