@@ -292,7 +292,9 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   tiles.addPass(createGpuLaunchSinkIndexComputationsPass());
   if (failed(addKernelChecks()))
     return failure();
-  return addVulkan11("Shader", /*int16=*/false);
+  // Int64 as the other variants allow it: dropout's seed is an i64 kernel
+  // argument (without it the kernel's signature does not convert).
+  return addVulkan11("Shader,Int64", /*int16=*/false);
 }
 
 void mlir::attn::registerAttnSPIRVPipeline() {

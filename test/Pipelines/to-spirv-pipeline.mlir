@@ -19,6 +19,11 @@
 // RUN: attn-opt %S/Inputs/bf16.mlir --attn-to-spirv-pipeline | attn-translate --attn-to-spirv -o %t.bf16.spv
 // RUN: %if spirv-val %{ %spirv_val --target-env vulkan1.1 %t.bf16.spv %}
 // RUN: attn-opt %S/Inputs/bf16.mlir --attn-to-spirv-pipeline="int16=false f16=false" | FileCheck %s --check-prefix=BF16EMU
+// Dropout on the tiled variant (Inputs/tiled-dropout.mlir): the kernel's
+// i64 seed needs Int64 in the target, as the other variants have it.
+// RUN: attn-opt %S/Inputs/tiled-dropout.mlir --attn-to-spirv-pipeline=variant=tiled | FileCheck %s --check-prefix=TILEDDROP
+// TILEDDROP: spirv.module @__spv__tiled_dropout_kernel Logical GLSL450 requires #spirv.vce<v1.0, [Shader, Int64{{.*}}]
+// TILEDDROP: spirv.EntryPoint "GLCompute" @tiled_dropout_kernel
 
 // VARIANT: unknown variant 'wmma' (portable, tiled, coopmat or coopmat-scalar)
 
