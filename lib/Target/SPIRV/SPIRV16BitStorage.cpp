@@ -11,7 +11,9 @@
 // drops the 16-bit storage capabilities from such a gpu.module's target.
 //
 //===----------------------------------------------------------------------===//
+#include "TargetEnv.h"
 #include "attn/Target/SPIRV/Passes.h"
+#include "attn/Target/SPIRV/Transforms.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
@@ -28,81 +30,70 @@ namespace mlir::attn {
 using namespace mlir;
 
 namespace {
-/// Whether `gpuModule` holds a memref of f16 (`wantFloat`) or i16 elements,
-/// as a kernel argument or any value.
-bool holdsBuffersOf(gpu::GPUModuleOp gpuModule, bool wantFloat) {
-  auto matches = [&](Type t) {
-    auto m = dyn_cast<MemRefType>(t);
-    if (!m)
-      return false;
-    Type e = m.getElementType();
-    return wantFloat ? e.isF16() : e.isInteger(16);
+/// Which 16-bit buffers `gpuModule` holds (memrefs of f16 or i16 elements,
+/// as kernel arguments or any value), in one walk.
+struct SixteenBitBuffers {
+  bool f16 = false, i16 = false;
+};
+SixteenBitBuffers sixteenBitBuffersOf(gpu::GPUModuleOp gpuModule) {
+  SixteenBitBuffers kinds;
+  auto note = [&](Type t) {
+    if (auto m = dyn_cast<MemRefType>(t)) {
+      kinds.f16 |= m.getElementType().isF16();
+      kinds.i16 |= m.getElementType().isInteger(16);
+    }
   };
-  WalkResult walk = gpuModule.walk([&](Operation *op) {
+  gpuModule.walk([&](Operation *op) {
     if (auto fn = dyn_cast<gpu::GPUFuncOp>(op))
-      if (llvm::any_of(fn.getArgumentTypes(), matches))
-        return WalkResult::interrupt();
-    if (llvm::any_of(op->getResultTypes(), matches))
-      return WalkResult::interrupt();
-    return WalkResult::advance();
+      llvm::for_each(fn.getArgumentTypes(), note);
+    llvm::for_each(op->getResultTypes(), note);
   });
-  return walk.wasInterrupted();
+  return kinds;
+}
+} // namespace
+
+LogicalResult mlir::attn::emulateUncomputable16BitStorage(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](gpu::GPUModuleOp gpuModule) {
+    SixteenBitBuffers kinds = sixteenBitBuffersOf(gpuModule);
+    // One kind of 16-bit buffer: emulating it is all it takes. Both kinds
+    // (bf16 data with an f16 mask) stay as they are: emulating the f16
+    // buffers while Float16 is declared does not lower either.
+    if (kinds.f16 == kinds.i16)
+      return;
+    updateSPIRVTargetEnvs(gpuModule, [&](spirv::TargetEnvAttr env) {
+      spirv::VerCapExtAttr vce = env.getTripleAttr();
+      auto caps = llvm::to_vector(vce.getCapabilities());
+      // Loads of the module's 16-bit buffers are computable: keep.
+      if (llvm::is_contained(caps, kinds.f16 ? spirv::Capability::Float16
+                                             : spirv::Capability::Int16))
+        return env;
+      SmallVector<spirv::Capability> kept;
+      for (spirv::Capability c : caps)
+        if (c != spirv::Capability::StorageBuffer16BitAccess &&
+            c != spirv::Capability::StorageUniform16 &&
+            c != spirv::Capability::StoragePushConstant16)
+          kept.push_back(c);
+      if (kept.size() == caps.size())
+        return env;
+      auto triple = spirv::VerCapExtAttr::get(
+          vce.getVersion(), kept, llvm::to_vector(vce.getExtensions()), ctx);
+      return spirv::TargetEnvAttr::get(triple, env.getResourceLimits(),
+                                       env.getClientAPI(), env.getVendorID(),
+                                       env.getDeviceType(), env.getDeviceID());
+    });
+  });
+  return success();
 }
 
+namespace {
 struct SPIRV16BitStoragePass
     : mlir::attn::impl::SPIRV16BitStoragePassBase<SPIRV16BitStoragePass> {
   using Base::Base;
 
   void runOnOperation() override {
-    MLIRContext *ctx = &getContext();
-    getOperation().walk([&](gpu::GPUModuleOp gpuModule) {
-      ArrayAttr targets = gpuModule.getTargetsAttr();
-      if (!targets)
-        return;
-      const bool f16 = holdsBuffersOf(gpuModule, /*wantFloat=*/true);
-      const bool i16 = holdsBuffersOf(gpuModule, /*wantFloat=*/false);
-      // One kind of 16-bit buffer: emulating it is all it takes. Both
-      // kinds (bf16 data with an f16 mask) stay as they are: emulating
-      // the f16 buffers while Float16 is declared does not lower either.
-      if (f16 == i16)
-        return;
-      SmallVector<Attribute> updated;
-      bool changed = false;
-      for (Attribute t : targets.getValue()) {
-        auto env = dyn_cast<spirv::TargetEnvAttr>(t);
-        spirv::VerCapExtAttr vce = env ? env.getTripleAttr() : nullptr;
-        SmallVector<spirv::Capability> caps;
-        if (vce)
-          caps = llvm::to_vector(vce.getCapabilities());
-        auto has = [&](spirv::Capability c) {
-          return llvm::is_contained(caps, c);
-        };
-        // Loads of the module's 16-bit buffers are computable: keep.
-        if (!vce || ((!f16 || has(spirv::Capability::Float16)) &&
-                     (!i16 || has(spirv::Capability::Int16)))) {
-          updated.push_back(t);
-          continue;
-        }
-        SmallVector<spirv::Capability> kept;
-        for (spirv::Capability c : caps)
-          if (c != spirv::Capability::StorageBuffer16BitAccess &&
-              c != spirv::Capability::StorageUniform16 &&
-              c != spirv::Capability::StoragePushConstant16)
-            kept.push_back(c);
-        if (kept.size() == caps.size()) {
-          updated.push_back(t);
-          continue;
-        }
-        changed = true;
-        auto triple = spirv::VerCapExtAttr::get(
-            vce.getVersion(), kept, llvm::to_vector(vce.getExtensions()), ctx);
-        updated.push_back(spirv::TargetEnvAttr::get(
-            triple, env.getResourceLimits(), env.getClientAPI(),
-            env.getVendorID(), env.getDeviceType(), env.getDeviceID()));
-      }
-      if (changed)
-        gpuModule.setTargetsAttr(ArrayAttr::get(ctx, updated));
-    });
+    if (failed(mlir::attn::emulateUncomputable16BitStorage(getOperation())))
+      signalPassFailure();
   }
 };
 } // namespace

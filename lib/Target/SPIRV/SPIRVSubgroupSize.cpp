@@ -11,6 +11,7 @@
 // extractSPIRVKernel reads.
 //
 //===----------------------------------------------------------------------===//
+#include "TargetEnv.h"
 #include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -34,16 +35,7 @@ LogicalResult mlir::attn::setSPIRVSubgroupSize(ModuleOp module, int64_t size) {
   MLIRContext *ctx = module.getContext();
   bool any = false;
   WalkResult walk = module.walk([&](gpu::GPUModuleOp gpuModule) {
-    ArrayAttr targets = gpuModule.getTargetsAttr();
-    SmallVector<Attribute> updated;
-    bool found = false;
-    for (Attribute t : targets ? targets.getValue() : ArrayRef<Attribute>()) {
-      auto env = dyn_cast<spirv::TargetEnvAttr>(t);
-      if (!env) {
-        updated.push_back(t);
-        continue;
-      }
-      found = true;
+    bool found = updateSPIRVTargetEnvs(gpuModule, [&](spirv::TargetEnvAttr env) {
       spirv::ResourceLimitsAttr r = env.getResourceLimits();
       auto limits = spirv::ResourceLimitsAttr::get(
           ctx, r.getMaxComputeSharedMemorySize(),
@@ -51,17 +43,16 @@ LogicalResult mlir::attn::setSPIRVSubgroupSize(ModuleOp module, int64_t size) {
           static_cast<int>(size), r.getMinSubgroupSize(),
           r.getMaxSubgroupSize(), r.getCooperativeMatrixPropertiesKhr(),
           r.getCooperativeMatrixPropertiesNv());
-      updated.push_back(spirv::TargetEnvAttr::get(
-          env.getTripleAttr(), limits, env.getClientAPI(), env.getVendorID(),
-          env.getDeviceType(), env.getDeviceID()));
-    }
+      return spirv::TargetEnvAttr::get(env.getTripleAttr(), limits,
+                                       env.getClientAPI(), env.getVendorID(),
+                                       env.getDeviceType(), env.getDeviceID());
+    });
     if (!found) {
       gpuModule.emitError("attn-spirv-subgroup-size: the gpu.module has no "
                           "#spirv.target_env target (run "
                           "spirv-attach-target first)");
       return WalkResult::interrupt();
     }
-    gpuModule.setTargetsAttr(ArrayAttr::get(ctx, updated));
     any = true;
     return WalkResult::advance();
   });

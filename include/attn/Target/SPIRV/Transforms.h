@@ -55,6 +55,12 @@ LogicalResult checkSPIRVLoopBudget(ModuleOp module, uint64_t maxIterations);
 /// gpu.module's #spirv.target_env and in kSPIRVSubgroupSizeAttr.
 LogicalResult setSPIRVSubgroupSize(ModuleOp module, int64_t size);
 
+/// attn-spirv-16bit-storage: no 16-bit storage capabilities in the
+/// #spirv.target_env of a gpu.module whose one kind of 16-bit buffer (f16
+/// or i16) the target cannot compute on (no Float16, no Int16), so that
+/// the conversion emulates those buffers with 32-bit words. Never fails.
+LogicalResult emulateUncomputable16BitStorage(ModuleOp module);
+
 /// attn-spirv-coopmat-bf16: in a module marked kCoopMatBf16Attr, every f16
 /// of its spirv.modules as bf16, and the mark removed.
 LogicalResult retypeCoopMatBf16(ModuleOp module);
