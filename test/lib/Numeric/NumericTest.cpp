@@ -484,6 +484,27 @@ TEST(Numeric, Masks) {
   check(c, rng);
 }
 
+/// The n-th case of the small edge-value matrices below (non-finite
+/// inputs, extreme scores): B 2, GQA 4:2, D 16, key blocks of 16, lse,
+/// causal every third case, and on the cpu the math variant every other.
+Case edgeMatrixCase(std::mt19937_64 &rng, attn_target target, int n,
+                    int64_t minSq) {
+  Case c;
+  c.target = target;
+  c.variant = target == ATTN_TARGET_CPU && n % 2 ? ATTN_VARIANT_MATH
+                                                 : ATTN_VARIANT_DEFAULT;
+  c.B = 2;
+  c.Hq = 4;
+  c.Hkv = 2;
+  c.Sq = uniform(rng, minSq, 40);
+  c.Skv = uniform(rng, 20, 200);
+  c.D = 16;
+  c.causal = n % 3 == 1;
+  c.lse = true;
+  c.blockKv = 16;
+  return c;
+}
+
 // Non-finite inputs (docs/Semantics.md, "Non-finite inputs"): a NaN, +inf
 // or -inf in q, k or v at a random place (keys a bool mask hides
 // included, with causal, split-KV and GQA) leaves every row it does not
@@ -496,23 +517,11 @@ void nonFiniteMatrix(std::mt19937_64 &rng, attn_target target) {
   int n = 0;
   for (char where : {'q', 'k', 'v'})
     for (double value : values) {
-      Case c;
-      c.target = target;
+      Case c = edgeMatrixCase(rng, target, n, /*minSq=*/1);
       c.dtype = dtypes[n % 3];
-      c.variant = target == ATTN_TARGET_CPU && n % 2 ? ATTN_VARIANT_MATH
-                                                     : ATTN_VARIANT_DEFAULT;
-      c.B = 2;
-      c.Hq = 4;
-      c.Hkv = 2;
-      c.Sq = uniform(rng, 1, 40);
-      c.Skv = uniform(rng, 20, 200);
-      c.D = 16;
-      c.causal = n % 3 == 1;
       c.mask = ATTN_MASK_BOOL;
       c.maskB1 = false;
       c.maskH1 = false;
-      c.lse = true;
-      c.blockKv = 16;
       c.kvSplits = n % 2 ? 3 : 1;
       c.nonFinite = where;
       c.nonFiniteValue = value;
@@ -533,31 +542,20 @@ TEST(Numeric, NonFiniteInputs) {
 // the f32 range"): additive masks with finfo(f32).min rows (the uniform
 // average, not out = 0 / lse = -inf), -3.0e38 among them, one +2.4e38
 // key; raw scores up to +-2.4e38 at scale 1. Every mask dtype that holds
-// them, GQA, causal, split-KV (the partials carry these lse), both cpu
-// variants; Vulkan.ExtremeScores runs the same on the Vulkan device.
+// them, GQA, causal, split-KV (the chunks' max and sum carry these
+// scores to the merge), both cpu variants; Vulkan.ExtremeScores runs the
+// same on the Vulkan device.
 void extremeMatrix(std::mt19937_64 &rng, attn_target target) {
   int n = 0;
   for (attn_dtype dt : {ATTN_DTYPE_F32, ATTN_DTYPE_F16, ATTN_DTYPE_BF16})
     for (attn_dtype mdt : {ATTN_DTYPE_F32, ATTN_DTYPE_BF16}) {
-      Case c;
-      c.target = target;
+      Case c = edgeMatrixCase(rng, target, n, /*minSq=*/5);
       c.dtype = dt;
-      c.variant = target == ATTN_TARGET_CPU && n % 2 ? ATTN_VARIANT_MATH
-                                                     : ATTN_VARIANT_DEFAULT;
       c.extreme = 'm';
       c.mask = ATTN_MASK_ADDITIVE;
       c.maskDtype = mdt;
       c.maskB1 = n % 3 != 0;
       c.maskH1 = n % 2 == 0;
-      c.B = 2;
-      c.Hq = 4;
-      c.Hkv = 2;
-      c.Sq = uniform(rng, 5, 40);
-      c.Skv = uniform(rng, 20, 200);
-      c.D = 16;
-      c.causal = n % 3 == 1;
-      c.lse = true;
-      c.blockKv = 16;
       c.kvSplits = n % 2 ? 1 : 3;
       check(c, rng);
       ++n;
