@@ -238,8 +238,9 @@ def Attn_OnlineAttentionFinalizeOp : Attn_Op<"online_attention_finalize", [Pure]
     `partial`, `out` stays f32 and there is no `lse`: one split-KV chunk's
     partial result, which `attn.merge_partials` combines with the chunk's
     `max` and `sum` themselves (an lse alone cannot weigh chunks: max +
-    log(sum) rounds log(sum) away once |max| is above about 2^24). No case
-    yields NaN.
+    log(sum) keeps log(sum) only to half an ulp of max, so the weights err
+    by a factor up to exp(ulp(max) / 2), e at |max| = 2^24, and a -1e9
+    padding row loses log(sum) entirely). No case yields NaN.
 
     ```mlir
     %o, %lse = attn.online_attention_finalize %acc, %max, %sum
