@@ -1,9 +1,10 @@
 //===- AttnToLinalg.cpp - reference (math) lowering of attn.sdpa to linalg ===//
 //
 // The untiled lowering: materializes S [B, Hq, Sq, Skv] in f32 and runs the
-// textbook safe softmax on it. It is the correctness reference for every
-// other path, so it follows the op documentation step by step rather than
-// being clever; docs/Semantics.md states the math.
+// textbook safe softmax on it, its two sums over keys (l and O) in f64 so
+// that no key length stalls or drifts them. It is the correctness reference
+// for every other path, so it follows the op documentation step by step
+// rather than being clever; docs/Semantics.md states the math.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/AttnToLinalg/AttnToLinalg.h"
@@ -56,6 +57,11 @@ private:
   Value f32Const(double v) {
     return arith::ConstantOp::create(rw, loc, f32, rw.getF32FloatAttr(v));
   }
+  /// Extends a float to f64 (the sums' type).
+  static Value toF64(OpBuilder &b, Location loc, Value v) {
+    Type f64 = b.getF64Type();
+    return v.getType() == f64 ? v : arith::ExtFOp::create(b, loc, f64, v);
+  }
   /// Extends (or truncates, for an f64 additive mask) a float to f32.
   static Value toF32(OpBuilder &b, Location loc, Value v) {
     auto ft = cast<FloatType>(v.getType());
@@ -71,6 +77,17 @@ private:
   Value filled(ArrayRef<OpFoldResult> sizes, double v) {
     return linalg::FillOp::create(rw, loc, ValueRange{f32Const(v)},
                                   ValueRange{emptyF32(sizes)})
+        .getResult(0);
+  }
+  /// Zeros in f64: the two sums over keys (l and O) accumulate in f64, so
+  /// that no key length the API accepts (up to 2^31 - 1) stalls or drifts
+  /// them (an f32 sum stops growing near 2^24 terms).
+  Value zerosF64(ArrayRef<OpFoldResult> sizes) {
+    Type f64 = rw.getF64Type();
+    Value zero = arith::ConstantOp::create(rw, loc, f64, rw.getF64FloatAttr(0));
+    return linalg::FillOp::create(
+               rw, loc, ValueRange{zero},
+               ValueRange{tensor::EmptyOp::create(rw, loc, sizes, f64)})
         .getResult(0);
   }
   AffineMap map(unsigned nDims, ArrayRef<AffineExpr> exprs) {
@@ -267,9 +284,9 @@ Value SdpaLowering::applyMasks(Value raw) {
 }
 
 // isMax: m[b,h,i] = max_j S[b,h,i,j] (init -inf)
-// else:  l[b,h,i] = sum_j P[b,h,i,j] (init 0)
+// else:  l[b,h,i] = sum_j P[b,h,i,j] (init 0), in f64
 Value SdpaLowering::rowReduce(Value s, double init, bool isMax) {
-  Value out = filled({B, Hq, Sq}, init);
+  Value out = isMax ? filled({B, Hq, Sq}, init) : zerosF64({B, Hq, Sq});
   AffineExpr b, h, i, j;
   bindDims(ctx, b, h, i, j);
   SmallVector<AffineMap> maps = {map(4, {b, h, i, j}), map(4, {b, h, i})};
@@ -284,8 +301,11 @@ Value SdpaLowering::rowReduce(Value s, double init, bool isMax) {
                Value r =
                    isMax ? arith::MaximumFOp::create(nb, nl, args[1], args[0])
                                .getResult()
-                         : arith::AddFOp::create(nb, nl, args[1], args[0],
-                                                 reassoc)
+                         : arith::AddFOp::create(
+                               nb, nl, args[1],
+                               arith::ExtFOp::create(nb, nl, nb.getF64Type(),
+                                                     args[0]),
+                               reassoc)
                                .getResult();
                linalg::YieldOp::create(nb, nl, r);
              })
@@ -325,8 +345,8 @@ Value SdpaLowering::exponentials(Value s, Value m) {
       .getResult(0);
 }
 
-// Pn = l == 0 ? 0 : P / l ; with dropout: Pn = keep(seed,b,h,i,j) ? Pn/(1-p) :
-// 0
+// Pn = l == 0 ? 0 : P / l (l in f64, Pn rounded to f32); with dropout:
+// Pn = keep(seed,b,h,i,j) ? Pn/(1-p) : 0
 Value SdpaLowering::normalize(Value p, Value l) {
   Value init = emptyF32({B, Hq, Sq, Skv});
   AffineExpr b, h, i, j;
@@ -342,9 +362,16 @@ Value SdpaLowering::normalize(Value p, Value l) {
              rw, loc, init.getType(), ValueRange{p, l}, ValueRange{init}, maps,
              iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Type f64 = nb.getF64Type();
                Value empty = arith::CmpFOp::create(
-                   nb, nl, arith::CmpFPredicate::OEQ, args[1], zero);
-               Value q = arith::DivFOp::create(nb, nl, args[0], args[1]);
+                   nb, nl, arith::CmpFPredicate::OEQ, args[1],
+                   arith::ConstantOp::create(nb, nl, f64,
+                                             nb.getF64FloatAttr(0)));
+               Value q = arith::TruncFOp::create(
+                   nb, nl, nb.getF32Type(),
+                   arith::DivFOp::create(
+                       nb, nl, arith::ExtFOp::create(nb, nl, f64, args[0]),
+                       args[1]));
                Value pn = arith::SelectOp::create(nb, nl, empty, zero, q);
                if (keepScale) {
                  Value ib = linalg::IndexOp::create(nb, nl, 0);
@@ -361,9 +388,9 @@ Value SdpaLowering::normalize(Value p, Value l) {
       .getResult(0);
 }
 
-// O[b,h,i,e] = sum_j Pn[b,h,i,j] * f32(v[b,h/g,j,e])
+// O[b,h,i,e] = sum_j Pn[b,h,i,j] * v[b,h/g,j,e], in f64
 Value SdpaLowering::attend(Value pn) {
-  Value init = filled({B, Hq, Sq, Dv}, 0.0);
+  Value init = zerosF64({B, Hq, Sq, Dv});
   // Loops (b, h, i, j, e): the key reduction sits outside the value
   // dimension so the innermost loop walks rows of V and O contiguously.
   AffineExpr b, h, i, j, e;
@@ -385,7 +412,8 @@ Value SdpaLowering::attend(Value pn) {
                maps, iters,
                [&](OpBuilder &nb, Location nl, ValueRange args) {
                  Value prod = arith::MulFOp::create(
-                     nb, nl, args[0], toF32(nb, nl, args[1]), contract);
+                     nb, nl, toF64(nb, nl, args[0]), toF64(nb, nl, args[1]),
+                     contract);
                  Value sum =
                      arith::AddFOp::create(nb, nl, args[2], prod, accumulate);
                  linalg::YieldOp::create(nb, nl, sum);
@@ -406,8 +434,9 @@ Value SdpaLowering::attend(Value pn) {
                Value kvh = arith::DivUIOp::create(nb, nl, ih, g);
                Value vv = tensor::ExtractOp::create(
                    nb, nl, value, ValueRange{ib, kvh, ij, ie});
-               Value prod = arith::MulFOp::create(nb, nl, args[0],
-                                                  toF32(nb, nl, vv), contract);
+               Value prod =
+                   arith::MulFOp::create(nb, nl, toF64(nb, nl, args[0]),
+                                         toF64(nb, nl, vv), contract);
                Value sum =
                    arith::AddFOp::create(nb, nl, args[1], prod, accumulate);
                linalg::YieldOp::create(nb, nl, sum);
@@ -415,24 +444,28 @@ Value SdpaLowering::attend(Value pn) {
       .getResult(0);
 }
 
-// lse[b,h,i] = l == 0 ? -inf : m_safe + log(l)
+// lse[b,h,i] = l == 0 ? -inf : m_safe + log(l) (in f64, rounded to f32)
 Value SdpaLowering::logSumExp(Value m, Value l) {
   Value init = emptyF32({B, Hq, Sq});
   AffineExpr b, h, i;
   bindDims(ctx, b, h, i);
   AffineMap id3 = map(3, {b, h, i});
   SmallVector<IteratorType> iters(3, IteratorType::parallel);
-  Value zero = f32Const(0.0);
   Value negInf = f32Const(-std::numeric_limits<double>::infinity());
   return linalg::GenericOp::create(
              rw, loc, init.getType(), ValueRange{m, l}, ValueRange{init},
              SmallVector<AffineMap>{id3, id3, id3}, iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Type f64 = nb.getF64Type();
                Value empty = arith::CmpFOp::create(
-                   nb, nl, arith::CmpFPredicate::OEQ, args[1], zero);
-               Value lse =
-                   arith::AddFOp::create(nb, nl, safeMax(nb, nl, args[0]),
-                                         math::LogOp::create(nb, nl, args[1]));
+                   nb, nl, arith::CmpFPredicate::OEQ, args[1],
+                   arith::ConstantOp::create(nb, nl, f64,
+                                             nb.getF64FloatAttr(0)));
+               Value lse = arith::TruncFOp::create(
+                   nb, nl, nb.getF32Type(),
+                   arith::AddFOp::create(
+                       nb, nl, toF64(nb, nl, safeMax(nb, nl, args[0])),
+                       math::LogOp::create(nb, nl, args[1])));
                linalg::YieldOp::create(
                    nb, nl,
                    arith::SelectOp::create(nb, nl, empty, negInf, lse)
@@ -484,7 +517,7 @@ LogicalResult SdpaLowering::run() {
   Value l = rowReduce(p, 0.0, /*isMax=*/false);
   Value o = attend(normalize(p, l));
 
-  if (!elt.isF32()) {
+  {
     // out = truncf(O): the only rounding to the element type, at the end.
     Value init = tensor::EmptyOp::create(rw, loc, {B, Hq, Sq, Dv}, elt);
     AffineMap id4 = rw.getMultiDimIdentityMap(4);

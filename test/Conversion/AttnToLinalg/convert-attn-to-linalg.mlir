@@ -38,24 +38,30 @@
 // CHECK: %[[X:.+]] = arith.subf %[[SE]], %[[MSAFE]] : f32
 // CHECK: math.exp %[[X]] : f32
 // l = rowsum(P), reassociable so the reduction loop vectorizes
-// CHECK: %[[L:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] :
-// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
+// l = sum_j P in f64 (no key length stalls or drifts it)
+// CHECK: %[[L:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[ROW]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] : {{.+}}) outs(%{{.+}} : tensor<1x2x8xf64>)
+// CHECK: %[[PX:.+]] = arith.extf %{{.+}} : f32 to f64
+// CHECK: arith.addf %{{.+}}, %[[PX]] fastmath<reassoc> : f64
 // Pn = l == 0 ? 0 : P / l
 // CHECK: %[[PN:.+]] = linalg.generic {indexing_maps = [#[[ID4]], #[[ROW]], #[[ID4]]], {{.+}} ins(%[[P]], %[[L]] :
-// CHECK: ^bb0(%[[PE:.+]]: f32, %[[LE:.+]]: f32, %{{.+}}: f32):
-// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[LE]], %[[Z2:.+]] : f32
-// CHECK: %[[DIV:.+]] = arith.divf %[[PE]], %[[LE]] : f32
-// CHECK: arith.select %[[EMPTY]], %[[Z2]], %[[DIV]] : f32
+// CHECK: ^bb0(%[[PE:.+]]: f32, %[[LE:.+]]: f64, %{{.+}}: f32):
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[LE]], %{{.+}} : f64
+// CHECK: %[[PE64:.+]] = arith.extf %[[PE]] : f32 to f64
+// CHECK: %[[DIV:.+]] = arith.divf %[[PE64]], %[[LE]] : f64
+// CHECK: %[[DIV32:.+]] = arith.truncf %[[DIV]] : f64 to f32
+// CHECK: arith.select %[[EMPTY]], %{{.+}}, %[[DIV32]] : f32
 // O[b,h,i,e] = sum_j Pn[b,h,i,j] * f32(v[b,h,j,e])
-// CHECK: %[[OINIT:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<1x2x8x32xf32>)
+// O = sum_j Pn v, in f64
+// CHECK: %[[OINIT:.+]] = linalg.fill ins(%{{.+}} : f64) outs(%{{.+}} : tensor<1x2x8x32xf64>)
 // CHECK: %[[O:.+]] = linalg.generic {indexing_maps = [#[[S5]], #[[K5]], #[[Q5]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
-// CHECK-SAME: ins(%[[PN]], %[[V]] : tensor<1x2x8x8xf32>, tensor<1x2x8x32xf16>) outs(%[[OINIT]] : tensor<1x2x8x32xf32>)
-// CHECK: arith.extf %{{.+}} : f16 to f32
-// CHECK: arith.mulf {{.+}} fastmath<contract> : f32
-// CHECK: arith.addf {{.+}} fastmath<reassoc,contract> : f32
+// CHECK-SAME: ins(%[[PN]], %[[V]] : tensor<1x2x8x8xf32>, tensor<1x2x8x32xf16>) outs(%[[OINIT]] : tensor<1x2x8x32xf64>)
+// CHECK: arith.extf %{{.+}} : f16 to f64
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: arith.mulf {{.+}} fastmath<contract> : f64
+// CHECK: arith.addf {{.+}} fastmath<reassoc,contract> : f64
 // out = truncf(O)
-// CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[O]] : tensor<1x2x8x32xf32>) outs(%{{.+}} : tensor<1x2x8x32xf16>)
-// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[O]] : tensor<1x2x8x32xf64>) outs(%{{.+}} : tensor<1x2x8x32xf16>)
+// CHECK: arith.truncf %{{.+}} : f64 to f16
 // CHECK: return %[[OUT]] : tensor<1x2x8x32xf16>
 // No fast-math flag that would let LLVM drop the -inf handling.
 // CHECK-NOT: nnan
@@ -72,10 +78,10 @@ func.func @basic_f16(%q: tensor<1x2x8x16xf16>, %k: tensor<1x2x8x16xf16>, %v: ten
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<2x8x4x16xf32>, %[[K:[^:]+]]: tensor<2x2x6x16xf32>, %[[V:[^:]+]]: tensor<2x2x6x16xf32>)
 // kv head = h floordiv (Hq / Hkv) = h floordiv 4, in the indexing maps: K and V are never copied
 // CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KG]], #{{.+}}]{{.+}} ins(%[[Q]], %[[K]] : tensor<2x8x4x16xf32>, tensor<2x2x6x16xf32>) outs(%{{.+}} : tensor<2x8x4x6xf32>)
-// f32 inputs are used as they are
-// CHECK-NOT: arith.extf
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KG]], #{{.+}}]{{.+}} ins(%{{.+}}, %[[V]] : tensor<2x8x4x6xf32>, tensor<2x2x6x16xf32>) outs(%{{.+}} : tensor<2x8x4x16xf32>)
-// CHECK-NOT: arith.truncf
+// f32 inputs are used as they are for the scores; the sums are f64
+// CHECK-NOT: arith.extf %{{.+}} : f32 to f32
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[KG]], #{{.+}}]{{.+}} ins(%{{.+}}, %[[V]] : tensor<2x8x4x6xf32>, tensor<2x2x6x16xf32>) outs(%{{.+}} : tensor<2x8x4x16xf64>)
+// CHECK: arith.truncf %{{.+}} : f64 to f32
 // CHECK: return
 func.func @gqa_static(%q: tensor<2x8x4x16xf32>, %k: tensor<2x2x6x16xf32>, %v: tensor<2x2x6x16xf32>) -> tensor<2x8x4x16xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<2x8x4x16xf32>, tensor<2x2x6x16xf32>, tensor<2x2x6x16xf32> -> tensor<2x8x4x16xf32>
@@ -105,12 +111,12 @@ func.func @gqa_static(%q: tensor<2x8x4x16xf32>, %k: tensor<2x2x6x16xf32>, %v: te
 // CHECK: arith.extf %[[KE]] : bf16 to f32
 // CHECK: tensor.empty(%[[B]], %[[HQ]], %[[SQ]]) : tensor<?x?x?xf32>
 // O = sum_j Pn * v[b, h / g, j, e]
-// CHECK: tensor.empty(%[[B]], %[[HQ]], %[[SQ]]) : tensor<?x?x?x8xf32>
+// CHECK: tensor.empty(%[[B]], %[[HQ]], %[[SQ]]) : tensor<?x?x?x8xf64>
 // CHECK: linalg.generic
 // CHECK: %[[VKVH:.+]] = arith.divui %{{.+}}, %[[G]] : index
 // CHECK: tensor.extract %[[V]][%{{.+}}, %[[VKVH]], %{{.+}}, %{{.+}}] : tensor<?x?x?x8xbf16>
 // CHECK: tensor.empty(%[[B]], %[[HQ]], %[[SQ]]) : tensor<?x?x?x8xbf16>
-// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.truncf %{{.+}} : f64 to bf16
 func.func @dynamic(%q: tensor<?x?x?x16xbf16>, %k: tensor<?x?x?x16xbf16>, %v: tensor<?x?x?x8xbf16>) -> tensor<?x?x?x8xbf16> {
   %o = attn.sdpa %q, %k, %v : tensor<?x?x?x16xbf16>, tensor<?x?x?x16xbf16>, tensor<?x?x?x8xbf16> -> tensor<?x?x?x8xbf16>
   return %o : tensor<?x?x?x8xbf16>
@@ -229,7 +235,7 @@ func.func @additive_mask(%q: tensor<2x4x8x16xf16>, %k: tensor<2x4x8x16xf16>, %v:
 // CHECK-LABEL: func.func @dropout(
 // CHECK-SAME: %[[SEED:[^ ]+]]: i64)
 // Pn = keep(seed, b, h, i, j) ? (P / l) * 1/(1-p) : 0, decided after normalization
-// CHECK: arith.addf {{.+}} fastmath<reassoc> : f32
+// CHECK: arith.addf {{.+}} fastmath<reassoc> : f64
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[INV:.+]] = arith.constant 1.33333337 : f32
 // CHECK: linalg.generic
@@ -263,19 +269,19 @@ func.func @dropout(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x4x16xf32>, %v: tenso
 // CHECK: %[[M:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
 // CHECK: arith.maximumf
 // CHECK: %[[L:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]
-// CHECK: arith.addf {{.+}} fastmath<reassoc>
+// CHECK: arith.addf {{.+}} fastmath<reassoc> : f64
 // CHECK: %[[O:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x1x4x16xf32>)
-// lse = l == 0 ? -inf : m_safe + log(l)
+// lse = l == 0 ? -inf : m_safe + log(l), in f64 rounded to f32
 // CHECK: %[[LINIT:.+]] = tensor.empty() : tensor<1x1x4xf32>
-// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
-// CHECK: %[[LSE:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[L]] : tensor<1x1x4xf32>, tensor<1x1x4xf32>) outs(%[[LINIT]] : tensor<1x1x4xf32>)
-// CHECK: ^bb0(%[[ME:.+]]: f32, %[[LE:.+]]: f32, %{{.+}}: f32):
-// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[LE]], %[[ZERO]] : f32
-// CHECK: %[[LOG:.+]] = math.log %[[LE]] : f32
+// CHECK: %[[LSE:.+]] = linalg.generic {{.+}} ins(%[[M]], %[[L]] : tensor<1x1x4xf32>, tensor<1x1x4xf64>) outs(%[[LINIT]] : tensor<1x1x4xf32>)
+// CHECK: ^bb0(%[[ME:.+]]: f32, %[[LE:.+]]: f64, %{{.+}}: f32):
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[LE]], %{{.+}} : f64
+// CHECK: %[[LOG:.+]] = math.log %[[LE]] : f64
 // CHECK: %[[MSAFE:.+]] = arith.select
-// CHECK: %[[SUM:.+]] = arith.addf %[[MSAFE]], %[[LOG]] : f32
-// CHECK: %[[R:.+]] = arith.select %[[EMPTY]], %[[NEGINF]], %[[SUM]] : f32
+// CHECK: %[[M64:.+]] = arith.extf %[[MSAFE]] : f32 to f64
+// CHECK: %[[SUM:.+]] = arith.addf %[[M64]], %[[LOG]] : f64
+// CHECK: %[[SUM32:.+]] = arith.truncf %[[SUM]] : f64 to f32
+// CHECK: %[[R:.+]] = arith.select %[[EMPTY]], %{{.+}}, %[[SUM32]] : f32
 // CHECK: linalg.yield %[[R]]
 // CHECK: return %[[O]], %[[LSE]]
 func.func @lse(%q: tensor<1x1x4x16xf32>, %k: tensor<1x1x4x16xf32>, %v: tensor<1x1x4x16xf32>) -> (tensor<1x1x4x16xf32>, tensor<1x1x4xf32>) {
