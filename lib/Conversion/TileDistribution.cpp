@@ -688,29 +688,38 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
         Value partial = src.destinations[src.main.getResult(1)];
         nChunks = memref::DimOp::create(b, loc, partial, 2);
       }
+      // Every result of each reduction is carried (a compensated sum has
+      // two: the sum and its compensation).
       SmallVector<Value> inits;
       for (linalg::GenericOp r : group)
-        inits.push_back(ev.evalAt(r.getDpsInits()[0], {}));
+        for (Value init : r.getDpsInits())
+          inits.push_back(ev.evalAt(init, {}));
       auto loop =
           scf::ForOp::create(b, loc, cidx(0), nChunks, cidx(1), inits);
       {
         OpBuilder::InsertionGuard g2(b);
         b.setInsertionPointToStart(loop.getBody());
         SmallVector<Value> nexts;
-        for (auto [r, acc] : llvm::zip(group, loop.getRegionIterArgs())) {
+        auto accs = loop.getRegionIterArgs();
+        for (linalg::GenericOp r : group) {
           SmallVector<Value> loops = parallelLoops(r);
           for (auto [i, it] : llvm::enumerate(r.getIteratorTypesArray()))
             if (it == utils::IteratorType::reduction)
               loops[i] = loop.getInductionVar();
-          // The accumulator is the body's output argument.
-          ev.scalars[r.getDpsInits()[0]] = acc;
-          nexts.push_back(ev.evalBody(r, loops)[0]);
-          ev.scalars.erase(r.getDpsInits()[0]);
+          // The accumulators are the body's output arguments.
+          unsigned k = nexts.size();
+          for (auto [j, init] : llvm::enumerate(r.getDpsInits()))
+            ev.scalars[init] = accs[k + j];
+          llvm::append_range(nexts, ev.evalBody(r, loops));
+          for (Value init : r.getDpsInits())
+            ev.scalars.erase(init);
         }
         scf::YieldOp::create(b, loc, nexts);
       }
-      for (auto [r, result] : llvm::zip(group, loop.getResults()))
-        ev.scalars[r.getResult(0)] = result;
+      unsigned k = 0;
+      for (linalg::GenericOp r : group)
+        for (Value result : r.getResults())
+          ev.scalars[result] = loop.getResult(k++);
       continue;
     }
     if (isa<tensor::EmptyOp, linalg::FillOp>(op))

@@ -134,12 +134,13 @@ func.func @causal(%q: memref<1x2x100x32xf16, strided<[?, ?, ?, 1], offset: ?>>,
 // the merge: a thread per (row, column), 4 rows of Dv = 32 per
 // workgroup; M = max_s m_s, w_s = l_s exp2((m_s - M) log2 e), out = sum
 // w_s O_s / sum w_s, lse = M + log2(sum w_s) ln 2 by the row's first
-// thread; the two sums in one pass over the chunks
+// thread; the two sums in one pass over the chunks, each compensated
+// (sum and compensation carried)
 // CHECK: gpu.launch {{.*}} module(@split_kernels) function(@split_split_kv_merge)
 // CHECK: scf.for {{.*}} -> (f32)
 // CHECK: memref.load %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c0, %{{.*}}]
 // CHECK: arith.maximumf
-// CHECK: scf.for {{.*}} -> (f32, f32)
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32)
 // CHECK: memref.load %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c0, %{{.*}}]
 // CHECK: memref.load %[[PS]][%{{.*}}, %{{.*}}, %{{.*}}, %c1, %{{.*}}]
 // CHECK: arith.subf

@@ -230,12 +230,31 @@ func.func @finalize(%acc: tensor<4x8xf32>, %m: tensor<4xf32>, %s: tensor<4xf32>)
 // CHECK:   %[[DL:.+]] = arith.mulf %[[DM]]
 // CHECK:   %[[E:.+]] = math.exp2 %[[DL]]
 // CHECK:   arith.mulf %[[XS]], %[[E]]
-// W = sum_n w_n
-// CHECK: %[[WS:.+]] = linalg.generic {{.+}} ins(%[[W]] : tensor<3x4xf32>)
-// CHECK:   arith.addf
-// O = sum_n w_n out[n]
-// CHECK: %[[O:.+]] = linalg.generic {indexing_maps = [{{.+}}, #[[NRD]], {{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[W]], %[[PO]] : tensor<3x4xf32>, tensor<3x4x8xf32>)
+// W = sum_n w_n, compensated (Neumaier): the sum s and its compensation
+// c as two results; t = s + x, c += |s| >= |x| ? (s - t) + x : (x - t) + s;
+// no fast-math flags
+// CHECK: %[[WSC:.+]]:2 = linalg.generic {{.+}} ins(%[[W]] : tensor<3x4xf32>) outs(%{{.+}}, %{{.+}} : tensor<4xf32>, tensor<4xf32>)
+// CHECK:   ^bb0(%[[X:.+]]: f32, %[[S:.+]]: f32, %[[C:.+]]: f32):
+// CHECK:   %[[T:.+]] = arith.addf %[[S]], %[[X]] : f32
+// CHECK:   %[[AX:.+]] = math.absf %[[X]] : f32
+// CHECK:   %[[AS:.+]] = math.absf %[[S]] : f32
+// CHECK:   %[[BIG:.+]] = arith.cmpf oge, %[[AS]], %[[AX]] : f32
+// CHECK:   %[[D1:.+]] = arith.subf %[[S]], %[[T]] : f32
+// CHECK:   %[[L1:.+]] = arith.addf %[[D1]], %[[X]] : f32
+// CHECK:   %[[D2:.+]] = arith.subf %[[X]], %[[T]] : f32
+// CHECK:   %[[L2:.+]] = arith.addf %[[D2]], %[[S]] : f32
+// CHECK:   %[[LOST:.+]] = arith.select %[[BIG]], %[[L1]], %[[L2]] : f32
+// CHECK:   %[[C2:.+]] = arith.addf %[[C]], %[[LOST]] : f32
+// CHECK:   linalg.yield %[[T]], %[[C2]] : f32, f32
+// O = sum_n w_n out[n], compensated alike
+// CHECK: %[[OC:.+]]:2 = linalg.generic {indexing_maps = [{{.+}}, #[[NRD]], {{.+}}, {{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[W]], %[[PO]] : tensor<3x4xf32>, tensor<3x4x8xf32>)
 // CHECK:   arith.mulf
+// CHECK:   arith.addf
+// CHECK:   linalg.yield
+// then s + c of each
+// CHECK: %[[WS:.+]] = linalg.generic {{.+}} ins(%[[WSC]]#0, %[[WSC]]#1 : tensor<4xf32>, tensor<4xf32>)
+// CHECK:   arith.addf
+// CHECK: %[[O:.+]] = linalg.generic {{.+}} ins(%[[OC]]#0, %[[OC]]#1 : tensor<4x8xf32>, tensor<4x8xf32>)
 // CHECK:   arith.addf
 // out = W == 0 ? 0 : O / W  (bf16)
 // CHECK: %[[OUT:.+]] = linalg.generic {{.+}} ins(%[[O]], %[[WS]] : tensor<4x8xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<4x8xbf16>)
