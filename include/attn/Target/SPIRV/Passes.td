@@ -375,6 +375,46 @@ def SPIRVVulkanMemoryModelPass
   let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
 }
 
+def SPIRVSinkLaunchIndexPass : Pass<"attn-spirv-sink-launch-index"> {
+  let summary = "Recompute every index value a gpu.launch reads from outside "
+                "inside it (SPIR-V kernels take buffers only)";
+  let description = [{
+    A SPIR-V kernel of this project takes storage buffers only: sizes reach
+    it through the size buffer `attn-spirv-dynamic-shapes` makes of the
+    `memref.dim`s of host arguments, never as scalar kernel arguments (the
+    artifact refuses those). Upstream's `gpu-launch-sink-index-computations`
+    sinks `arith.constant`, `memref.dim`, `arith.select` and `arith.cmpi`
+    only, so a size derived from dynamic sizes with integer arithmetic (the
+    split-KV chunk count of a dynamic key length, `max(N, ceildiv(Skv,
+    2^16))`, which canonicalization substitutes for the kernels'
+    `memref.dim` of the workspace) would become a scalar argument; and
+    upstream keeps even a `memref.dim` outside when the memref it reads is
+    not used in the body yet (the merge kernel does not read K, whose
+    length gives the count). This pass, run where the upstream one was
+    (before outlining), runs upstream's sinking and then recomputes the
+    rest.
+
+    Requires: `gpu.launch` ops (before `gpu-kernel-outlining`).
+    Guarantees: every integer or index value a launch body uses from
+    outside that is the result of a constant, `memref.dim`, or
+    side-effect-free integer arithmetic (add, sub, mul, div, ceildiv,
+    floordiv, rem, min, max, select, cmpi, index casts) over such values,
+    memrefs and block arguments is recomputed inside the body,
+    transitively; a memref it reads becomes a kernel operand (a buffer).
+    Other values are left as they are.
+
+    ```mlir
+    // before
+    %n = arith.maxui %c1, %d : index      // %d = ceildivui(dim(%k, 2), 65536)
+    gpu.launch ... { ... memref.load %ws[%i, %n] ... }
+    // after: %n (and %d, the dim) recomputed in the body
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def SPIRVZeroTripLoopsPass : Pass<"attn-spirv-zero-trip-loops", "::mlir::gpu::GPUModuleOp"> {
   let summary = "Guard every loop with results that may run zero times, "
                 "which convert-scf-to-spirv gets wrong";
