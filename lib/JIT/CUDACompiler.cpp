@@ -7,6 +7,7 @@
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/runtime/Backend.h"
+#include "attn/runtime/KeyChunks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -55,8 +56,11 @@ StringRef workspaceRole(Value v) {
   return role ? role.getValue() : StringRef();
 }
 
-/// The most key chunks a launch may use (the workspace grows with it).
-constexpr int64_t kMaxKvSplits = 64;
+/// The most key chunks a launch may use (the workspace grows with it; the
+/// count rides on grid y with the heads, which CUDA bounds to 65535, and
+/// computeGrid checks the product per launch): enough for 2^31 - 1 keys
+/// in chunks of 2^16.
+constexpr int64_t kMaxKvSplits = 65535;
 
 /// The entry's arguments in KernelSource.cpp's order.
 std::vector<std::string> entryArgNames(const attn_spec &spec) {
@@ -127,7 +131,11 @@ attn_status mlir::attn::jit::compileCudaKernel(
   // Split-KV unless the spec turns it off (kv_splits 1): the kernels take
   // the chunk count at launch (the runtime's chooseKvSplits; 0 = automatic,
   // N = N), so the count in the host IR only needs to exceed 1.
-  bool split = spec.kv_splits != 1;
+  // A key length that may exceed one chunk (KeyChunks.h) needs split
+  // support whatever kv_splits says: the runtime raises the count to
+  // chunks of at most 2^16 keys.
+  bool split = spec.kv_splits != 1 || spec.seq_kv == ATTN_DYNAMIC ||
+               spec.seq_kv > ::attn::kMaxChunkKeys;
   pipeline.kvSplits = split ? std::max<int64_t>(2, spec.kv_splits) : 1;
   PassManager pm(&context);
   // --mlir-print-ir-after-all and friends where the tool registered them.

@@ -16,6 +16,7 @@
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/SPIRV/SPIRVArtifact.h"
+#include "attn/runtime/KeyChunks.h"
 #include "attn/runtime/Backend.h"
 #include "attn/runtime/Checked.h"
 #include "attn/runtime/Vulkan.h"
@@ -491,6 +492,13 @@ public:
     std::string variantName = forced == "coopmat-scalar" || forced == "tiled"
                                   ? forced
                                   : coopmat ? "coopmat" : "portable";
+    // The tiled variant has no split-KV, and longer key runs than one
+    // chunk would sum inaccurately in its f32 state (KeyChunks.h).
+    if (variantName == "tiled" && spec.seq_kv > ::attn::kMaxChunkKeys)
+      return unsupported("the tiled variant has no split-KV, and Skv = " +
+                         std::to_string(spec.seq_kv) + " needs chunks of at "
+                         "most " + std::to_string(::attn::kMaxChunkKeys) +
+                         " keys for accurate f32 sums (use another variant)");
     // The portable variant's kernel: a subgroup per row where the device
     // has subgroup arithmetic and shuffles in compute, else an invocation
     // per row.
@@ -742,6 +750,16 @@ public:
                     " for two chunks of 4";
     } else {
       splitWhy = "auto: " + std::to_string(workgroups) + " workgroups";
+    }
+    // The key-chunk floor, which attn-tile-sdpa applies to a static length
+    // (a dynamic one gets its count from the length at launch).
+    if (splittable && spec.seq_kv != ATTN_DYNAMIC && bc > 0) {
+      int64_t floor = ::attn::minKvSplits(spec.seq_kv, bc);
+      if (floor > splits) {
+        splits = floor;
+        splitWhy += ", raised to chunks of at most " +
+                    std::to_string(::attn::kMaxChunkKeys) + " keys";
+      }
     }
 
     // Runs the pipeline on a fresh copy of the source with `n` splits. On

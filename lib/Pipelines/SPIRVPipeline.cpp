@@ -109,9 +109,10 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   // After outlining: each kernel's workgroup size, then the driver's loop
   // budget (if it has one) checked on the kernels' loops.
   auto addKernelChecks = [&]() -> LogicalResult {
-    // Constants sunk into the launch first: outlined as kernel arguments,
-    // loop bounds would be unknown to the kernel (and to the budget).
-    pm.nest<func::FuncOp>().addPass(createGpuLaunchSinkIndexComputationsPass());
+    // Index values sunk into the launch first: outlined as kernel
+    // arguments, loop bounds would be unknown to the kernel (and to the
+    // budget), and SPIR-V kernels take buffers only.
+    pm.nest<func::FuncOp>().addPass(createSPIRVSinkLaunchIndexPass());
     pm.addPass(createGpuKernelOutliningPass());
     pm.addPass(createSPIRVEntryPointABIPass());
     // Dynamic sizes from a buffer the host fills (static kernels as they
@@ -184,7 +185,11 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     simt.unroll = true;
     simt.kvSplits = opts.kvSplits;
     pm.addPass(createAttnConfigureSIMTPass(simt));
-    pm.addPass(createAttnTileSdpaPass());
+    // A dynamic key length bounded to one chunk (the loop-budget clamp)
+    // needs no split for accuracy; an unbounded one splits by its length.
+    AttnTileSdpaPassOptions tile;
+    tile.maxDynamicKv = opts.maxDynamicExtent;
+    pm.addPass(createAttnTileSdpaPass(tile));
     pm.addPass(createAttnDecomposeOnlineAttentionPass());
     pm.addPass(createConvertAttnTilesToSIMTPass({/*spirv=*/true}));
     pm.addPass(createCanonicalizerPass());
@@ -224,7 +229,11 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     simt.coopMatrix = coopSubgroup;
     simt.scalarProducts = scalar;
     pm.addPass(createAttnConfigureSIMTPass(simt));
-    pm.addPass(createAttnTileSdpaPass());
+    // A dynamic key length bounded to one chunk (the loop-budget clamp)
+    // needs no split for accuracy; an unbounded one splits by its length.
+    AttnTileSdpaPassOptions tile;
+    tile.maxDynamicKv = opts.maxDynamicExtent;
+    pm.addPass(createAttnTileSdpaPass(tile));
     pm.addPass(createAttnDecomposeOnlineAttentionPass());
     pm.addPass(createConvertAttnTilesToSIMTPass({/*spirv=*/true}));
     pm.addPass(createCanonicalizerPass());
@@ -264,6 +273,9 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   tile.blockQ = tileQ;
   tile.blockKv = tileKv;
   tile.kvSplits = 1;
+  // ... so a key length beyond one chunk of 2^16 keys is refused (the
+  // other variants split it for accurate f32 sums).
+  tile.accuracySplits = false;
   pm.addPass(createAttnTileSdpaPass(tile));
   pm.addPass(createAttnDecomposeOnlineAttentionPass());
   pm.addPass(createCanonicalizerPass());
@@ -289,7 +301,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   tiles.addPass(createGpuMapParallelLoopsPass());
   tiles.addPass(createConvertParallelLoopToGpuPass());
   tiles.addPass(createCanonicalizerPass());
-  tiles.addPass(createGpuLaunchSinkIndexComputationsPass());
+  tiles.addPass(createSPIRVSinkLaunchIndexPass());
   if (failed(addKernelChecks()))
     return failure();
   // Int64 as the other variants allow it: dropout's seed is an i64 kernel

@@ -1,5 +1,6 @@
 //===- CudaExecutable.cpp - load a CUDA module, launch it on caller memory -===//
 #include "CudaExecutable.h"
+#include "attn/runtime/KeyChunks.h"
 
 #include "../Internal.h"
 #include "attn/runtime/attn_cuda.h"
@@ -105,6 +106,18 @@ public:
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     int64_t splits = chooseKvSplits(metadata, args, smCount);
+    if (splits < 1) {
+      error = "cuda: Skv = " + std::to_string(args.k.shape[2]) +
+              " needs split-KV chunks of at most " +
+              std::to_string(::attn::kMaxChunkKeys) +
+              " keys for accurate f32 sums, more than this artifact's "
+              "kernels take (" +
+              (metadata.kvSplits.max > 0
+                   ? "at most " + std::to_string(metadata.kvSplits.max)
+                   : std::string("no split-KV")) +
+              "); compile it again with this runtime";
+      return ATTN_ERROR_UNSUPPORTED;
+    }
     // Everything that can reject the launch is computed before anything is
     // allocated or launched, so bad input leaves the stream untouched. The
     // parameters are packed once, with workspace addresses 0; the real

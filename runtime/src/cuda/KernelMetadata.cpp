@@ -1,5 +1,6 @@
 //===- KernelMetadata.cpp - CUDA artifact metadata: JSON, grid, parameters -===//
 #include "attn/runtime/CudaKernel.h"
+#include "attn/runtime/KeyChunks.h"
 
 #include "../Internal.h"
 
@@ -1107,16 +1108,24 @@ int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
   // The alternative this launch's Sq selects: its first kernel's grid and
   // key blocks.
   int first = firstKernelFor(m, a.q.shape[2]);
-  if (ks.max <= 0 || first < 0)
+  if (first < 0)
     return 1;
   const Kernel &lead = m.kernels[first];
   int64_t blockKv = lead.blockKv > 0 ? lead.blockKv : ks.blockKv;
-  if (blockKv <= 0)
-    return 1;
   int64_t skv = a.k.shape[2];
+  // Never fewer chunks than keep each within kMaxChunkKeys keys (accurate
+  // f32 sums, KeyChunks.h); 0 where the kernels cannot take that many.
+  const int64_t floor = ::attn::minKvSplits(skv, blockKv > 0 ? blockKv : 1);
+  if (ks.max <= 0 || blockKv <= 0)
+    return floor > 1 ? 0 : 1;
+  if (floor > ks.max)
+    return 0;
   int64_t blocks = skv > 0 ? (skv - 1) / blockKv + 1 : 0;
   if (blocks <= 1)
     return 1;
+  auto clamp = [&](int64_t n) {
+    return std::max<int64_t>(1, std::min({std::max(n, floor), ks.max, blocks}));
+  };
   int64_t n;
   if (m.spec.kv_splits >= 1) {
     n = m.spec.kv_splits;
@@ -1125,27 +1134,27 @@ int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
     // the split factor; B x Hq x ceil(Sq / block_q) unless it packs GQA
     // groups); once they fill the GPU, splitting only adds the merge.
     if (smCount < 1)
-      return 1;
+      return clamp(1);
     int64_t tiles = 1;
     for (const GridDim &g : lead.grid) {
       int64_t e = extentOf(g.of, a);
       if (e < 1 || g.ceildiv < 1 || g.times < 1)
-        return 1;
+        return clamp(1);
       // Each factor below smCount (< 2^31) keeps the product from
       // overflowing.
       int64_t n = ((e - 1) / g.ceildiv + 1);
       if (n >= smCount || g.times >= smCount)
-        return 1;
+        return clamp(1);
       tiles *= n * (g.timesSplits ? 1 : g.times);
       if (tiles >= smCount)
-        return 1;
+        return clamp(1);
     }
     // About two waves of workgroups, each split walking at least 4 key
     // blocks (fewer would spend more on the merge than they save).
-    n = std::min<int64_t>((2 * int64_t(smCount) + tiles - 1) / tiles,
-                          std::max<int64_t>(1, blocks / 4));
+    n = std::min<int64_t>({(2 * int64_t(smCount) + tiles - 1) / tiles,
+                           std::max<int64_t>(1, blocks / 4), kMaxAutoSplits});
   }
-  return std::max<int64_t>(1, std::min({n, ks.max, blocks}));
+  return clamp(n);
 }
 
 bool cuda::computeGrid(const Kernel &k, const KernelArgs &a, int64_t splits,

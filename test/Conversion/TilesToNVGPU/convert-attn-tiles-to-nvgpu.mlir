@@ -3,7 +3,7 @@
 // #attn.mma_sync mapping, as attn-configure-nvgpu sets it) distributed
 // onto mma.sync fragments. The tiling is given here, not chosen, so the
 // checks follow the mapping.
-// RUN: attn-opt %s -split-input-file -attn-tile-sdpa -attn-decompose-online-attention -convert-attn-tiles-to-nvgpu -cse | FileCheck %s
+// RUN: attn-opt %s -split-input-file -attn-tile-sdpa=max-dynamic-kv=65536 -attn-decompose-online-attention -convert-attn-tiles-to-nvgpu -cse | FileCheck %s
 
 // Causal f16, D = 32, 4 warps of one m16 row tile (64 query rows), a ring
 // of 2 K/V stages of 64 keys (2 x 64 x (32 + 32) x 2 = 16384 bytes), Q

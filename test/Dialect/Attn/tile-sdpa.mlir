@@ -1,5 +1,5 @@
-// RUN: attn-opt %s --attn-tile-sdpa="block-q=2 block-kv=3 kv-splits=1" -split-input-file | FileCheck %s
-// RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=0 parallelism=64" -split-input-file | FileCheck %s --check-prefix=AUTO
+// RUN: attn-opt %s --attn-tile-sdpa="block-q=2 block-kv=3 kv-splits=1 max-dynamic-kv=4096" -split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=0 parallelism=64 max-dynamic-kv=4096" -split-input-file | FileCheck %s --check-prefix=AUTO
 // RUN: not attn-opt %s --attn-tile-sdpa="block-q=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=ERR
 
 // Bad options are reported on the op (ops with a tiling attribute ignore them).

@@ -19,7 +19,7 @@
 // META: "chip": "sm_90a"
 // the unsplit kernel and the split-KV pair (the default), every entry in
 // the cubin (the runtime checks each when it loads the artifact)
-// META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64},
+// META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 65535},
 // META: "entry": "attn_kernel",
 // META: "when": "unsplit",
 // META: {"field": "data", "tensor": "lse", "type": "ptr"}

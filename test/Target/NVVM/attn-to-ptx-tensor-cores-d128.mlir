@@ -87,11 +87,11 @@
 // ALTMETA-NEXT: "when": "sq >= 17 && split",
 // W8: .maxntid 256, 1, 1
 // CAUSAL: {{^ +}}%out, %lse = attn.sdpa %q, %k, %v causal
-// META90: "kv_splits": {"block_q": 128, "block_kv": 32, "max": 64}
+// META90: "kv_splits": {"block_q": 128, "block_kv": 32, "max": 65535}
 // META90: "grid": [{"of": "Sq", "ceildiv": 128, "times": 1}
 // META90: "block": [128, 1, 1]
 // META90: "shared_bytes": 81920
-// META80: "kv_splits": {"block_q": 128, "block_kv": 64, "max": 64}
+// META80: "kv_splits": {"block_q": 128, "block_kv": 64, "max": 65535}
 // META80: "block": [256, 1, 1]
 // META80: "shared_bytes": 65536
 

@@ -45,13 +45,13 @@
 // CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// META: "kv_splits": {"block_q": 64, "block_kv": 16, "max": 64}
+// META: "kv_splits": {"block_q": 64, "block_kv": 16, "max": 65535}
 // META: "grid": [{"of": "Sq", "ceildiv": 64, "times": 1}
 // META: "block": [128, 1, 1]
 // META: "shared_bytes": 65536
-// META32: "kv_splits": {"block_q": 64, "block_kv": 32, "max": 64}
+// META32: "kv_splits": {"block_q": 64, "block_kv": 32, "max": 65535}
 // META32: "shared_bytes": 98304
-// DECODE: "kv_splits": {"block_q": 32, "block_kv": 16, "max": 64}
+// DECODE: "kv_splits": {"block_q": 32, "block_kv": 16, "max": 65535}
 // DECODE: "block": [64, 1, 1]
 // META16-NOT: "kv_splits"
 // META16: "shared_bytes": 65536

@@ -34,7 +34,7 @@
 // CHECK-DAG: bar.sync 0
 
 // META: "align_bytes": 16
-// META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64}
+// META: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 65535}
 // META: {"name": "partial_out", "shape": ["B", "Hq", "splits", "Sq", 128], "element_bytes": 4}
 // META: "entry": "attn_kernel",
 // META-NEXT: "when": "unsplit",

@@ -51,7 +51,7 @@
 // META-NEXT: "binary_format": "ptx"
 // META-NEXT: "chip": "sm_90a"
 // META-NEXT: "align_bytes": 0,
-// META-NEXT: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 64},
+// META-NEXT: "kv_splits": {"block_q": 64, "block_kv": 64, "max": 65535},
 // META-NEXT: "workspace": [
 // META-NEXT: {"name": "partial_out", "shape": ["B", "Hq", "splits", "Sq", 64], "element_bytes": 4},
 // META-NEXT: {"name": "partial_stats", "shape": ["B", "Hq", "splits", 2, "Sq"], "element_bytes": 4}

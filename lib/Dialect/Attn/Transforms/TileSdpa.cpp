@@ -12,6 +12,8 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
+#include "attn/runtime/KeyChunks.h"
+#include "attn/runtime/LaunchCondition.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -402,17 +404,20 @@ int64_t mlir::attn::chooseKvSplits(int64_t batch, int64_t headsQ,
   if (batch <= 0 || headsQ <= 0 || seqQ <= 0 || seqKv <= 0 || blockQ <= 0 ||
       blockKv <= 0)
     return 1;
+  // Long key sequences split for accuracy whatever the parallelism.
+  const int64_t floor = ::attn::minKvSplits(seqKv, blockKv);
   int64_t tiles = 0;
   if (__builtin_mul_overflow(batch, headsQ, &tiles) ||
       __builtin_mul_overflow(tiles, llvm::divideCeilSigned(seqQ, blockQ),
                              &tiles))
-    return 1;
+    return floor;
   int64_t maxByWork = seqKv / 4 / blockKv;
   if (tiles >= parallelism || maxByWork < 2)
-    return 1;
+    return floor;
   int64_t n = std::min(llvm::divideCeilSigned(parallelism, tiles), maxByWork);
-  return std::max<int64_t>(n, 1);
+  return std::max<int64_t>(n, floor);
 }
+
 
 std::pair<Value, Value> mlir::attn::splitKeyBlocks(OpBuilder &b, Location loc,
                                                    Value blocks, Value split,
@@ -519,9 +524,49 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   if (splits == 0)
     splits = autoKvSplits(info, options.parallelism);
   OpFoldResult nTotal = m.ceilDiv(info.skv, bc);
+  auto skvC = getConstantIntValue(info.skv);
+  // Chunks of at most kMaxChunkKeys keys: the floor of every count. Not
+  // for the unsplit alternative of a launch-time count, which a runtime
+  // runs only where its count (floored alike) is 1; nor for a dynamic key
+  // length the target bounds to one chunk.
+  bool unsplitAlternative = false;
+  if (auto when = op->getAttrOfType<StringAttr>(kLaunchWhenAttrName)) {
+    ::attn::LaunchCondition c;
+    std::string why;
+    unsplitAlternative =
+        ::attn::LaunchCondition::parse(when.str(), c, why) &&
+        c.splits == ::attn::LaunchCondition::Splits::Unsplit;
+  }
+  const bool boundedSkv =
+      !skvC && options.maxDynamicKv > 0 &&
+      ::attn::minKvSplits(options.maxDynamicKv, bc) == 1;
+  if (unsplitAlternative || boundedSkv) {
+    // (no floor)
+  } else if (skvC) {
+    int64_t floor = ::attn::minKvSplits(*skvC, bc);
+    if (floor > 1 && !options.accuracySplits)
+      return op.emitOpError()
+             << "has " << *skvC << " keys; more than " << ::attn::kMaxChunkKeys
+             << " need split-KV chunks for f32-accurate sums, which this "
+                "pipeline does not build";
+    splits = std::max(splits, floor);
+  } else if (!options.accuracySplits) {
+    return op.emitOpError()
+           << "has a dynamic key length, which may need split-KV chunks of "
+           << ::attn::kMaxChunkKeys
+           << " keys for f32-accurate sums; this pipeline does not build them";
+  }
   if (auto n = getConstantIntValue(nTotal))
     splits = std::max<int64_t>(1, std::min(splits, *n)); // no empty chunks
-  const bool launchSplits = tiling.getLaunchSplits() && splits > 1;
+  // A runtime that chooses the count per launch also applies the floor
+  // (a dynamic key length may need chunks even where 1 was asked for).
+  const bool launchSplits =
+      tiling.getLaunchSplits() &&
+      (splits > 1 || (!skvC && !unsplitAlternative && !boundedSkv));
+  // A dynamic key length without a launch-time count: the count grows
+  // with it, max(splits, minKvSplits(Skv, Bc)) as index arithmetic.
+  const bool keyLengthSplits =
+      !skvC && !launchSplits && !unsplitAlternative && !boundedSkv;
   // The decision actually taken, recorded on the foralls.
   TilingAttr taken = TilingAttr::get(
       op.getContext(), br, bc, splits, launchSplits, info.staticTiles,
@@ -611,7 +656,7 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     rewriter.replaceOp(op, results);
   };
 
-  if (splits == 1) {
+  if (splits == 1 && !keyLengthSplits) {
     auto forall = scf::ForallOp::create(
         rewriter, loc, ArrayRef<OpFoldResult>{info.batch, heads, nQBlocks},
         finalOuts, std::nullopt);
@@ -658,14 +703,31 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   // workspace, one kernel parameter, for both).
   // The count is a constant, or read from attn.kv_split_count where a
   // runtime chooses it per launch.
-  Value nValue = launchSplits
-                     ? KvSplitCountOp::create(rewriter, loc,
-                                              rewriter.getIndexType(), splits)
-                           .getResult()
-                     : Value();
+  // With a dynamic key length, the count that keeps chunks within
+  // kMaxChunkKeys keys.
+  Value nValue;
+  if (launchSplits) {
+    nValue = KvSplitCountOp::create(rewriter, loc, rewriter.getIndexType(),
+                                    splits)
+                 .getResult();
+  } else if (keyLengthSplits) {
+    // max(splits, ceil(Skv / (Bc * perChunk))) in unsigned arith, which
+    // every host (the Vulkan launch's size expressions among them)
+    // evaluates; equal to ceil(ceil(Skv / Bc) / perChunk).
+    int64_t perChunk = std::max<int64_t>(1, ::attn::kMaxChunkKeys / bc);
+    Value keys = arith::ConstantIndexOp::create(rewriter, loc, bc * perChunk);
+    Value floor = arith::CeilDivUIOp::create(rewriter, loc, m.val(info.skv),
+                                             keys);
+    nValue = arith::MaxUIOp::create(
+        rewriter, loc, floor,
+        arith::ConstantIndexOp::create(rewriter, loc, splits));
+  }
+  // Read in the bodies from the partials' extent where it is not a
+  // constant (launch-time or key-length counts).
+  const bool dynamicN = static_cast<bool>(nValue);
   OpFoldResult nFold =
-      launchSplits ? OpFoldResult(nValue) : rewriter.getIndexAttr(splits);
-  const int64_t nStatic = launchSplits ? ShapedType::kDynamic : splits;
+      dynamicN ? OpFoldResult(nValue) : rewriter.getIndexAttr(splits);
+  const int64_t nStatic = dynamicN ? ShapedType::kDynamic : splits;
   auto partOutTy = RankedTensorType::get({staticOr(info.batch), staticOr(heads),
                                       nStatic, staticOr(info.rows), info.dv},
                                      f32);
@@ -694,7 +756,7 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     // (causal tiles visit fewer blocks), the last ones possibly empty.
     // Read in the body from the partial results' extent, so that the count
     // is whatever they were sized with.
-    Value n = launchSplits ? tensor::DimOp::create(rewriter, loc,
+    Value n = dynamicN ? tensor::DimOp::create(rewriter, loc,
                                                    partial.getRegionIterArgs()[1], 2)
                                  .getResult()
                            : mm.val(nFold);
@@ -736,9 +798,9 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   OpFoldResult i0 = mm.mul(ivs[2], br);
   OpFoldResult rows = mm.tileSize(br, i0, info.rows);
   int64_t rowsS = staticOr(rows);
-  int64_t nS = launchSplits ? ShapedType::kDynamic : splits;
+  int64_t nS = dynamicN ? ShapedType::kDynamic : splits;
   OpFoldResult nIn =
-      launchSplits ? OpFoldResult(tensor::DimOp::create(
+      dynamicN ? OpFoldResult(tensor::DimOp::create(
                                       rewriter, loc, partial.getResult(1), 2)
                                       .getResult())
                    : nFold;
@@ -790,6 +852,8 @@ struct AttnTileSdpaPass
     options.blockKv = blockKv;
     options.kvSplits = kvSplits;
     options.parallelism = parallelism;
+    options.accuracySplits = accuracySplits;
+    options.maxDynamicKv = maxDynamicKv;
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());

@@ -168,14 +168,22 @@ bool checkLaunchConditions(const KernelMetadata &metadata, std::string &error);
 /// length `sq` runs (the first kernel whose Sq range holds `sq`), or -1.
 int firstKernelFor(const KernelMetadata &metadata, int64_t sq);
 
+/// The most chunks the automatic rule picks for occupancy (a launch may
+/// have more for accuracy: the floor below).
+constexpr int64_t kMaxAutoSplits = 64;
+
 /// The split count for a launch: 1 without split support (kvSplits.max ==
 /// 0) or with at most one key block; else spec.kv_splits when the spec
 /// fixes it (>= 1), or, when automatic (0), enough splits to fill about two
-/// waves of `smCount` multiprocessors with at least 4 key blocks per split
-/// (1 when the query tiles alone fill the GPU; the tiles are the workgroups
-/// of the unsplit grid of the first kernel of the alternative the launch's
-/// Sq selects); clamped to [1, min(max, key blocks)]. Key blocks are
-/// counted in that kernel's blockKv (kvSplits.blockKv when it has none).
+/// waves of `smCount` multiprocessors with at least 4 key blocks per split,
+/// at most kMaxAutoSplits (1 when the query tiles alone fill the GPU; the
+/// tiles are the workgroups of the unsplit grid of the first kernel of the
+/// alternative the launch's Sq selects); raised to the accuracy floor
+/// ::attn::minKvSplits (KeyChunks.h: chunks of at most 2^16 keys) and
+/// clamped to [1, min(max, key blocks)]. Key blocks are counted in that
+/// kernel's blockKv (kvSplits.blockKv when it has none). 0 when the floor
+/// exceeds what the kernels take (no split support, or max): the launch is
+/// refused, since its f32 sums would not be accurate.
 int64_t chooseKvSplits(const KernelMetadata &metadata, const KernelArgs &args,
                        int smCount);
 

@@ -88,7 +88,9 @@ typedef struct attn_spec {
   int64_t block_q;         /* 0 = target default                          */
   int64_t block_kv;        /* 0 = target default                          */
   int64_t kv_splits;       /* 0 = automatic, 1 = off, N = up to N chunks:
-                              never more than the launch's key blocks   */
+                              never more than the launch's key blocks;
+                              never fewer than keep each chunk within
+                              2^16 keys (accurate f32 sums: KeyChunks.h) */
 } attn_spec;
 
 /* A tensor on the target's memory: data pointer, the logical shape and

@@ -42,6 +42,18 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
     N >= 2; otherwise, and for any dynamic shape, N = 1. Static N is capped
     by the number of key blocks.
 
+    Long key sequences are always split (the f32 running sums lose
+    accuracy past some 10^5 terms): N is at least
+    `minKvSplits(Skv, Bc)`, the chunks of at most `kMaxChunkKeys` (2^16)
+    keys, whatever `kv-splits` or the tiling attribute says. With a dynamic
+    key length and no launch-time count, N is that index expression of
+    Skv (max(N, ceildiv(ceildiv(Skv, Bc), 2^16 / Bc))), so every dynamic
+    key length lowers to the split form (unless `max-dynamic-kv` bounds it
+    to one chunk). The unsplit alternative of a launch-time count
+    (`attn.launch_when` "unsplit") is exempt: its runtime applies the same
+    floor to the count. `accuracy-splits=false` (targets without split-KV)
+    refuses an op that would need them instead.
+
     Lowering contract: the result bufferizes with
     `one-shot-bufferize{bufferize-function-boundaries
     allow-return-allocs-from-loops}` followed by
@@ -56,7 +68,13 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
     Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
            "Split-KV chunks: 1 = off, 0 = choose from shapes and parallelism">,
     Option<"parallelism", "parallelism", "int64_t", /*default=*/"0",
-           "Parallel workers of the target (0 = query the host)">
+           "Parallel workers of the target (0 = query the host)">,
+    Option<"accuracySplits", "accuracy-splits", "bool", /*default=*/"true",
+           "Split key sequences longer than 2^16 keys into chunks of at most "
+           "that many (false: refuse an op that would need them)">,
+    Option<"maxDynamicKv", "max-dynamic-kv", "int64_t", /*default=*/"0",
+           "The largest dynamic key length the target launches (0 = "
+           "unbounded); at most 2^16 needs no split for accuracy">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",

@@ -35,13 +35,21 @@ struct SdpaTilingOptions {
   int64_t blockKv = 64;
   int64_t kvSplits = 0;
   int64_t parallelism = 0;
+  /// Chunks of at most 2^16 keys (::attn::minKvSplits) for any longer key
+  /// sequence; false: such an op is refused (a target without split-KV).
+  bool accuracySplits = true;
+  /// The largest dynamic key length the target launches (0: unbounded).
+  /// Where that fits one chunk, a dynamic key length needs no split.
+  int64_t maxDynamicKv = 0;
 };
 
 /// The automatic split-KV rule (kv_splits = 0): split only when the
 /// parallel tiles (batch * headsQ * ceil(seqQ / blockQ)) cannot occupy
 /// `parallelism` workers (0 = the host's cores) and each chunk keeps at
 /// least 4 key blocks; then min(ceil(parallelism / tiles), seqKv / (4 *
-/// blockKv)) chunks, at most the key blocks of seqKv. Returns 1 for "no
+/// blockKv)) chunks, at most the key blocks of seqKv; never fewer than
+/// ::attn::minKvSplits(seqKv, blockKv) (attn/runtime/KeyChunks.h: chunks
+/// of at most 2^16 keys for accurate f32 sums). Returns 1 for "no
 /// split", also for any size below 1 and for a tile count that does not
 /// fit int64_t, so callers may pass a launch's shapes unchecked. Shared by
 /// attn-tile-sdpa (static shapes) and the runtime's JIT (dynamic shapes,
