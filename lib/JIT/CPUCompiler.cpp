@@ -4,6 +4,7 @@
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/runtime/KeyChunks.h"
 #include "attn/runtime/Backend.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -81,6 +82,22 @@ public:
     // launch to the key blocks there are: the kernel sizes its partials by
     // its split count, so 10^6 splits of 300 keys would allocate for 10^6.
     clampSplits = spec.kv_splits > 1 && tiled && spec.seq_kv == ATTN_DYNAMIC;
+    boundedKernel = maxDynamicKvOf(spec) > 0;
+  }
+
+  /// The longest dynamic key length the kernel of `spec` is built for
+  /// (attn-tile-sdpa's max-dynamic-kv): max(1, kv_splits) chunks of whole
+  /// key blocks, so that its split count is static and just covers it
+  /// (a count computed from the length at launch cost these kernels
+  /// 3-15%). run() sends a longer launch to a variant that covers it. 0
+  /// (unbounded) for a static key length and the math variant.
+  static int64_t maxDynamicKvOf(const attn_spec &spec) {
+    if (spec.variant != ATTN_VARIANT_DEFAULT || spec.seq_kv != ATTN_DYNAMIC)
+      return 0;
+    const int64_t bc = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
+    const int64_t chunk = bc * std::max<int64_t>(1, ::attn::kMaxChunkKeys / bc);
+    // (kv_splits <= 2^31 - 1 and chunk <= 2^20 + 2^16 by validation.)
+    return std::max<int64_t>(1, spec.kv_splits) * chunk;
   }
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
@@ -98,6 +115,22 @@ public:
                                          blockKv, /*powerOfTwo=*/true);
       if (n == spec.kv_splits)
         n = 0;
+    }
+    // Every kernel here covers its count's chunks of at most kMaxChunkKeys
+    // keys (maxDynamicKvOf); a longer key length goes to the variant of
+    // the next power of two that covers it (few variants over all
+    // lengths), which is at least the key-chunk floor.
+    if (boundedKernel) {
+      const int64_t need = ::attn::minKvSplits(a.k.shape[2], blockKv);
+      const int64_t have = n > 0 ? n : std::max<int64_t>(1, spec.kv_splits);
+      // (A count the floor set, n == need, is rounded too: one variant per
+      // power of two, not per length.)
+      if (need > have || (need > 1 && n == need)) {
+        int64_t p = 1;
+        while (p < std::max(need, have))
+          p *= 2;
+        n = p == spec.kv_splits ? 0 : p;
+      }
     }
     if (n > 0) {
       const CompiledKernel *variant = nullptr;
@@ -150,7 +183,7 @@ private:
 
   CompiledKernel kernel;
   attn_spec spec;
-  bool autoSplit = false, clampSplits = false;
+  bool autoSplit = false, clampSplits = false, boundedKernel = false;
   std::mutex variantsMutex;
   std::map<int64_t, CompiledKernel> variants;
 };
@@ -200,6 +233,9 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
     options.kvSplits = mlir::attn::jit::clampKvSplits(
         spec.kv_splits, spec.seq_kv, options.blockKv, /*powerOfTwo=*/false);
   options.parallelism = hostParallelism();
+  // A dynamic key length: the kernel covers max(1, kv_splits) chunks
+  // (run() sends longer launches to a variant that covers them).
+  options.maxDynamicKv = CPUExecutable::maxDynamicKvOf(spec);
   // Heap buffers through CPUAllocator.cpp: a failed one is an error status.
   options.checkedAlloc = true;
   PassManager pm(&context);

@@ -31,6 +31,7 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
     tile.blockKv = opts.blockKv;
     tile.kvSplits = opts.kvSplits;
     tile.parallelism = opts.parallelism;
+    tile.maxDynamicKv = opts.maxDynamicKv;
     pm.addPass(createAttnTileSdpaPass(tile));
     pm.addPass(createAttnDecomposeOnlineAttentionPass());
   }

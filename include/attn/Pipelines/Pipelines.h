@@ -44,6 +44,15 @@ struct AttnToCPUPipelineOptions
                      "(the JIT's turn a failed allocation into "
                      "ATTN_ERROR_OUT_OF_MEMORY) instead of malloc/free"),
       llvm::cl::init(false)};
+  Option<int64_t> maxDynamicKv{
+      *this, "max-dynamic-kv",
+      llvm::cl::desc("The largest dynamic key length this kernel is launched "
+                     "with (0 = unbounded; attn-tile-sdpa's option): the "
+                     "split count is then static, the key-chunk floor of "
+                     "that length at least (unsplit up to 2^16 keys), and "
+                     "the caller sends longer launches to another kernel "
+                     "(the JIT does)"),
+      llvm::cl::init(0)};
 };
 
 /// attn.sdpa on tensors -> LLVM dialect, runnable by the ExecutionEngine.

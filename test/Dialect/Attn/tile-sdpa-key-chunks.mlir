@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1" -split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1 max-dynamic-kv=65536" -split-input-file | FileCheck %s --check-prefix=BOUNDED
+// RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1 max-dynamic-kv=262144" -split-input-file | FileCheck %s --check-prefix=BOUND4
 // RUN: not attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1 accuracy-splits=false" -split-input-file 2>&1 | FileCheck %s --check-prefix=REFUSED
 
 // attn-tile-sdpa cuts a long key sequence into split-KV chunks of at most
@@ -48,6 +49,12 @@ func.func @static_one_chunk(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x65536x8xf32>
 // BOUNDED-LABEL: func.func @dynamic
 // BOUNDED-NOT: attn.merge_partials
 // BOUNDED: return
+// A bound of 2^18 keys: the static count of its floor, 4 (what the cpu
+// JIT builds; a longer launch goes to another kernel).
+// BOUND4-LABEL: func.func @dynamic
+// BOUND4-NOT: arith.ceildivui
+// BOUND4: scf.forall (%{{.+}}) in (1, 1, 1, 4) shared_outs
+// BOUND4: attn.merge_partials {{.+}} : tensor<4x1x8xf32>
 // REFUSED: error: 'attn.sdpa' op has a dynamic key length, which may need split-KV chunks of 65536 keys for f32-accurate sums; this pipeline does not build them
 func.func @dynamic(%q: tensor<1x1x1x8xf32>, %k: tensor<1x1x?x8xf32>, %v: tensor<1x1x?x8xf32>) -> tensor<1x1x1x8xf32> {
   %o = attn.sdpa %q, %k, %v : tensor<1x1x1x8xf32>, tensor<1x1x?x8xf32>, tensor<1x1x?x8xf32> -> tensor<1x1x1x8xf32>

@@ -527,8 +527,9 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   auto skvC = getConstantIntValue(info.skv);
   // Chunks of at most kMaxChunkKeys keys: the floor of every count. Not
   // for the unsplit alternative of a launch-time count, which a runtime
-  // runs only where its count (floored alike) is 1; nor for a dynamic key
-  // length the target bounds to one chunk.
+  // runs only where its count (floored alike) is 1. A dynamic key length
+  // the target bounds (max-dynamic-kv) gets the floor of that bound, a
+  // static count.
   bool unsplitAlternative = false;
   if (auto when = op->getAttrOfType<StringAttr>(kLaunchWhenAttrName)) {
     ::attn::LaunchCondition c;
@@ -537,16 +538,18 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
         ::attn::LaunchCondition::parse(when.str(), c, why) &&
         c.splits == ::attn::LaunchCondition::Splits::Unsplit;
   }
-  const bool boundedSkv =
-      !skvC && options.maxDynamicKv > 0 &&
-      ::attn::minKvSplits(options.maxDynamicKv, bc) == 1;
-  if (unsplitAlternative || boundedSkv) {
+  const bool boundedSkv = !skvC && options.maxDynamicKv > 0;
+  std::optional<int64_t> longest =
+      skvC ? skvC : boundedSkv ? std::optional<int64_t>(options.maxDynamicKv)
+                               : std::nullopt;
+  if (unsplitAlternative) {
     // (no floor)
-  } else if (skvC) {
-    int64_t floor = ::attn::minKvSplits(*skvC, bc);
+  } else if (longest) {
+    int64_t floor = ::attn::minKvSplits(*longest, bc);
     if (floor > 1 && !options.accuracySplits)
       return op.emitOpError()
-             << "has " << *skvC << " keys; more than " << ::attn::kMaxChunkKeys
+             << "has " << (skvC ? "" : "up to ") << *longest
+             << " keys; more than " << ::attn::kMaxChunkKeys
              << " need split-KV chunks for f32-accurate sums, which this "
                 "pipeline does not build";
     splits = std::max(splits, floor);

@@ -48,8 +48,11 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
     keys, whatever `kv-splits` or the tiling attribute says. With a dynamic
     key length and no launch-time count, N is that index expression of
     Skv (max(N, ceildiv(ceildiv(Skv, Bc), 2^16 / Bc))), so every dynamic
-    key length lowers to the split form (unless `max-dynamic-kv` bounds it
-    to one chunk). The unsplit alternative of a launch-time count
+    key length lowers to the split form. A target that bounds the dynamic
+    length (`max-dynamic-kv` M) gets instead the static count
+    max(N, minKvSplits(M, Bc)): one chunk, unsplit, where M fits one (the
+    Vulkan loop-budget clamp; the cpu JIT's kernels, which it sends a
+    longer launch past). The unsplit alternative of a launch-time count
     (`attn.launch_when` "unsplit") is exempt: its runtime applies the same
     floor to the count. `accuracy-splits=false` (targets without split-KV)
     refuses an op that would need them instead.
@@ -74,7 +77,8 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
            "that many (false: refuse an op that would need them)">,
     Option<"maxDynamicKv", "max-dynamic-kv", "int64_t", /*default=*/"0",
            "The largest dynamic key length the target launches (0 = "
-           "unbounded); at most 2^16 needs no split for accuracy">
+           "unbounded): the count is then static, at least the key-chunk "
+           "floor of that length (1, unsplit, up to 2^16 keys)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",

@@ -39,7 +39,9 @@ struct SdpaTilingOptions {
   /// sequence; false: such an op is refused (a target without split-KV).
   bool accuracySplits = true;
   /// The largest dynamic key length the target launches (0: unbounded).
-  /// Where that fits one chunk, a dynamic key length needs no split.
+  /// With a bound, the split count is static, at least the key-chunk
+  /// floor of the bound (1 where it fits one chunk); without, a dynamic
+  /// key length gets a count that grows with it.
   int64_t maxDynamicKv = 0;
 };
 
