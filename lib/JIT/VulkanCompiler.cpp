@@ -669,6 +669,12 @@ public:
                            info.name + "' lacks");
       options.f16 = false;
     }
+    // ... and, with 16-bit storage, Float16 for the mask's loads
+    // (attn-spirv-16bit-storage refuses the mix otherwise).
+    if (spec.dtype == ATTN_DTYPE_BF16 && spec.mask == ATTN_MASK_ADDITIVE &&
+        spec.mask_dtype == ATTN_DTYPE_F16 && !options.f16)
+      return unsupported("a bf16 kernel with an f16 mask needs shaderFloat16 "
+                         "as well, which device '" + info.name + "' lacks");
 
     // Split-KV (every variant but tiled): each workgroup walks one chunk of
     // the key blocks, a merge kernel combines the chunks. kv_splits N >= 1 is taken

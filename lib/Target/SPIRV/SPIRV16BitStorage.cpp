@@ -54,13 +54,36 @@ SixteenBitBuffers sixteenBitBuffersOf(gpu::GPUModuleOp gpuModule) {
 
 LogicalResult mlir::attn::emulateUncomputable16BitStorage(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
+  bool refused = false;
   module.walk([&](gpu::GPUModuleOp gpuModule) {
     SixteenBitBuffers kinds = sixteenBitBuffersOf(gpuModule);
-    // One kind of 16-bit buffer: emulating it is all it takes. Both kinds
-    // (bf16 data with an f16 mask) stay as they are: emulating the f16
-    // buffers while Float16 is declared does not lower either.
-    if (kinds.f16 == kinds.i16)
+    if (!kinds.f16 && !kinds.i16)
       return;
+    // Both kinds (bf16 data with an f16 mask) need Float16 and Int16 once
+    // the target has 16-bit storage: emulating one kind in 32-bit words
+    // while the other is 16-bit storage does not lower. Refused with the
+    // reason instead of a legalization failure.
+    if (kinds.f16 && kinds.i16) {
+      bool storage16 = false, f16 = false, i16 = false;
+      ArrayAttr targets = gpuModule.getTargetsAttr();
+      for (Attribute t : targets ? targets.getValue() : ArrayRef<Attribute>())
+        if (auto env = dyn_cast<spirv::TargetEnvAttr>(t))
+          for (spirv::Capability c : env.getTripleAttr().getCapabilities()) {
+            storage16 |= c == spirv::Capability::StorageBuffer16BitAccess;
+            f16 |= c == spirv::Capability::Float16;
+            i16 |= c == spirv::Capability::Int16;
+          }
+      if (storage16 && !(f16 && i16)) {
+        gpuModule.emitError()
+            << "bf16 data (16-bit integer buffers) with an f16 mask needs "
+               "both Float16 and Int16 on a target with 16-bit storage, and "
+               "this one lacks "
+            << (f16 ? "Int16" : i16 ? "Float16" : "both")
+            << ": give the mask as bf16 or f32, or the data as f16";
+        refused = true;
+      }
+      return;
+    }
     updateSPIRVTargetEnvs(gpuModule, [&](spirv::TargetEnvAttr env) {
       spirv::VerCapExtAttr vce = env.getTripleAttr();
       auto caps = llvm::to_vector(vce.getCapabilities());
@@ -83,7 +106,7 @@ LogicalResult mlir::attn::emulateUncomputable16BitStorage(ModuleOp module) {
                                        env.getDeviceType(), env.getDeviceID());
     });
   });
-  return success();
+  return failure(refused);
 }
 
 namespace {

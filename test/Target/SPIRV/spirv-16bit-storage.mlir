@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --split-input-file --attn-spirv-16bit-storage | FileCheck %s
+// RUN: attn-opt %s --split-input-file --attn-spirv-16bit-storage --verify-diagnostics | FileCheck %s
 // RUN: attn-opt %S/Inputs/16bit-storage.mlir --attn-to-spirv-pipeline="f16=0" | FileCheck %s --check-prefix=PIPE
 // RUN: attn-opt %S/Inputs/16bit-storage.mlir --attn-to-spirv-pipeline="variant=coopmat-scalar f16=0" | FileCheck %s --check-prefix=PIPE
 // RUN: sed s/f16/bf16/g %S/Inputs/16bit-storage.mlir | attn-opt --attn-to-spirv-pipeline="int16=0" | FileCheck %s --check-prefix=PIPEBF16
@@ -68,11 +68,31 @@ gpu.module @i16_no_int16 [#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, S
 
 // -----
 
-// Both kinds (bf16 data as i16 with an f16 mask) without Int16: left as
-// it is (emulating only one kind does not lower; still open).
-// CHECK-LABEL: gpu.module @both_kinds
-// CHECK-SAME: [#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, StorageBuffer16BitAccess], [SPV_KHR_16bit_storage]>, #spirv.resource_limits<>>]
+// Both kinds (bf16 data as i16 with an f16 mask) without Int16: refused
+// with the reason (emulating only one kind does not lower; before, every
+// load failed to legalize).
+// CHECK-NOT: gpu.module @both_kinds [
+// expected-error @+1 {{bf16 data (16-bit integer buffers) with an f16 mask needs both Float16 and Int16 on a target with 16-bit storage, and this one lacks Int16: give the mask as bf16 or f32, or the data as f16}}
 gpu.module @both_kinds [#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, StorageBuffer16BitAccess], [SPV_KHR_16bit_storage]>, #spirv.resource_limits<>>] {
+  gpu.func @k(%a: memref<8xi16>, %m: memref<8xf16>) kernel {
+    gpu.return
+  }
+}
+
+// -----
+
+// Both kinds with Float16 and Int16: unchanged; without 16-bit storage
+// (both emulated in 32-bit words): unchanged.
+// CHECK-LABEL: gpu.module @both_kinds_ok
+// CHECK-SAME: [#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, Int16, StorageBuffer16BitAccess], [SPV_KHR_16bit_storage]>, #spirv.resource_limits<>>]
+gpu.module @both_kinds_ok [#spirv.target_env<#spirv.vce<v1.3, [Shader, Float16, Int16, StorageBuffer16BitAccess], [SPV_KHR_16bit_storage]>, #spirv.resource_limits<>>] {
+  gpu.func @k(%a: memref<8xi16>, %m: memref<8xf16>) kernel {
+    gpu.return
+  }
+}
+// CHECK-LABEL: gpu.module @both_kinds_words
+// CHECK-SAME: [#spirv.target_env<#spirv.vce<v1.3, [Shader], []>, #spirv.resource_limits<>>]
+gpu.module @both_kinds_words [#spirv.target_env<#spirv.vce<v1.3, [Shader], []>, #spirv.resource_limits<>>] {
   gpu.func @k(%a: memref<8xi16>, %m: memref<8xf16>) kernel {
     gpu.return
   }

@@ -246,10 +246,13 @@ def SPIRV16BitStoragePass
     holds f16 memrefs (and no i16 ones) while lacking `Float16`, or i16
     memrefs (and no f16 ones) while lacking `Int16`, lists none of
     `StorageBuffer16BitAccess`, `StorageUniform16`,
-    `StoragePushConstant16`; every other target is unchanged (a module
-    with both kinds too: emulating one kind while the other's arithmetic
-    is declared does not lower; issue 22 item 6 keeps that class open), as
-    is the rest of each target.
+    `StoragePushConstant16`; every other target is unchanged, as is the
+    rest of each target. A module with both kinds (bf16 data with an f16
+    mask) on a target with 16-bit storage but without both `Float16` and
+    `Int16` is refused with that reason (emulating one kind while the
+    other is 16-bit storage does not lower: it failed to legalize every
+    load before); with both capabilities, or without 16-bit storage (both
+    emulated), it is unchanged.
 
     ```mlir
     // before
