@@ -44,7 +44,7 @@ for t in "$TR" ${AB_BUILD:+"$AB_BUILD/bin/attn-translate"}; do
   [ -x "$t" ] || { echo "make_artifacts.sh: no $t (build first)" >&2; exit 2; }
 done
 mkdir -p "$OUT"
-rm -f "$OUT"/*_x_*
+rm -f "$OUT"/*_x_* "$OUT"/long/*_x_*
 # Which compiler built what: a commit for a build inside a git checkout
 # (with '+changes' when its tree differs from it), and the binary's hash.
 describe() { # build-dir
@@ -152,6 +152,16 @@ gen tc_f16_d64_causal_split3 f16 64 causal
 ptx tc_f16_d64_causal_split3 --tensor-cores --kv-splits=3
 gen generic_f16_d64_boolmask_lse_split5 f16 64 "" "tensor<1x1x?x?xi8>" lse
 ptx generic_f16_d64_boolmask_lse_split5 --kv-splits=5
+# Long key sequences (bench/cuda/long_keys.py, up to 2^31 - 1 keys): the
+# generic kernel at D = 1 (2 x 4 GiB of bf16 K/V at the longest), with lse,
+# split at launch and with kv_splits 1 asked for (split all the same past
+# 2^16 keys); in long/, which run_h100.py's artifact list does not read.
+mkdir -p "$OUT/long"
+rm -f "$OUT"/long/*
+gen long/generic_bf16_d1 bf16 1 "" "" lse
+ptx_ab long/generic_bf16_d1
+cp "$OUT/long/generic_bf16_d1.mlir" "$OUT/long/generic_bf16_d1_split1.mlir"
+ptx long/generic_bf16_d1_split1 --kv-splits=1
 # Decode kernels: a static query length of 1 (one or two warps per
 # workgroup instead of four or eight), split at launch.
 gen_decode() { # name dtype D [ab: also the A/B twin] [Sq, default 1]

@@ -21,7 +21,9 @@
 #      cooperative-matrix shapes) into device.json, vulkaninfo --summary
 #      and nvidia-smi into run.log;
 #   5. attn-numeric-tests' Vulkan cases ($NUMERIC, a gtest filter; empty:
-#      none) into numeric.log; NUMERIC_ONLY=1 stops after them;
+#      none) into numeric.log, then with LONG_KEYS_MAX=<n> the long key
+#      sequences up to n keys (attn-long-keys-tests); NUMERIC_ONLY=1 stops
+#      after them;
 #   6. bench/vulkan/vk_bench.py: the check matrix on each variant
 #      (ATTN_VULKAN_VARIANT=coopmat, portable, portable-rows), the CUDA
 #      tensor-core kernels through bench/cuda/run_h100.py, the decode and
@@ -166,6 +168,17 @@ if [ -x "$ROOT/bin/attn-numeric-tests" ] && [ "${NUMERIC-x}" != "" ]; then
     --gtest_filter="${NUMERIC:-Vulkan.ExtremeScores:Vulkan.NonFiniteInputs}" \
     > "$OUT/numeric.log" 2>&1 || numeric=1
   say "device_run.sh: attn-numeric-tests exit $numeric: $(grep -c '^\[       OK \]' "$OUT/numeric.log") ok, $(grep -c '^\[  FAILED  \] [A-Za-z]*\.[A-Za-z]* (' "$OUT/numeric.log") failed"
+fi
+# ... and, with LONG_KEYS_MAX=<n>, the long-key-sequence cases up to n keys
+# (attn-long-keys-tests' LongKeys.Vulkan: up to 2^31 - 1, 2 x 4 GiB of bf16
+# on the device), appended to numeric.log
+if [ -n "${LONG_KEYS_MAX:-}" ] && [ -x "$ROOT/bin/attn-long-keys-tests" ]; then
+  long=0
+  ATTN_LONG_KEYS_MAX=$LONG_KEYS_MAX LD_LIBRARY_PATH=$LDP timeout 400 \
+    "$ROOT/bin/attn-long-keys-tests" --gtest_filter=LongKeys.Vulkan \
+    >> "$OUT/numeric.log" 2>&1 || long=1
+  say "device_run.sh: attn-long-keys-tests (up to $LONG_KEYS_MAX keys) exit $long"
+  [ $long = 0 ] || numeric=1
 fi
 if [ -n "${NUMERIC_ONLY:-}" ]; then
   exit $numeric

@@ -5,7 +5,7 @@
 #
 #   attn.tar.xz   bin/attn-run and lib/libattn.so (the JIT, from
 #                 $ATTN_BUILD_DIR, default build/), bin/vk-info,
-#                 bin/attn-numeric-tests
+#                 bin/attn-numeric-tests, bin/attn-long-keys-tests
 #                 (bench/vulkan/vk_info.cpp: the device as the runtime sees
 #                 it), cuda/ (bench/cuda/make_artifacts.sh's tensor-core
 #                 kernels at D = 64 and 128 and the D = 128 decode kernels,
@@ -83,7 +83,7 @@ rm -rf "$STAGE/tools" "$STAGE"/vulkan-tools_*.deb
 cp "$BUILD/bin/attn-run" "$A/bin/"
 # The numeric tests (gtest, linked to libattn.so): device_run.sh runs their
 # Vulkan cases on the device's own variants (coopmat on the H100).
-cp "$BUILD/bin/attn-numeric-tests" "$A/bin/"
+cp "$BUILD/bin/attn-numeric-tests" "$BUILD/bin/attn-long-keys-tests" "$A/bin/"
 cp "$BUILD/lib/libattn.so" "$A/lib/"
 g++ -std=c++17 -O2 -I runtime/include bench/vulkan/vk_info.cpp \
   -L"$BUILD/lib" -lattn -Wl,-rpath,'$ORIGIN/../lib' -o "$A/bin/vk-info"
