@@ -57,6 +57,13 @@ private:
   Value f32Const(double v) {
     return arith::ConstantOp::create(rw, loc, f32, rw.getF32FloatAttr(v));
   }
+  /// l == 0 for an f64 row sum l: the row saw no key.
+  static Value isEmptyRow(OpBuilder &b, Location loc, Value l) {
+    return arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, l,
+        arith::ConstantOp::create(b, loc, b.getF64Type(),
+                                  b.getF64FloatAttr(0)));
+  }
   /// Extends a float to f64 (the sums' type).
   static Value toF64(OpBuilder &b, Location loc, Value v) {
     Type f64 = b.getF64Type();
@@ -301,11 +308,9 @@ Value SdpaLowering::rowReduce(Value s, double init, bool isMax) {
                Value r =
                    isMax ? arith::MaximumFOp::create(nb, nl, args[1], args[0])
                                .getResult()
-                         : arith::AddFOp::create(
-                               nb, nl, args[1],
-                               arith::ExtFOp::create(nb, nl, nb.getF64Type(),
-                                                     args[0]),
-                               reassoc)
+                         : arith::AddFOp::create(nb, nl, args[1],
+                                                 toF64(nb, nl, args[0]),
+                                                 reassoc)
                                .getResult();
                linalg::YieldOp::create(nb, nl, r);
              })
@@ -362,16 +367,11 @@ Value SdpaLowering::normalize(Value p, Value l) {
              rw, loc, init.getType(), ValueRange{p, l}, ValueRange{init}, maps,
              iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Type f64 = nb.getF64Type();
-               Value empty = arith::CmpFOp::create(
-                   nb, nl, arith::CmpFPredicate::OEQ, args[1],
-                   arith::ConstantOp::create(nb, nl, f64,
-                                             nb.getF64FloatAttr(0)));
+               Value empty = isEmptyRow(nb, nl, args[1]);
                Value q = arith::TruncFOp::create(
                    nb, nl, nb.getF32Type(),
-                   arith::DivFOp::create(
-                       nb, nl, arith::ExtFOp::create(nb, nl, f64, args[0]),
-                       args[1]));
+                   arith::DivFOp::create(nb, nl, toF64(nb, nl, args[0]),
+                                         args[1]));
                Value pn = arith::SelectOp::create(nb, nl, empty, zero, q);
                if (keepScale) {
                  Value ib = linalg::IndexOp::create(nb, nl, 0);
@@ -456,11 +456,7 @@ Value SdpaLowering::logSumExp(Value m, Value l) {
              rw, loc, init.getType(), ValueRange{m, l}, ValueRange{init},
              SmallVector<AffineMap>{id3, id3, id3}, iters,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Type f64 = nb.getF64Type();
-               Value empty = arith::CmpFOp::create(
-                   nb, nl, arith::CmpFPredicate::OEQ, args[1],
-                   arith::ConstantOp::create(nb, nl, f64,
-                                             nb.getF64FloatAttr(0)));
+               Value empty = isEmptyRow(nb, nl, args[1]);
                Value lse = arith::TruncFOp::create(
                    nb, nl, nb.getF32Type(),
                    arith::AddFOp::create(

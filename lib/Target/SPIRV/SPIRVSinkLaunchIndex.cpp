@@ -11,6 +11,7 @@
 // scalar kernel argument. This pass sinks those too.
 //
 //===----------------------------------------------------------------------===//
+#include "attn/Conversion/TileDistribution.h"
 #include "attn/Target/SPIRV/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -61,22 +62,6 @@ bool recomputable(Value v, DenseMap<Value, bool> &memo) {
   return ok;
 }
 
-/// Clones the ops computing `v` (recomputable) at the builder's point,
-/// once each; memrefs and block arguments are used as they are.
-Value cloneInto(OpBuilder &b, Value v, IRMapping &map) {
-  if (Value m = map.lookupOrNull(v))
-    return m;
-  if (isa<BaseMemRefType>(v.getType()) || isa<BlockArgument>(v))
-    return v;
-  Operation *def = v.getDefiningOp();
-  for (Value o : def->getOperands())
-    cloneInto(b, o, map);
-  Operation *clone = b.clone(*def, map);
-  for (auto [from, to] : llvm::zip(def->getResults(), clone->getResults()))
-    map.map(from, to);
-  return map.lookup(v);
-}
-
 struct SPIRVSinkLaunchIndexPass
     : mlir::attn::impl::SPIRVSinkLaunchIndexPassBase<SPIRVSinkLaunchIndexPass> {
   using Base::Base;
@@ -100,7 +85,9 @@ struct SPIRVSinkLaunchIndexPass
         if (isa<BaseMemRefType>(v.getType()) || isa<BlockArgument>(v) ||
             !recomputable(v, memo))
           continue;
-        Value inside = cloneInto(b, v, map);
+        // (TileDistribution's recursive clone, which keeps memrefs and
+        // block arguments as they are.)
+        Value inside = mlir::attn::sinkIndexValue(b, v, map);
         v.replaceUsesWithIf(inside, [&](OpOperand &use) {
           return l.getBody().isAncestor(use.getOwner()->getParentRegion());
         });

@@ -282,14 +282,20 @@ void runCase(const LongCase &c, uint64_t stream, bool &skipped) {
     s.seq_q = kSq;
     s.seq_kv = n;
   }
-  attn_kernel *kernel = nullptr;
-  attn_status st = attn_compile(context(), &s, c.target, &kernel);
-  if (st == ATTN_ERROR_UNSUPPORTED) {
+  // A length the target refuses (ATTN_ERROR_UNSUPPORTED, at compile or
+  // launch) is reported and skipped.
+  auto refused = [&](attn_status st) {
+    if (st != ATTN_ERROR_UNSUPPORTED)
+      return false;
     skipped = true;
     std::printf("  %s: unsupported here: %s\n", c.str().c_str(),
                 attn_last_error());
+    return true;
+  };
+  attn_kernel *kernel = nullptr;
+  attn_status st = attn_compile(context(), &s, c.target, &kernel);
+  if (refused(st))
     return;
-  }
   ASSERT_EQ(st, ATTN_OK) << attn_last_error();
   auto tensor = [](std::vector<uint8_t> &buf, int64_t len) {
     attn_tensor t{};
@@ -309,12 +315,8 @@ void runCase(const LongCase &c, uint64_t stream, bool &skipped) {
   std::memcpy(args.lse.shape, lseShape, sizeof(lseShape));
   std::memcpy(args.lse.strides, lseStrides, sizeof(lseStrides));
   st = attn_launch(kernel, &args);
-  if (st == ATTN_ERROR_UNSUPPORTED) {
-    skipped = true;
-    std::printf("  %s: unsupported here: %s\n", c.str().c_str(),
-                attn_last_error());
+  if (refused(st))
     return;
-  }
   ASSERT_EQ(st, ATTN_OK) << attn_last_error();
 
   const double outTol = bf16 ? 0x1p-7 : 1e-4;

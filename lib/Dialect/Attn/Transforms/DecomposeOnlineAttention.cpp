@@ -73,10 +73,12 @@ struct Gen {
   }
   /// One linalg.generic over `numLoops` loops; maps are given as result
   /// dimension lists over those loops; `body` returns the yielded value.
-  Value generic(unsigned numLoops, ValueRange ins, Value init,
-                ArrayRef<SmallVector<unsigned>> inDims,
-                SmallVector<unsigned> outDims, ArrayRef<IteratorType> iters,
-                BodyFn body) {
+  /// The indexing maps of a generic over `numLoops` loops: one per input
+  /// (`inDims`), then `numOuts` for outputs over `outDims`.
+  SmallVector<AffineMap> mapsOf(unsigned numLoops,
+                                ArrayRef<SmallVector<unsigned>> inDims,
+                                ArrayRef<unsigned> outDims,
+                                unsigned numOuts = 1) {
     MLIRContext *ctx = rw.getContext();
     auto mapOf = [&](ArrayRef<unsigned> dims) {
       SmallVector<AffineExpr> exprs;
@@ -87,92 +89,75 @@ struct Gen {
     SmallVector<AffineMap> maps;
     for (auto &d : inDims)
       maps.push_back(mapOf(d));
-    maps.push_back(mapOf(outDims));
+    maps.append(numOuts, mapOf(outDims));
+    return maps;
+  }
+  /// One linalg.generic over `numLoops` loops; maps are given as result
+  /// dimension lists over those loops; `body` returns the yielded value.
+  Value generic(unsigned numLoops, ValueRange ins, Value init,
+                ArrayRef<SmallVector<unsigned>> inDims,
+                SmallVector<unsigned> outDims, ArrayRef<IteratorType> iters,
+                BodyFn body) {
     return linalg::GenericOp::create(
-               rw, loc, init.getType(), ins, ValueRange{init}, maps, iters,
+               rw, loc, init.getType(), ins, ValueRange{init},
+               mapsOf(numLoops, inDims, outDims), iters,
                [&](OpBuilder &b, Location l, ValueRange args) {
                  linalg::YieldOp::create(b, l, ValueRange{body(b, l, args)});
                })
         .getResult(0);
   }
+
+  /// sum over the reduction loops of term(ins...), compensated
+  /// (Neumaier): one linalg.generic with two f32 results, the running sum
+  /// s and its compensation c, updated per term x as
+  ///   t = s + x;  c += |s| >= |x| ? (s - t) + x : (x - t) + s;  s = t
+  /// (finish with addCompensation). The error stays near one rounding of
+  /// the total whatever the number of terms, where a plain f32 sum of n
+  /// terms drifts by up to n roundings. `outDims` are the result's loops
+  /// over `sizes`. No fast-math flags: nothing may reassociate c away.
+  linalg::GenericOp compensatedSum(unsigned numLoops, ValueRange ins,
+                                   ArrayRef<OpFoldResult> sizes,
+                                   ArrayRef<SmallVector<unsigned>> inDims,
+                                   ArrayRef<unsigned> outDims,
+                                   ArrayRef<IteratorType> iters, BodyFn term) {
+    // Two zero tensors (one value for both inits would be one buffer).
+    Value s0 = filled(sizes, 0.0), c0 = filled(sizes, 0.0);
+    return linalg::GenericOp::create(
+        rw, loc, TypeRange{s0.getType(), c0.getType()}, ins,
+        ValueRange{s0, c0}, mapsOf(numLoops, inDims, outDims, 2), iters,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = term(b, l, args.drop_back(2));
+          Value s = args[args.size() - 2], c = args.back();
+          Value t = arith::AddFOp::create(b, l, s, x);
+          Value sBig = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OGE, math::AbsFOp::create(b, l, s),
+              math::AbsFOp::create(b, l, x));
+          Value lostS = arith::AddFOp::create(
+              b, l, arith::SubFOp::create(b, l, s, t), x);
+          Value lostX = arith::AddFOp::create(
+              b, l, arith::SubFOp::create(b, l, x, t), s);
+          Value lost = arith::SelectOp::create(b, l, sBig, lostS, lostX);
+          linalg::YieldOp::create(
+              b, l, ValueRange{t, arith::AddFOp::create(b, l, c, lost)});
+        });
+  }
+
+  /// s + c of a compensatedSum over `sizes` (kept apart so that the sums
+  /// over the same chunks stay adjacent: a target may walk the chunks once
+  /// for all).
+  Value addCompensation(linalg::GenericOp sums, ArrayRef<OpFoldResult> sizes) {
+    SmallVector<unsigned> dims;
+    for (unsigned d = 0; d < sizes.size(); ++d)
+      dims.push_back(d);
+    return generic(sizes.size(), sums.getResults(), empty(sizes, f32),
+                   {dims, dims}, dims,
+                   SmallVector<IteratorType>(sizes.size(),
+                                             IteratorType::parallel),
+                   [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                     return arith::AddFOp::create(b, l, a[0], a[1]);
+                   });
+  }
 };
-
-/// sum over the reduction loops of term(ins...), compensated (Neumaier):
-/// one linalg.generic with two f32 results, the running sum s and its
-/// compensation c, updated per term x as
-///   t = s + x;  c += |s| >= |x| ? (s - t) + x : (x - t) + s;  s = t
-/// (finish with addCompensation). The error stays near one rounding of the
-/// total whatever the number of terms, where a plain f32 sum of n terms
-/// drifts by up to n roundings. `outDims` are the result's loops over
-/// `sizes`.
-linalg::GenericOp compensatedSum(OpBuilder &rw, Location loc, unsigned numLoops,
-                     ValueRange ins, ArrayRef<OpFoldResult> sizes,
-                     ArrayRef<SmallVector<unsigned>> inDims,
-                     SmallVector<unsigned> outDims,
-                     ArrayRef<utils::IteratorType> iters, BodyFn term) {
-  MLIRContext *ctx = rw.getContext();
-  Type f32 = rw.getF32Type();
-  auto mapOf = [&](ArrayRef<unsigned> dims) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned d : dims)
-      exprs.push_back(getAffineDimExpr(d, ctx));
-    return AffineMap::get(numLoops, 0, exprs, ctx);
-  };
-  SmallVector<AffineMap> maps;
-  for (auto &d : inDims)
-    maps.push_back(mapOf(d));
-  maps.push_back(mapOf(outDims));
-  maps.push_back(mapOf(outDims));
-  Value zero = arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0.f));
-  // Two zero tensors (one value for both inits would be one buffer).
-  auto zeros = [&] {
-    return linalg::FillOp::create(
-               rw, loc, ValueRange{zero},
-               ValueRange{tensor::EmptyOp::create(rw, loc, sizes, f32)})
-        .getResult(0);
-  };
-  Value init = zeros();
-  auto sums = linalg::GenericOp::create(
-      rw, loc, TypeRange{init.getType(), init.getType()}, ins,
-      ValueRange{init, zeros()}, maps, iters,
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        Value x = term(b, l, args.drop_back(2));
-        Value s = args[args.size() - 2], c = args.back();
-        Value t = arith::AddFOp::create(b, l, s, x);
-        Value sBig = arith::CmpFOp::create(
-            b, l, arith::CmpFPredicate::OGE, math::AbsFOp::create(b, l, s),
-            math::AbsFOp::create(b, l, x));
-        Value lostS = arith::AddFOp::create(
-            b, l, arith::SubFOp::create(b, l, s, t), x);
-        Value lostX = arith::AddFOp::create(
-            b, l, arith::SubFOp::create(b, l, x, t), s);
-        Value lost = arith::SelectOp::create(b, l, sBig, lostS, lostX);
-        linalg::YieldOp::create(
-            b, l, ValueRange{t, arith::AddFOp::create(b, l, c, lost)});
-      });
-  return sums;
-}
-
-/// s + c of a compensatedSum (kept apart so that the sums over the same
-/// chunks stay adjacent: a target may walk the chunks once for all).
-Value addCompensation(OpBuilder &rw, Location loc, linalg::GenericOp sums,
-                      ArrayRef<OpFoldResult> sizes) {
-  MLIRContext *ctx = rw.getContext();
-  Type f32 = rw.getF32Type();
-  SmallVector<AffineMap> same(3, AffineMap::getMultiDimIdentityMap(
-                                     sizes.size(), ctx));
-  SmallVector<utils::IteratorType> allPar(sizes.size(),
-                                          utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             rw, loc, sums.getResult(0).getType(), sums.getResults(),
-             ValueRange{tensor::EmptyOp::create(rw, loc, sizes, f32)}, same,
-             allPar,
-             [&](OpBuilder &b, Location l, ValueRange a) {
-               linalg::YieldOp::create(
-                   b, l, ValueRange{arith::AddFOp::create(b, l, a[0], a[1])});
-             })
-      .getResult(0);
-}
 
 Value toF32(OpBuilder &b, Location loc, Value v) {
   Type f32 = b.getF32Type();
@@ -567,17 +552,17 @@ struct DecomposeMergePartials : OpRewritePattern<MergePartialsOp> {
     // terms would lose what the chunking kept. The sum and its
     // compensation are the generic's two results; no fast-math flags, so
     // nothing may reassociate the compensation away.
-    linalg::GenericOp wSums = compensatedSum(
-        rw, loc, 2, {w}, {rows}, {{1, 0}}, {0}, {par, red},
+    linalg::GenericOp wSums = g.compensatedSum(
+        2, {w}, {rows}, {{1, 0}}, {0}, {par, red},
         [](OpBuilder &, Location, ValueRange a) { return a[0]; });
     // (loops: r, d, n)
-    linalg::GenericOp oSums = compensatedSum(
-        rw, loc, 3, {w, pOut}, {rows, dv}, {{2, 0}, {2, 0, 1}}, {0, 1},
+    linalg::GenericOp oSums = g.compensatedSum(
+        3, {w, pOut}, {rows, dv}, {{2, 0}, {2, 0, 1}}, {0, 1},
         {par, par, red}, [](OpBuilder &b, Location l, ValueRange a) -> Value {
           return arith::MulFOp::create(b, l, a[0], a[1]);
         });
-    Value wSum = addCompensation(rw, loc, wSums, {rows});
-    Value o = addCompensation(rw, loc, oSums, {rows, dv});
+    Value wSum = g.addCompensation(wSums, {rows});
+    Value o = g.addCompensation(oSums, {rows, dv});
     // out = W == 0 ? 0 : O / W
     Value out = g.generic(
         2, {o, wSum}, g.empty({rows, dv}, outElt), {{0, 1}, {0}}, {0, 1},

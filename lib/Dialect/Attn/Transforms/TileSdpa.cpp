@@ -563,13 +563,13 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     splits = std::max<int64_t>(1, std::min(splits, *n)); // no empty chunks
   // A runtime that chooses the count per launch also applies the floor
   // (a dynamic key length may need chunks even where 1 was asked for).
+  // An unbounded dynamic key length, which the count must follow.
+  const bool growsWithSkv = !skvC && !unsplitAlternative && !boundedSkv;
   const bool launchSplits =
-      tiling.getLaunchSplits() &&
-      (splits > 1 || (!skvC && !unsplitAlternative && !boundedSkv));
-  // A dynamic key length without a launch-time count: the count grows
-  // with it, max(splits, minKvSplits(Skv, Bc)) as index arithmetic.
-  const bool keyLengthSplits =
-      !skvC && !launchSplits && !unsplitAlternative && !boundedSkv;
+      tiling.getLaunchSplits() && (splits > 1 || growsWithSkv);
+  // Without a launch-time count, the count grows with the length:
+  // max(splits, minKvSplits(Skv, Bc)) as index arithmetic.
+  const bool keyLengthSplits = growsWithSkv && !launchSplits;
   // The decision actually taken, recorded on the foralls.
   TilingAttr taken = TilingAttr::get(
       op.getContext(), br, bc, splits, launchSplits, info.staticTiles,
