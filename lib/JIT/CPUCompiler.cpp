@@ -4,6 +4,7 @@
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/runtime/Checked.h"
 #include "attn/runtime/KeyChunks.h"
 #include "attn/runtime/Backend.h"
 
@@ -96,8 +97,12 @@ public:
       return 0;
     const int64_t bc = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
     const int64_t chunk = bc * std::max<int64_t>(1, ::attn::kMaxChunkKeys / bc);
-    // (kv_splits <= 2^31 - 1 and chunk <= 2^20 + 2^16 by validation.)
-    return std::max<int64_t>(1, spec.kv_splits) * chunk;
+    // A kv_splits so large that the product overflows: unbounded (the
+    // kernel's count then follows the length at launch).
+    int64_t bound = 0;
+    if (!::attn::checkedMul(std::max<int64_t>(1, spec.kv_splits), chunk, bound))
+      return 0;
+    return bound;
   }
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
