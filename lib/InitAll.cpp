@@ -5,6 +5,7 @@
 #include "attn/Dialect/Attn/IR/AttnDialect.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/CPU/Passes.h"
 #include "attn/Target/NVVM/Passes.h"
 #include "attn/Target/SPIRV/Passes.h"
 
@@ -23,6 +24,7 @@ void mlir::attn::registerAllPasses() {
   mlir::registerAllPasses();
   registerAttnPasses();
   registerAttnConversionPasses();
+  registerAttnTargetCPUPasses();
   registerAttnTargetNVVMPasses();
   registerAttnTargetSPIRVPasses();
   registerAttnPipelines();

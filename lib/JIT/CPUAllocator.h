@@ -1,16 +1,17 @@
 //===- CPUAllocator.h - checked heap buffers for the cpu kernels -*- C++ -*-===//
 //
 // The cpu kernels are built with attn-to-cpu-pipeline{checked-alloc}: their
-// heap buffers (the math variant's score matrix, split-KV partials, tile
-// temporaries) come from _mlir_memref_to_llvm_alloc / _aligned_alloc and go
-// back through _mlir_memref_to_llvm_free, which the JIT binds to the
-// functions here. A launch runs under runChecked: an allocation that fails
-// outside a parallel region (where every large buffer is allocated: before
-// and after the OpenMP tile loops) unwinds to it by longjmp, the launch's
-// live buffers are freed, and the call returns ATTN_ERROR_OUT_OF_MEMORY
-// before the kernel has written an output. One that fails inside a parallel
-// tile (a tile temporary, bounded by the block sizes) cannot leave the
-// other threads of the team: it aborts with a message instead of writing
+// heap buffers (the math variant's score matrix, split-KV partials, the slabs
+// of the tiles' temporaries) come from _mlir_memref_to_llvm_alloc /
+// _aligned_alloc and go back through _mlir_memref_to_llvm_free, which the
+// JIT binds to the functions here. A launch runs under runChecked: an
+// allocation that fails unwinds to it by longjmp, the launch's live buffers
+// are freed, and the call returns ATTN_ERROR_OUT_OF_MEMORY before the
+// kernel has written an output. That needs the allocation to be outside
+// the OpenMP team (a thread cannot leave it): attn-cpu-hoist-tile-buffers,
+// strict in the JIT, moves every temporary of the parallel tiles into
+// a slab allocated before the loop. Should a kernel still allocate inside a
+// parallel region and fail, it aborts with a message instead of writing
 // through a null pointer.
 //
 //===----------------------------------------------------------------------===//

@@ -3,6 +3,7 @@
 
 #include "attn/Conversion/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Passes.h"
+#include "attn/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -64,6 +65,14 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // OpenMP work-sharing loop over all cores; everything inside a tile stays
   // sequential.
   pm.addPass(createConvertLinalgToLoopsPass());
+  // The tiles' temporaries become views of slabs with a part per thread,
+  // allocated before the parallel loop: nothing is allocated inside the OpenMP team (a
+  // failed allocation there could not fail the launch), and no key block
+  // pays a malloc. The JIT (checked-alloc) requires every one be moved.
+  CPUHoistTileBuffersPassOptions slabs;
+  slabs.openmp = opts.parallel;
+  slabs.strict = opts.checkedAlloc;
+  pm.addPass(createCPUHoistTileBuffersPass(slabs));
   if (opts.parallel)
     pm.addPass(createConvertSCFToOpenMPPass());
 

@@ -42,7 +42,10 @@ struct AttnToCPUPipelineOptions
       llvm::cl::desc("Heap buffers through _mlir_memref_to_llvm_alloc, "
                      "_aligned_alloc and _free, which the caller provides "
                      "(the JIT's turn a failed allocation into "
-                     "ATTN_ERROR_OUT_OF_MEMORY) instead of malloc/free"),
+                     "ATTN_ERROR_OUT_OF_MEMORY) instead of malloc/free; "
+                     "every temporary of the parallel tiles must move to a "
+                     "slab allocated before the loop (else the compile "
+                     "fails)"),
       llvm::cl::init(false)};
   Option<int64_t> maxDynamicKv{
       *this, "max-dynamic-kv",

@@ -1,0 +1,92 @@
+//===- Passes.td - attn passes of the cpu target -----------*- tablegen -*-===//
+#ifndef ATTN_TARGET_CPU_PASSES_TD
+#define ATTN_TARGET_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CPUHoistTileBuffersPass
+    : Pass<"attn-cpu-hoist-tile-buffers", "::mlir::ModuleOp"> {
+  let summary = "Give the parallel tiles' temporaries per-thread slabs "
+                "allocated before the tile loop";
+  let description = [{
+    After bufferization every tile of the cpu kernel's parallel loop
+    allocates its temporaries (the score block, the running max and sum,
+    the accumulator copy, ...) on the heap, most of them once per key
+    block, and frees them in the same iteration. Inside the OpenMP team a
+    failed `malloc` cannot return to the launch (a thread cannot leave the
+    team), and a malloc/free pair per key block costs time. This step of
+    `attn-to-cpu-pipeline` runs on buffers, before `convert-scf-to-openmp`,
+    and moves each of those temporaries into a slab with a part per thread,
+    allocated before the loop and freed after it, where a failed allocation
+    is an ordinary error of the launch.
+
+    A `memref.alloc` is moved when its nearest enclosing `scf.parallel` is
+    an outermost one, its type has the identity layout and the default
+    memory space, its alignment (if any) is at most 128, it has exactly one `memref.dealloc` and that dealloc is
+    in the alloc's block, no terminator, call or return receives it or a
+    view of it, and every dynamic size has an upper bound before the loop:
+    the smallest of those the value bounds analysis expresses in values
+    defined above the loop (for an `affine.min`, one per expression; the
+    last, partial query block `min(block_q, Sq - i * block_q)` of tile `i`
+    gives `block_q` and `Sq`; `scf.parallel` induction variables are given
+    `lb <= iv < ub` for this), the extent of a buffer from above the loop
+    that the size also sizes a `memref.subview` of (a view is in bounds:
+    the key block that slices K is at most Skv), and a constant bound.
+
+    Requires: memrefs (after bufferization and the deallocation pipeline).
+    Allocs inside an `scf.parallel` nested in another are left alone
+    (with `strict`, an error).
+    Guarantees: for each movable alloc of an outermost `scf.parallel`, one
+    `memref<?xi8>` slab of `threads x per_thread` bytes (128-byte aligned)
+    is allocated right before the loop and freed right after it;
+    `threads` is `omp_get_max_threads()` (at least 1) with `openmp` and 1
+    without; `per_thread` is the alloc's bounded size in bytes rounded up
+    to 128 (no two threads share a cache line; the alloc's alignment, at
+    most 128, holds). Distinct allocs get distinct slabs, so they stay
+    distinct allocations for alias analysis. Each moved alloc becomes a
+    `memref.view` of its thread's part (`omp_get_thread_num()` with
+    `openmp`, 0 without) with the alloc's own sizes and type; its dealloc is
+    removed. A size product that overflows 64 bits asks for 2^63 - 1 bytes,
+    so the allocation fails instead of wrapping. With `strict`, an alloc
+    inside an `scf.parallel` that cannot be moved is an error naming it (the
+    JIT builds with `strict`: its kernels allocate nothing inside the
+    OpenMP team); without, it is left where it is. Without `openmp` the
+    slab is only correct when the loop then runs sequentially.
+
+    ```mlir
+    // before
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %t = memref.alloc() {alignment = 64 : i64} : memref<64x64xf32>
+      ...
+      memref.dealloc %t : memref<64x64xf32>
+    }
+    // after (openmp)
+    %threads = ... omp_get_max_threads(), at least 1
+    %bytes = ... %threads x 16384, checked
+    %slab = memref.alloc(%bytes) {alignment = 128 : i64} : memref<?xi8>
+    scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+      %tid = ... omp_get_thread_num()
+      %shift = arith.muli %tid, %c16384 : index
+      %t = memref.view %slab[%shift][] : memref<?xi8> to memref<64x64xf32>
+      ...
+    }
+    memref.dealloc %slab : memref<?xi8>
+    ```
+  }];
+  let options = [
+    Option<"openmp", "openmp", "bool", /*default=*/"true",
+           "Index the slab by the OpenMP thread number (the loop becomes an "
+           "OpenMP work-sharing loop); false: one part, for a loop that "
+           "runs sequentially">,
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "Fail on an allocation inside a parallel loop that cannot be "
+           "moved">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // ATTN_TARGET_CPU_PASSES_TD
