@@ -82,6 +82,7 @@ bool computeReference(const attn_spec &spec, const attn_launch_args &args,
   result.seqQ = Sq;
   result.valueDim = Dv;
   result.out.assign(static_cast<size_t>(B * Hq * Sq * Dv), 0.0);
+  result.magnitude.assign(static_cast<size_t>(B * Hq * Sq * Dv), 0.0);
   result.lse.assign(static_cast<size_t>(B * Hq * Sq), -inf);
 
   const int64_t group = Hkv == 0 ? 1 : Hq / Hkv;
@@ -129,6 +130,7 @@ bool computeReference(const attn_spec &spec, const attn_launch_args &args,
       }
       result.lse[(b * Hq + h) * Sq + i] = rowMax + std::log(sum);
       double *orow = result.out.data() + ((b * Hq + h) * Sq + i) * Dv;
+      double *mrow = result.magnitude.data() + ((b * Hq + h) * Sq + i) * Dv;
       for (int64_t j = 0; j < Skv; ++j) {
         double w = s[j] / sum;
         if (p > 0.0)
@@ -139,8 +141,10 @@ bool computeReference(const attn_spec &spec, const attn_launch_args &args,
                   : 0.0;
         if (w == 0.0)
           continue;
-        for (int64_t d = 0; d < Dv; ++d)
+        for (int64_t d = 0; d < Dv; ++d) {
           orow[d] += w * vbase[j * Dv + d];
+          mrow[d] += w * std::fabs(vbase[j * Dv + d]);
+        }
       }
     }
   };

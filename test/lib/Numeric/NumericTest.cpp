@@ -340,6 +340,7 @@ Comparison check(const Case &c, std::mt19937_64 &rng, Buffers *keep = nullptr) {
           continue;
         for (int64_t d = 0; d < dv; ++d) {
           ref.out[(h * c.Sq + i) * dv + d] = 0.0;
+          ref.magnitude[(h * c.Sq + i) * dv + d] = 0.0;
           storeElement(c.dtype, o.data,
                        h * o.strides[1] + i * o.strides[2] + d * o.strides[3],
                        0.0);

@@ -463,6 +463,53 @@ TEST(Check, LseToleranceIsRelativeWhereLarge) {
   EXPECT_FALSE(compare(ref, ATTN_DTYPE_F32, ot, &lt, tol).ok);
 }
 
+// The magnitude sum_j w |v| is what the reference reports next to out:
+// equal weights on v = 3 and -3 give out 0 and magnitude 3.
+TEST(Reference, MagnitudeIsTheSumOfAbsoluteTerms) {
+  attn_spec s = f32Spec();
+  s.scale = 1.0;
+  Tensor q(1, 1, 1, 1, {1.0f}), k(1, 1, 2, 1, {0.5f, 0.5f}),
+      v(1, 1, 2, 1, {3.0f, -3.0f});
+  Result r = run(s, q, k, v);
+  ASSERT_EQ(r.magnitude.size(), 1u);
+  EXPECT_NEAR(r.out[0], 0.0, 1e-12);
+  EXPECT_NEAR(r.magnitude[0], 3.0, 1e-12);
+}
+
+// Issue 22, item 3: an output whose terms cancel (one column of millions of
+// nearly equal weights on values of both signs sums to ~1e-4 from terms of
+// ~0.5) carries the rounding of its terms, not of its value; relative to
+// |out| alone correct kernels failed. The bound adds magRel times the
+// magnitudes' norm, and still catches an error far above rounding.
+TEST(Check, RelL2BoundCountsCancellingTerms) {
+  Result ref;
+  ref.batch = ref.headsQ = ref.seqQ = ref.valueDim = 1;
+  ref.out = {1e-4};
+  ref.magnitude = {0.5};
+  ref.lse = {16.6};
+  std::vector<float> out = {float(1e-4 + 3e-9)};
+  attn_tensor ot{out.data(), {1, 1, 1, 1}, {1, 1, 1, 1}};
+  Tolerance tol = toleranceFor(ATTN_DTYPE_F32);
+  EXPECT_DOUBLE_EQ(tol.magRel, 1e-6);
+  // 3e-5 of |out| (beyond relL2 = 1e-5), 6e-9 of the magnitudes: passes.
+  Comparison c = compare(ref, ATTN_DTYPE_F32, ot, nullptr, tol);
+  EXPECT_TRUE(c.ok) << c.message;
+  EXPECT_GT(c.relL2Err, tol.relL2);
+  EXPECT_NEAR(c.relL2Tol, 1e-5 + 1e-6 * 0.5 / 1e-4, 1e-9);
+  // Without the magnitudes the plain bound applies and the same error fails.
+  Result plain = ref;
+  plain.magnitude.clear();
+  c = compare(plain, ATTN_DTYPE_F32, ot, nullptr, tol);
+  EXPECT_FALSE(c.ok);
+  EXPECT_DOUBLE_EQ(c.relL2Tol, tol.relL2);
+  // 2e-6 absolute (4e-6 of the magnitudes, a wrong key among 10^5): fails,
+  // and the message states the bound.
+  out[0] = float(1e-4 + 2e-6);
+  c = compare(ref, ATTN_DTYPE_F32, ot, nullptr, tol);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.message.find("||sum w |v|||"), std::string::npos) << c.message;
+}
+
 TEST(Check, FillRandomRange) {
   std::mt19937_64 rng(1);
   std::vector<uint16_t> h(1000);

@@ -13,7 +13,13 @@ namespace attn::reference {
 
 /// How far a kernel result may be from the float64 reference.
 struct Tolerance {
-  double relL2;  ///< ||out - ref||_2 / ||ref||_2
+  /// ||out - ref||_2 <= relL2 * ||ref||_2 + magRel * ||magnitude||_2, with
+  /// magnitude the reference's sum_j w |v| per element: relative to out
+  /// where its terms do not cancel, and never below what rounding the
+  /// terms can cost where they do (a single-key-dim output of millions of
+  /// nearly equal weights sums to ~1e-4 from terms of ~0.5).
+  double relL2;
+  double magRel;
   double maxAbs; ///< max |out - ref|, times max(1, max |ref|)
   double lseAbs; ///< |lse - ref| <= lseAbs + lseRel * |ref| per finite row:
   double lseRel = 1e-5; ///< f32 rounds lse relative to its size (|lse| ~
@@ -38,7 +44,9 @@ void poison(attn_dtype dtype, void *data, size_t count);
 /// The outcome of one comparison.
 struct Comparison {
   double maxAbsErr = 0;
-  double relL2Err = 0;
+  double relL2Err = 0; ///< ||out - ref||_2 / ||ref||_2
+  /// What relL2Err may be: relL2 + magRel * ||magnitude||_2 / ||ref||_2.
+  double relL2Tol = 0;
   double lseMaxAbsErr = 0;
   int64_t badOut = 0; ///< NaN / inf in out where the reference is finite
   int64_t badLse = 0; ///< NaN, or -inf mismatch, in lse

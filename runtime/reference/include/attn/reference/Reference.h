@@ -19,6 +19,11 @@ namespace attn::reference {
 struct Result {
   int64_t batch = 0, headsQ = 0, seqQ = 0, valueDim = 0;
   std::vector<double> out;
+  /// sum_j w_ij |v_jd| for every element of out (w the normalized, dropped
+  /// out weights): the sum of the magnitudes of out's terms, which bounds
+  /// the rounding error of any summation order. |out| <= magnitude; where
+  /// they differ by a lot the terms cancel and out is ill-conditioned.
+  std::vector<double> magnitude;
   std::vector<double> lse;
 };
 
