@@ -71,7 +71,10 @@ std::string checkMovable(memref::AllocOp alloc, memref::DeallocOp &dealloc) {
       Operation *user = use.getOwner();
       if (user == dealloc.getOperation())
         continue;
+      // An op with regions (a loop's iter_args) may carry it out under
+      // another name: not followed, so not moved.
       if (user->hasTrait<OpTrait::IsTerminator>() ||
+          user->getNumRegions() != 0 ||
           isa<CallOpInterface, memref::DeallocOp>(user) ||
           isa<bufferization::BufferizationDialect>(user->getDialect()))
         return "it (or a view of it) reaches '" +

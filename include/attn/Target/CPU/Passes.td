@@ -23,8 +23,8 @@ def CPUHoistTileBuffersPass
     A `memref.alloc` is moved when its nearest enclosing `scf.parallel` is
     an outermost one, its type has the identity layout and the default
     memory space, its alignment (if any) is at most 128, it has exactly one `memref.dealloc` and that dealloc is
-    in the alloc's block, no terminator, call or return receives it or a
-    view of it, and every dynamic size has an upper bound before the loop:
+    in the alloc's block, no terminator, call, return or op with regions
+    (a loop's `iter_args`) receives it or a view of it, and every dynamic size has an upper bound before the loop:
     the smallest of those the value bounds analysis expresses in values
     defined above the loop (for an `affine.min`, one per expression; the
     last, partial query block `min(block_q, Sq - i * block_q)` of tile `i`
