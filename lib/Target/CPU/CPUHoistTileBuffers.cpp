@@ -257,9 +257,7 @@ struct CPUHoistTileBuffers
         b, loc, tightest, arith::ConstantIndexOp::create(b, loc, 0)));
   }
 
-  LogicalResult
-  hoist(scf::ParallelOp par,
-        llvm::function_ref<std::pair<func::FuncOp, func::FuncOp>()> ompFns) {
+  LogicalResult hoist(scf::ParallelOp par) {
     SmallVector<memref::AllocOp> allocs;
     par.getBody()->walk([&](memref::AllocOp alloc) {
       if (alloc->getParentOfType<scf::ParallelOp>() == par)
@@ -321,11 +319,17 @@ struct CPUHoistTileBuffers
     }
     if (slots.empty())
       return success();
+    // The OpenMP queries (declared once per module: declareI32Fn finds an
+    // existing declaration).
     func::FuncOp maxThreads, threadNum;
     if (openmp) {
-      std::tie(maxThreads, threadNum) = ompFns();
-      if (!maxThreads)
+      auto module = par->getParentOfType<ModuleOp>();
+      FailureOr<func::FuncOp> m = declareI32Fn(module, "omp_get_max_threads");
+      FailureOr<func::FuncOp> t = declareI32Fn(module, "omp_get_thread_num");
+      if (failed(m) || failed(t))
         return failure();
+      maxThreads = *m;
+      threadNum = *t;
     }
 
     // A slab per temporary, so that distinct temporaries stay distinct
@@ -398,25 +402,8 @@ struct CPUHoistTileBuffers
       if (nested.wasInterrupted())
         return signalPassFailure();
     }
-    // The OpenMP queries, declared when a slab is first indexed by them.
-    func::FuncOp maxThreads, threadNum;
-    auto declare = [&]() -> LogicalResult {
-      if (!openmp || maxThreads)
-        return success();
-      FailureOr<func::FuncOp> m = declareI32Fn(module, "omp_get_max_threads");
-      FailureOr<func::FuncOp> t = declareI32Fn(module, "omp_get_thread_num");
-      if (failed(m) || failed(t))
-        return failure();
-      maxThreads = *m;
-      threadNum = *t;
-      return success();
-    };
     for (scf::ParallelOp par : loops)
-      if (failed(hoist(par, [&]() -> std::pair<func::FuncOp, func::FuncOp> {
-            if (failed(declare()))
-              return {};
-            return {maxThreads, threadNum};
-          })))
+      if (failed(hoist(par)))
         return signalPassFailure();
   }
 };

@@ -115,16 +115,14 @@ Comparison compare(const Result &ref, attn_dtype dtype, const attn_tensor &out,
     for (int64_t h = 0; h < ref.headsQ; ++h)
       for (int64_t i = 0; i < ref.seqQ; ++i)
         for (int64_t d = 0; d < ref.valueDim; ++d) {
-          double r = ref.out[((b * ref.headsQ + h) * ref.seqQ + i) *
-                                 ref.valueDim + d];
+          const size_t at = static_cast<size_t>(
+              ((b * ref.headsQ + h) * ref.seqQ + i) * ref.valueDim + d);
+          double r = ref.out[at];
           double o = loadElement(dtype, out.data,
                                  b * out.strides[0] + h * out.strides[1] +
                                      i * out.strides[2] + d * out.strides[3]);
           refSq += r * r;
-          double mag = hasMagnitude ? ref.magnitude[((b * ref.headsQ + h) *
-                                                         ref.seqQ + i) *
-                                                            ref.valueDim + d]
-                                    : 0.0;
+          double mag = hasMagnitude ? ref.magnitude[at] : 0.0;
           // A non-finite magnitude (a non-finite input the semantics leave
           // unspecified) widens nothing.
           if (std::isfinite(mag))
