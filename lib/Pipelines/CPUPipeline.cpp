@@ -6,6 +6,7 @@
 #include "attn/Target/CPU/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -38,6 +39,14 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The tiles' linalg ops -> register-blocked vector code (still tensors);
+  // the reference lowering stays plain loops.
+  if (opts.vectorLanes > 0 && !opts.math) {
+    CPUVectorizeTilesPassOptions vectorize;
+    vectorize.lanes = opts.vectorLanes;
+    pm.addNestedPass<func::FuncOp>(createCPUVectorizeTilesPass(vectorize));
+    pm.addPass(createCSEPass());
+  }
 
   // L2 -> buffers. tensor.empty destinations that end in the caller's
   // output (via materialize_in_destination / parallel_insert_slice) are
@@ -79,8 +88,23 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // Loops -> LLVM. finalize-memref-to-llvm runs before scf-to-cf because the
   // OpenMP conversion wraps each tile in a memref.alloca_scope, which must be
   // inlined before its body becomes a multi-block CFG.
+  // n-D vector transfers -> 1-D ones (unrolled: no stack temporaries).
+  VectorTransferToSCFOptions transfers;
+  transfers.enableFullUnroll();
+  pm.addPass(createConvertVectorToSCFPass(transfers));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // Contractions (k = 1) as outer products: a broadcast and an FMA per
+  // row; reductions may be reassociated (the tiled form's sums are).
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true;
+  vectorToLLVM.vectorContractLowering =
+      vector::VectorContractLowering::OuterProduct;
+  // The key panels' 16 x 16 blocks transpose as shuffles (other shapes
+  // element by element).
+  vectorToLLVM.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   FinalizeMemRefToLLVMConversionPassOptions toLLVM;
   toLLVM.useGenericFunctions = opts.checkedAlloc;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(toLLVM));

@@ -14,13 +14,16 @@
 // The parallel tiles (B x Hq x q-blocks) run on an OpenMP work-sharing loop.
 // TILED: omp.parallel
 // TILED: omp.wsloop
-// Softmax in base 2, accumulator freed per tile.
-// TILED: llvm.intr.exp2
+// The tiles are vector code (attn-cpu-vectorize-tiles): the products as
+// FMAs on 32-lane register tiles, the softmax's exp2 a polynomial on
+// 64-lane rows; a temporary freed per tile.
+// TILED: llvm.intr.fmuladd({{.*}}) : (vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// TILED: llvm.intr.floor({{.*}}) : (vector<64xf32>)
 // TILED: llvm.call @free
 
 // SERIAL-LABEL: llvm.func @attention
 // SERIAL-NOT: omp.
-// SERIAL: llvm.intr.exp2
+// SERIAL: llvm.intr.floor({{.*}}) : (vector<64xf32>)
 
 // The reference path computes exp (not exp2) and has no parallel tiles.
 // checked-alloc (what the JIT uses): heap buffers through the functions

@@ -47,6 +47,14 @@ struct AttnToCPUPipelineOptions
                      "slab allocated before the loop (else the compile "
                      "fails)"),
       llvm::cl::init(false)};
+  Option<int64_t> vectorLanes{
+      *this, "vector-lanes",
+      llvm::cl::desc("f32 lanes of the host's vector registers for "
+                     "attn-cpu-vectorize-tiles on the tiled path (16 "
+                     "AVX-512, 8 AVX2, 4 SSE/NEON; the JIT reads the "
+                     "host's); 0 leaves the tiles to LLVM's loop "
+                     "vectorizer"),
+      llvm::cl::init(16)};
   Option<int64_t> maxDynamicKv{
       *this, "max-dynamic-kv",
       llvm::cl::desc("The largest dynamic key length this kernel is launched "

@@ -2,6 +2,7 @@
 #ifndef ATTN_TARGET_CPU_PASSES_H
 #define ATTN_TARGET_CPU_PASSES_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::attn {

@@ -89,4 +89,79 @@ def CPUHoistTileBuffersPass
   ];
 }
 
+def CPUVectorizeTilesPass
+    : Pass<"attn-cpu-vectorize-tiles", "::mlir::func::FuncOp"> {
+  let summary = "Turn the tiled form's linalg ops into register-blocked "
+                "vector code for the host's vector width";
+  let description = [{
+    The step of `attn-to-cpu-pipeline` that makes the tiles of the
+    FlashAttention rewrite run at vector speed. It runs on tensors, after
+    `attn-decompose-online-attention`, and rewrites every linalg op whose
+    loop extents have constant upper bounds (a tile's extents are at most
+    the block sizes, however dynamic the shapes):
+
+    * A `tensor.empty` with bounded dynamic sizes, of at most
+      `16 x max-vector` elements, becomes a static one of the bounds and a
+      slice of its live part, so the tiles' temporaries have static
+      strides (a larger one keeps dynamic sizes, so its buffer is what the
+      launch needs, not the bound).
+    * A contraction (two parallel loops m, n and one reduction k, as
+      `Q·Kᵀ` and `P·V` are) becomes a register-blocked micro-kernel. Its
+      right operand is packed into a static f32 `k x n` panel (`Kᵀ`: the
+      key block transposed in `lanes x lanes` blocks in registers; `V`:
+      converted a row at a time when f16 or bf16); its left operand is
+      packed the same way when it needs converting or is invariant in the
+      enclosing loop (`Q`, once per query tile). Each element is converted
+      once per tile (bf16 through its bits: a 16-bit shift, exact). The
+      contraction is then tiled `rows x (vectors * lanes) x 1` with k
+      innermost, its m and n loops peeled: per k a full tile does `rows`
+      broadcasts, `vectors` loads and `rows x vectors` FMAs into
+      accumulators that stay in vector `iter_args` for the whole k loop;
+      the edge tiles are vectorized with masks. A panel block larger than
+      `max-vector` elements leaves its contraction unpacked.
+    * Any other op (fills, the row max and sum, the rescales, the
+      exponentials) is vectorized with vector sizes equal to its bounds,
+      masked where an extent is dynamic; a two-dimensional one whose first
+      loop is parallel a row at a time, on 1-D vectors.
+    * `exp2` becomes `exp(x ln 2)` and that MLIR's polynomial
+      approximation, with `exp2(-inf) = 0` kept exact by a select (the
+      approximation clamps its input); scalar ones too, so every exp2 of
+      the kernel is the same function.
+
+    An op whose extents have no constant bound, or that the vectorizer
+    refuses, is left as it is (linalg-to-loops lowers it later). Every op
+    keeps its element types and its order of accumulation over k; the
+    products are fused into FMAs (the bodies allow contraction), the
+    exponentials are approximations (the CPU test matrices check every
+    kernel against the float64 reference).
+
+    Requires: tensors (before bufferization), `func.func`.
+    Guarantees: the values of the input up to the FMA contraction and the
+    exp2 approximation; vector ops on tensors (`vector.transfer_read` and
+    `transfer_write` with masks, `vector.fma`, `vector.reduction`,
+    `vector.transpose`), which bufferize and lower through
+    `convert-vector-to-scf` and `convert-vector-to-llvm`.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 elements in one vector register (16 for AVX-512, 8 for "
+           "AVX2, 4 for SSE or NEON)">,
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Rows of a contraction's register tile (left-operand "
+           "broadcasts per k)">,
+    Option<"vectors", "vectors", "int64_t", /*default=*/"2",
+           "Vector registers per row of a contraction's register tile "
+           "(its columns are vectors x lanes)">,
+    Option<"maxVector", "max-vector", "int64_t", /*default=*/"4096",
+           "The most elements of one vector the pass creates; an op "
+           "with a larger bounded extent is left alone">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
 #endif // ATTN_TARGET_CPU_PASSES_TD
