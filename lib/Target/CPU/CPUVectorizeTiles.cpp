@@ -77,9 +77,6 @@ SmallVector<std::optional<int64_t>> loopUpperBounds(linalg::LinalgOp op) {
   return bounds;
 }
 
-/// Vectorizes `op` with vector sizes equal to its loops' upper bounds
-/// (masked where an extent is dynamic). Leaves it alone when a bound is
-/// missing, the vector would be too large or the vectorizer refuses.
 /// The vector sizes that vectorize `op` whole (its loops' upper bounds),
 /// or std::nullopt when a bound is missing or the vector too large.
 std::optional<SmallVector<int64_t>> boundedSizes(linalg::LinalgOp op,
@@ -100,7 +97,7 @@ std::optional<SmallVector<int64_t>> boundedSizes(linalg::LinalgOp op,
 /// Vectorizes `op` with vector `sizes` (masked where an extent is
 /// dynamic); leaves it alone when the vectorizer refuses.
 void vectorizeBounded(RewriterBase &rewriter, linalg::LinalgOp op,
-                      ArrayRef<int64_t> sizes, bool contraction = false) {
+                      ArrayRef<int64_t> sizes) {
   bool dynamic = false;
   for (int64_t r : op.getStaticLoopRanges())
     dynamic |= ShapedType::isDynamic(r);
@@ -114,11 +111,7 @@ void vectorizeBounded(RewriterBase &rewriter, linalg::LinalgOp op,
     return;
   rewriter.setInsertionPoint(op);
   FailureOr<linalg::VectorizationResult> result =
-      linalg::vectorize(rewriter, op, vectorSizes, scalable,
-                        /*vectorizeNDExtract=*/false,
-                        /*flatten1DDepthwiseConv=*/false,
-                        /*assumeDynamicDimsMatchVecSizes=*/false,
-                        /*createNamedContraction=*/contraction);
+      linalg::vectorize(rewriter, op, vectorSizes, scalable);
   if (failed(result))
     return;
   if (op->getNumResults() == 0)
@@ -255,7 +248,6 @@ Value packF32(RewriterBase &rewriter, Location loc, Value src,
   AffineMap minor =
       AffineMap::get(2, 0, rewriter.getAffineDimExpr(1), rewriter.getContext());
   auto rowType = VectorType::get({block[1]}, element);
-  auto rowF32 = VectorType::get({block[1]}, f32);
   // f16 -> f32 by extf; bf16 -> f32 as a 16-bit shift of its bits (exact),
   // with integer ops: LLVM's x86 backend does not legalize every bf16
   // vector operation.
@@ -656,7 +648,6 @@ struct CPUVectorizeTilesPass
               boundedSizes(op, maxVector))
         work.push_back({op, *sizes});
     }
-    size_t numTiles = work.size();
     // 3. Everything else, a row at a time where it is 2-D.
     for (linalg::LinalgOp op : others) {
       std::optional<SmallVector<int64_t>> sizes = boundedSizes(op, maxVector);
@@ -689,9 +680,8 @@ struct CPUVectorizeTilesPass
       }
       work.push_back({tiled, *sizes});
     }
-    for (auto [i, item] : llvm::enumerate(work))
-      vectorizeBounded(rewriter, item.first, item.second,
-                       /*contraction=*/i < numTiles);
+    for (auto &[op, sizes] : work)
+      vectorizeBounded(rewriter, op, sizes);
     (void)simplify(func);
 
     RewritePatternSet fma(func.getContext());
