@@ -649,7 +649,17 @@ struct CPUVectorizeTilesPass
         work.push_back({op, *sizes});
     }
     // 3. Everything else, a row at a time where it is 2-D.
+    // Known gap: with split-KV (a tile loop that also runs over key
+    // chunks, four or more induction variables), the vectorized softmax
+    // row ops inside the key loop give wrong outputs for scores near
+    // -FLT_MAX (Numeric.ExtremeScores); there they stay loops.
+    auto splitTile = [](Operation *op) {
+      auto tile = op->getParentOfType<scf::ForallOp>();
+      return tile && tile.getRank() >= 4;
+    };
     for (linalg::LinalgOp op : others) {
+      if (op->getParentOfType<scf::ForOp>() && splitTile(op))
+        continue;
       std::optional<SmallVector<int64_t>> sizes = boundedSizes(op, maxVector);
       if (!sizes)
         continue;
