@@ -47,6 +47,19 @@ namespace {
 /// Marks a contraction's register tiles between tiling and vectorization.
 constexpr llvm::StringLiteral kMicroKernel = "attn.cpu.micro_kernel";
 
+/// The constant upper bound (inclusive) of dimension `dim` of `v`.
+std::optional<int64_t> dimUpperBound(Value v, int64_t dim) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (!type.isDynamicDim(dim))
+    return type.getDimSize(dim);
+  FailureOr<int64_t> ub = ValueBoundsConstraintSet::computeConstantBound(
+      presburger::BoundType::UB, ValueBoundsConstraintSet::Variable(v, dim),
+      /*stopCondition=*/nullptr, /*closedUB=*/true);
+  if (failed(ub))
+    return std::nullopt;
+  return *ub;
+}
+
 /// The constant upper bound (inclusive) of each loop of `op`, or
 /// std::nullopt for one without.
 SmallVector<std::optional<int64_t>> loopUpperBounds(linalg::LinalgOp op) {
@@ -64,11 +77,8 @@ SmallVector<std::optional<int64_t>> loopUpperBounds(linalg::LinalgOp op) {
       auto dim = dyn_cast<AffineDimExpr>(expr);
       if (!dim || !type.isDynamicDim(i))
         continue;
-      FailureOr<int64_t> ub = ValueBoundsConstraintSet::computeConstantBound(
-          presburger::BoundType::UB,
-          ValueBoundsConstraintSet::Variable(operand.get(), i),
-          /*stopCondition=*/nullptr, /*closedUB=*/true);
-      if (failed(ub))
+      std::optional<int64_t> ub = dimUpperBound(operand.get(), i);
+      if (!ub)
         continue;
       unsigned d = dim.getPosition();
       bounds[d] = bounds[d] ? std::min(*bounds[d], *ub) : *ub;
@@ -172,19 +182,6 @@ bool convertibleArg(BlockArgument arg) {
     auto ext = dyn_cast<arith::ExtFOp>(user);
     return ext && ext.getType().isF32();
   });
-}
-
-/// The constant upper bound (inclusive) of dimension `dim` of `v`.
-std::optional<int64_t> dimUpperBound(Value v, int64_t dim) {
-  auto type = cast<RankedTensorType>(v.getType());
-  if (!type.isDynamicDim(dim))
-    return type.getDimSize(dim);
-  FailureOr<int64_t> ub = ValueBoundsConstraintSet::computeConstantBound(
-      presburger::BoundType::UB, ValueBoundsConstraintSet::Variable(v, dim),
-      /*stopCondition=*/nullptr, /*closedUB=*/true);
-  if (failed(ub))
-    return std::nullopt;
-  return *ub;
 }
 
 /// The block of a `bounds` source that packF32 reads per step.
