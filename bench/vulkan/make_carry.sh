@@ -85,7 +85,7 @@ cp "$BUILD/bin/attn-run" "$A/bin/"
 # Vulkan cases on the device's own variants (coopmat on the H100).
 cp "$BUILD/bin/attn-numeric-tests" "$BUILD/bin/attn-long-keys-tests" "$A/bin/"
 cp "$BUILD/lib/libattn.so" "$A/lib/"
-g++ -std=c++17 -O2 -I runtime/include bench/vulkan/vk_info.cpp \
+g++ -std=c++17 -O2 -I runtime/include -I "$BUILD/runtime/include" bench/vulkan/vk_info.cpp \
   -L"$BUILD/lib" -lattn -Wl,-rpath,'$ORIGIN/../lib' -o "$A/bin/vk-info"
 
 # stub <soname> <library needing it> <symbol regex>: lib/stubs/<soname>

@@ -228,6 +228,8 @@ size_t attn_context_cache_size(const attn_context *ctx) {
 
 const char *attn_last_error(void) { return lastError.c_str(); }
 
+const char *attn_version(void) { return ATTN_VERSION_STRING; }
+
 const char *attn_status_string(attn_status status) {
   switch (status) {
   case ATTN_OK:

@@ -172,6 +172,17 @@ TEST(SpecInit, Defaults) {
   EXPECT_EQ(s.kv_splits, 0);
 }
 
+TEST(Version, LibraryMatchesHeader) {
+  // The library's version is the header's: both come from project(VERSION).
+  EXPECT_STREQ(attn_version(), ATTN_VERSION_STRING);
+  std::string expected = std::to_string(ATTN_VERSION_MAJOR) + "." +
+                         std::to_string(ATTN_VERSION_MINOR) + "." +
+                         std::to_string(ATTN_VERSION_PATCH);
+  EXPECT_EQ(expected, attn_version());
+  EXPECT_EQ(ATTN_VERSION, ATTN_VERSION_MAJOR * 10000 +
+                              ATTN_VERSION_MINOR * 100 + ATTN_VERSION_PATCH);
+}
+
 TEST(Names, KnownAndUnknown) {
   EXPECT_STREQ(attn_target_name(ATTN_TARGET_CPU), "cpu");
   EXPECT_STREQ(attn_target_name(ATTN_TARGET_CUDA), "cuda");

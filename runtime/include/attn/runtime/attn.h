@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attn/runtime/attn_version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -147,6 +149,10 @@ size_t attn_context_cache_size(const attn_context *ctx);
 
 /* The message of the last failed call on this thread ("" if none). */
 const char *attn_last_error(void);
+
+/* The library's version, "MAJOR.MINOR.PATCH", which may differ from the
+ * ATTN_VERSION_STRING of the header a program was compiled with. */
+const char *attn_version(void);
 
 const char *attn_status_string(attn_status status);
 const char *attn_target_name(attn_target target);
