@@ -205,13 +205,16 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     unsplit alternative (`attn.launch_when = "unsplit"`) and a split one
     (`"split"`, `launch_splits`), as `attn-configure-nvgpu` does.
 
-    Requires: nothing (ops not in destination-passing form, and ops whose
-    tiling already has a mapping, are left alone). Guarantees: every op it
+    Requires: every `attn.sdpa` without a mapping in the destination-passing
+    form (a GPU kernel has buffers, not tensors); ops whose tiling already
+    has a mapping are left alone. Guarantees: every op it
     takes has a tiling with an `#attn.simt` mapping whose K and V tiles fit
     `shared-memory-bytes`, or (`coop-matrix`) an `#attn.coop_matrix`
     mapping with block-q at most the subgroup's invocations, D, Dv and the
     blocks multiples of 16, P in the data's type, and tiles that fit.
-    Errors: options out of range, tiles that cannot fit, or (coop-matrix)
+    Errors: an op on a function's tensors (pointing at `attn-translate` and
+    `attn-run --dump-ir`, which build the kernel for its spec), options out
+    of range, tiles that cannot fit, or (coop-matrix)
     data that is not f16 or bf16 and sizes not multiples of 16 (reported
     on the op).
 

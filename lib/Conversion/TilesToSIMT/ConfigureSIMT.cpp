@@ -101,7 +101,14 @@ struct AttnConfigureSIMTPass
         (op.getMask() && !sourceMemRef(op.getMask())) ||
         !destinationOf(op.getOut()) ||
         (op.getLse() && !destinationOf(op.getLse())))
-      return success();
+      return op.emitOpError(
+          "attn-configure-simt: a GPU kernel is built from attn.sdpa in the "
+          "runtime's destination-passing form (operands from "
+          "bufferization.to_tensor of the kernel's memref arguments, results "
+          "materialized into them); for a function on tensors, attn-translate "
+          "--attn-to-ptx / --attn-to-spirv builds the kernel for its spec, "
+          "and attn-run --input=FILE --target=T --dump-ir prints that "
+          "kernel's source");
     Type elt = op.getQueryType().getElementType();
     int64_t d = op.getQueryType().getDimSize(3);
     int64_t dv = op.getValueType().getDimSize(3);

@@ -3,6 +3,11 @@
 // RUN: attn-opt %s -split-input-file --attn-configure-simt="kv-splits=2 launch-splits=true" | FileCheck %s --check-prefix=LAUNCH
 // RUN: not attn-opt %s -split-input-file --attn-configure-simt="shared-memory-bytes=1000" 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not attn-opt %s -split-input-file --attn-configure-simt="lanes=3" 2>&1 | FileCheck %s --check-prefix=LANES
+// RUN: not attn-opt %S/Inputs/configure-simt-tensors.mlir --attn-configure-simt 2>&1 | FileCheck %s --check-prefix=TENSORS
+// An op on a function's tensors is not a kernel (the pipelines would
+// otherwise tile it and build nothing): an error saying what builds one.
+// TENSORS: error: 'attn.sdpa' op attn-configure-simt: a GPU kernel is built from attn.sdpa in the runtime's destination-passing form
+// TENSORS-SAME: attn-translate --attn-to-ptx / --attn-to-spirv builds the kernel for its spec
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16" | FileCheck %s --check-prefix=COOP
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 block-q=32 shared-memory-bytes=16384 scalar-products=true" | FileCheck %s --check-prefix=COOPSMALL
 // RUN: not attn-opt %s -split-input-file --attn-configure-simt="coop-matrix=32" 2>&1 | FileCheck %s --check-prefix=COOPROWS
@@ -73,15 +78,4 @@ func.func @given(%q: memref<1x2x100x64xf16>, %k: memref<1x2x100x64xf16>,
   bufferization.materialize_in_destination %o2 in restrict writable %out2
       : (tensor<1x2x100x64xf16>, memref<1x2x100x64xf16>) -> ()
   return
-}
-
-// -----
-
-// Not the JIT's destination-passing form (tensors in and out): left alone.
-// CHECK-LABEL: func.func @tensors
-// CHECK: attn.sdpa
-// CHECK-NOT: tiling
-func.func @tensors(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  %o = attn.sdpa %q, %q, %q : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
-  return %o : tensor<1x2x8x16xf32>
 }
