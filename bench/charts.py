@@ -95,13 +95,19 @@ def peer_of(row, keys):
     return max(vals) if vals else None
 
 
+def cell_key(dtype, d, causal, size):
+    """The order of cells in a group: dtype, head dim, causal, length."""
+    return ({"f32": 0, "f16": 1, "bf16": 2}.get(dtype, 3), int(d), bool(causal),
+            int(size))
+
+
 class Series:
     def __init__(self, name, kind, marker):
         self.name, self.kind, self.marker = name, kind, marker
-        self.points = []  # (group, label, ratio)
+        self.points = []  # (group, sort key, label, ratio)
 
-    def add(self, group, label, ratio):
-        self.points.append((group, label, float(ratio)))
+    def add(self, group, label, ratio, key=()):
+        self.points.append((group, key, label, float(ratio)))
 
 
 def stats(values):
@@ -130,10 +136,11 @@ def nvidia():
         r = t["attn_tflops"] / peer_of(t, peers)
         label = (f"{dtype_name(t['dtype'])} D{t['D']}"
                  f"{' c' if t['causal'] else ''} {short(t['S'])}")
+        key = cell_key(dtype_name(t["dtype"]), t["D"], t["causal"], t["S"])
         if t.get("dropout"):
-            drop.add("prefill", label + " drop", r)
+            drop.add("prefill", label + " drop", r, (1,) + key)
         else:
-            tc.add("prefill", label, r)
+            tc.add("prefill", label, r, (0,) + key)
             key = "prefill D256" if t["D"] == 256 else "prefill D64/128"
             summary.setdefault(key, []).append(r)
     for t in run["decode"]:
@@ -142,7 +149,8 @@ def nvidia():
             continue
         dt = "bf16" if "bf16" in k else "f16"
         r = t["attn_gbps"] / t["flash_gbps"]
-        dec.add("decode", f"{dt} B{t['B']} {short(t['Skv'])}", r)
+        dec.add("decode", f"{dt} B{t['B']} {short(t['Skv'])}", r,
+                (0,) + cell_key(dt, t["B"], False, t["Skv"]))
         summary.setdefault("decode Sq 1 static", []).append(r)
     flash = {(s["Sq"], s["dtype"]): s["gbps"] for s in run["sq_decode"]
              if s["impl"] == "flash"}
@@ -150,7 +158,7 @@ def nvidia():
         if s["impl"] != "tc_bf16_d128":
             continue
         r = s["gbps"] / flash[(s["Sq"], s["dtype"])]
-        sq.add("decode", f"dyn Sq{s['Sq']}", r)
+        sq.add("decode", f"dyn Sq{s['Sq']}", r, (1, int(s["Sq"])))
         summary.setdefault("decode dynamic-Sq spec", []).append(r)
     for t in gen["timings"]:
         if t["kernel"].endswith("_x_base") or int(t["S"]) < 4096:
@@ -159,7 +167,9 @@ def nvidia():
         label = (f"{dtype_name(t['dtype'])} D{t['D']}"
                  f"{' c' if t['causal'] else ''}"
                  f"{' drop' if t.get('dropout') else ''} {short(t['S'])}")
-        simt.add("generic", label, r)
+        simt.add("generic", label, r,
+                 (bool(t.get("dropout")),) + cell_key(dtype_name(t["dtype"]), t["D"],
+                                                       t["causal"], t["S"]))
         summary.setdefault("generic kernel prefill", []).append(r)
     meta = run["meta"]
     title = (f"NVIDIA: attn / best peer, {meta['device']}, {meta['date']}, "
@@ -168,7 +178,9 @@ def nvidia():
            "(cuDNN not timed); prefill TFLOP/s at 16k tokens, decode GB/s of K/V "
            "(Hq 32, Hkv 8, D 128), one call at a time")
     src = f"bench/results/{NVIDIA_RUN}, bench/results/{NVIDIA_GENERIC_RUN}"
-    return [tc, drop, dec, sq, simt], title, sub, src, summary
+    xcap = ("cell (dtype, head dim D, c = causal, sequence length; decode: "
+            "dtype, batch, key length, or the query length)")
+    return [tc, drop, dec, sq, simt], title, sub, src, xcap, summary
 
 
 # --------------------------------------------------------------- Vulkan
@@ -188,7 +200,8 @@ def vulkan():
             r = float(t["device_tflops"]) / peer_of(t, ("cuda_tflops", "flash_tflops"))
             label = (f"{t['dtype']} D{t['D']}"
                      f"{' c' if t['causal'] == 'True' else ''} {short(t['Skv'])}")
-            cm.add("prefill", label, r)
+            cm.add("prefill", label, r,
+                   cell_key(t["dtype"], t["D"], t["causal"] == "True", t["Skv"]))
             summary.setdefault("coopmat prefill", []).append(r)
         elif t["kind"] == "decode":
             cuda_decode[int(t["Skv"])] = peer_of(t, ("cuda_gbps", "flash_gbps"))
@@ -210,7 +223,9 @@ def vulkan():
            "(decode: the split run timed no CUDA; its peer is the CUDA decode of "
            "the vulkan-h100-3 call, same shape); Vulkan speed from GPU timestamps")
     src = f"bench/results/{VULKAN_RUN}, bench/results/{VULKAN_DECODE_RUN}"
-    return [cm, cmd, pdec, rdec], title, sub, src, summary
+    xcap = ("cell (dtype, head dim D, c = causal, sequence length; decode: "
+            "variant, dtype, key length)")
+    return [cm, cmd, pdec, rdec], title, sub, src, xcap, summary
 
 
 # --------------------------------------------------------------- CPU
@@ -224,7 +239,8 @@ def cpu():
     for t in rows:
         r = float(t["attn_gflops"]) / float(t["numpy_gflops"])
         label = f"{t['dtype']} D{t['d']}{' c' if t['causal'] == '1' else ''} {short(t['s'])}"
-        s.add(t["dtype"], label, r)
+        s.add(t["dtype"], label, r,
+              cell_key(t["dtype"], t["d"], t["causal"] == "1", t["s"]))
         summary.setdefault("prefill", []).append(r)
     sgemm = float(rows[0]["sgemm_gflops"])
     title = ("CPU: attn / NumPy + OpenBLAS, 2-core AMD EPYC VM (AVX-512), "
@@ -233,7 +249,8 @@ def cpu():
            f"same inputs; prefill GFLOP/s (OpenBLAS SGEMM 2048^3 in the same run: "
            f"{sgemm:.1f} GFLOP/s)")
     src = f"bench/results/{CPU_RUN}"
-    return [s], title, sub, src, summary
+    xcap = "cell (dtype, head dim D, c = causal, sequence length S = Sq = Skv)"
+    return [s], title, sub, src, xcap, summary
 
 
 # --------------------------------------------------------------- drawing
@@ -274,40 +291,40 @@ def fmt_tick(v):
     return f"{v:.{max(0, -math.floor(math.log10(v)))}f}"
 
 
-def chart(series, title, sub, src, log):
-    cells = []  # (group, label, [(series, ratio)]) in order of first appearance
-    index = {}
+def nice_bounds(lo, hi):
+    """Log-axis bounds on the 1-2-5 sequence around [lo, hi]."""
+    steps = [m * 10.0 ** e for e in range(-6, 7) for m in (1, 2, 5)]
+    return (max(v for v in steps if v <= lo * (1 + 1e-9)),
+            min(v for v in steps if v >= hi * (1 - 1e-9)))
+
+
+def chart(series, title, sub, src, xcap, log):
+    groups = []  # in order of first appearance
     for s in series:
-        for g, label, r in s.points:
-            key = (g, label)
-            if key not in index:
-                index[key] = len(cells)
-                cells.append((g, label, []))
-            cells[index[key]][2].append((s, r))
-    ratios = [r for s in series for _, _, r in s.points]
-    step = 13
+        for g, _, _, _ in s.points:
+            if g not in groups:
+                groups.append(g)
+    cells = {}  # (group, key, label) -> [(series, ratio)]
+    for s in series:
+        for g, key, label, r in s.points:
+            cells.setdefault((groups.index(g), key, label), []).append((s, r))
+    cells = [(groups[gi], label, pts)
+             for (gi, key, label), pts in sorted(cells.items(), key=lambda kv: kv[0])]
+    ratios = [r for s in series for _, _, _, r in s.points]
     ml, mr = 64, 20
     plot_h = 300
-    label_h = 92
+    label_h = int(max(len(label) for _, label, _ in cells) * 5.0 * 0.94) + 30
     legend_h = 16 * len(series) + 34
-    groups = []
-    for g, _, _ in cells:
-        if not groups or groups[-1] != g:
-            groups.append(g)
     gap = 14
-    plot_w = step * len(cells) + gap * (len(groups) - 1) + step
-    w = ml + plot_w + mr
-    w = max(w, 840)
+    w = max(ml + 13 * (len(cells) + 1) + gap * (len(groups) - 1) + mr, 840)
     plot_w = w - ml - mr
+    step = (plot_w - gap * (len(groups) - 1)) / (len(cells) + 1)
     chars = int((w - ml - 10) / 5.3)  # about 5.3 px per character at 10 px
     head = textwrap.wrap(sub, chars) + textwrap.wrap("data: " + src, chars)
     mt = 30 + 13 * len(head) + 8
     h = mt + plot_h + label_h + legend_h
     if log:
-        lo = 10 ** math.floor(math.log10(min(ratios + [1.0])) + 1e-9)
-        hi = 10 ** math.ceil(math.log10(max(ratios + [1.0]) * 1.05))
-        if lo == hi:
-            hi *= 10
+        lo, hi = nice_bounds(min(ratios + [1.0]) * 0.7, max(ratios + [1.0]) * 1.1)
 
         def y(v):
             f = (math.log10(v) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
@@ -365,11 +382,8 @@ def chart(series, title, sub, src, log):
     out.append(f"<line x1='{ml}' x2='{ml + plot_w}' y1='{y(1.0):.1f}' y2='{y(1.0):.1f}' "
                f"stroke='{KIND_COLORS['parity']}' stroke-width='1.5' "
                f"stroke-dasharray='6,3'/>")
-    out.append(f"<text x='{ml + plot_w - 4}' y='{y(1.0) - 4:.1f}' text-anchor='end'>"
-               f"1.0 = the best peer</text>")
     out.append(f"<text x='{ml + plot_w / 2:.0f}' y='{mt + plot_h + label_h - 4}' "
-               f"text-anchor='middle'>cell (dtype, head dim D, c = causal, "
-               f"sequence length; decode: batch, key length)</text>")
+               f"text-anchor='middle'>{esc(xcap)}</text>")
     # legend
     ly = mt + plot_h + label_h + 14
     for s in series:
@@ -394,8 +408,8 @@ def main():
     bad = 0
     for name, make, log in (("nvidia", nvidia, True), ("vulkan", vulkan, True),
                             ("cpu", cpu, False)):
-        series, title, sub, src, summary = make()
-        svg = chart(series, title, sub, src, log)
+        series, title, sub, src, xcap, summary = make()
+        svg = chart(series, title, sub, src, xcap, log)
         path = os.path.join(IMAGES, f"{name}.svg")
         if args.check:
             with open(path) as f:
