@@ -82,7 +82,8 @@ def Attn_MmaSyncAttr : AttrDef<Attn_Dialect, "MmaSync"> {
     (`q_from_smem`) or held in registers, `shared_bytes` of dynamic shared
     memory, `max_registers` per thread asked of ptxas (0: what one
     workgroup may have). Chosen by `attn-configure-nvgpu` from
-    docs/NVIDIA.md's measured table.
+    the H100 measurements behind docs/NVIDIA.md's tensor-core section
+    (bench/results/HISTORY-nvidia.md has the numbers).
 
     Example: `#attn.mma_sync<warps = 4, row_tiles = 2, stages = 3,
     q_from_smem = true, shared_bytes = 81920>`
