@@ -7,7 +7,7 @@ and compares it with torch's scaled_dot_product_attention.
     # AOT: an artifact from attn-translate --attn-to-ptx/--attn-to-cubin, run
     # by the MLIR-free runtime:
     python3 examples/attn_ctypes.py --lib build/lib/libattn_runtime.so \
-        --artifact out.json
+        --artifact out.ptx.json   # attn-translate ... -o out.ptx
 
 The JIT uses the mma.sync kernel for the specs it supports (f16, no mask);
 ATTN_CUDA_TENSOR_CORES=0 selects the generic kernel. No copies are made: tensors are passed as data pointers plus strides in

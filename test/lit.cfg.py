@@ -61,12 +61,28 @@ if _spirv_val:
     config.available_features.add("spirv-val")
     config.substitutions.append(("%spirv_val", _spirv_val))
 
+# A Python with NumPy, for the .npy round trips of attn-run --save/--load
+# (%numpy_python): lit's own, else the first python3 on PATH or the
+# system's that has it.
+import sys
+for _py in [sys.executable, shutil.which("python3"), "/usr/bin/python3"]:
+    if not _py or not os.path.exists(_py):
+        continue
+    try:
+        if subprocess.run([_py, "-c", "import numpy"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, timeout=60).returncode == 0:
+            config.available_features.add("numpy")
+            config.substitutions.append(("%numpy_python", _py))
+            break
+    except Exception:
+        pass
+
 for target in ("vulkan", "cuda"):
     if _probe(target):
         config.available_features.add(target)
 
 lit_config.note("attn optional features: " + ", ".join(
-    f for f in ("ptxas", "spirv-val", "vulkan", "cuda") if f in config.available_features)
+    f for f in ("ptxas", "spirv-val", "numpy", "vulkan", "cuda") if f in config.available_features)
     + " (missing ones skip their tests)")
 
 # mlir-runner and its support libraries, for execution tests of the lowered

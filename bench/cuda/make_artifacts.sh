@@ -71,7 +71,8 @@ rm -f "$OUT"/*.ptx "$OUT"/*.cubin
 # .cubin) + .json.
 ptx() {
   local name=$1; shift
-  "$TR" --attn-to-$FMT "$@" --chip=sm_90a "$OUT/$name.mlir" -o "$OUT/$name.$FMT"
+  "$TR" --attn-to-$FMT "$@" --chip=sm_90a "$OUT/$name.mlir" -o "$OUT/$name.$FMT" \
+    --metadata="$OUT/$name.json"
 }
 # ptx_ab: the same, and the A/B twin <name>_x_<tag> when one is asked for.
 ptx_ab() {
@@ -79,8 +80,11 @@ ptx_ab() {
   [ -n "$AB_BUILD" ] || return 0
   local name=$1; shift
   cp "$OUT/$name.mlir" "$OUT/${name}_x_$AB_TAG.mlir"
+  # (--attn-metadata: the flag's name before --metadata, which older
+  # builds know and newer ones still take.)
   if ! "$AB_BUILD/bin/attn-translate" --attn-to-$FMT "$@" --chip=sm_90a \
-      "$OUT/${name}_x_$AB_TAG.mlir" -o "$OUT/${name}_x_$AB_TAG.$FMT"; then
+      "$OUT/${name}_x_$AB_TAG.mlir" -o "$OUT/${name}_x_$AB_TAG.$FMT" \
+      --attn-metadata="$OUT/${name}_x_$AB_TAG.json"; then
     echo "make_artifacts.sh: $AB_BUILD/bin/attn-translate failed on $name" >&2
     exit 1
   fi
@@ -107,7 +111,7 @@ for dt in f16 bf16; do
       # times the generic ones with ONLY=generic_).
       n="generic_${dt}_d${d}${c:+_causal}"
       gen "$n" "$dt" "$d" "$c"
-      ptx_ab "$n"
+      ptx_ab "$n" --tensor-cores=false
       n2="tc_${dt}_d${d}${c:+_causal}"
       cp "$OUT/$n.mlir" "$OUT/$n2.mlir"
       ptx_ab "$n2" --tensor-cores
@@ -140,9 +144,9 @@ ptx_ab tc_bf16_d128_dropout_causal --tensor-cores
 gen tc_bf16_d128_dropout_causal_lse bf16 128 causal "" lse 0.3
 ptx tc_bf16_d128_dropout_causal_lse --tensor-cores
 gen generic_f16_d64_dropout f16 64 "" "" "" 0.1
-ptx generic_f16_d64_dropout
+ptx generic_f16_d64_dropout --tensor-cores=false
 gen generic_bf16_d128_dropout_causal_lse bf16 128 causal "" lse 0.3
-ptx generic_bf16_d128_dropout_causal_lse
+ptx generic_bf16_d128_dropout_causal_lse --tensor-cores=false
 # Split-KV. Every artifact above takes its split count at launch (spec
 # kv_splits 0: the runtime picks it from the shape and the SM count, so the
 # decode checks and timings split); these force one: 3 chunks on the
@@ -151,7 +155,7 @@ ptx generic_bf16_d128_dropout_causal_lse
 gen tc_f16_d64_causal_split3 f16 64 causal
 ptx tc_f16_d64_causal_split3 --tensor-cores --kv-splits=3
 gen generic_f16_d64_boolmask_lse_split5 f16 64 "" "tensor<1x1x?x?xi8>" lse
-ptx generic_f16_d64_boolmask_lse_split5 --kv-splits=5
+ptx generic_f16_d64_boolmask_lse_split5 --tensor-cores=false --kv-splits=5
 # Long key sequences (bench/cuda/long_keys.py, up to 2^31 - 1 keys): the
 # generic kernel at D = 1 (2 x 4 GiB of bf16 K/V at the longest), with lse,
 # split at launch and with kv_splits 1 asked for (split all the same past

@@ -25,6 +25,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <atomic>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -153,6 +154,8 @@ public:
         n = p == spec.kv_splits ? 0 : p;
       }
     }
+    lastSplits.store(splitsRun(a, n, blockQ, blockKv),
+                     std::memory_order_relaxed);
     if (n > 0) {
       const CompiledKernel *variant = nullptr;
       if (attn_status st = splitVariant(n, variant, error))
@@ -164,7 +167,41 @@ public:
 
   static constexpr int64_t kDefaultBlock = 64;
 
+  void kernelInfo(::attn::KernelInfo &info) const override {
+    const bool tiled = spec.variant == ATTN_VARIANT_DEFAULT;
+    info.variant = tiled ? "tiled" : "math";
+    info.device = "host";
+    if (tiled) {
+      info.blockQ = spec.block_q > 0 ? spec.block_q : kDefaultBlock;
+      info.blockKv = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
+    }
+    info.kvSplits = lastSplits.load(std::memory_order_relaxed);
+  }
+
 private:
+  /// The key chunks a launch runs: `n` where run() chose a variant, else
+  /// what the kernel's own count comes to (attn-tile-sdpa's rule for a
+  /// static shape with kv_splits 0, the clamped count, the key-chunk floor).
+  int64_t splitsRun(const ::attn::KernelArgs &a, int64_t n, int64_t blockQ,
+                    int64_t blockKv) const {
+    if (spec.variant != ATTN_VARIANT_DEFAULT)
+      return 1;
+    if (n > 0)
+      return n;
+    const int64_t skv = a.k.shape[2];
+    if (spec.kv_splits == 0)
+      return autoSplit ? 1
+                       : mlir::attn::chooseKvSplits(a.q.shape[0], a.q.shape[1],
+                                                    a.q.shape[2], skv, blockQ,
+                                                    blockKv, hostParallelism());
+    int64_t given = spec.kv_splits;
+    if (given > 1)
+      given = mlir::attn::jit::clampKvSplits(given, skv, blockKv,
+                                             /*powerOfTwo=*/false);
+    return std::max(given, ::attn::minKvSplits(skv, blockKv));
+  }
+
+
   attn_status splitVariant(int64_t n, const CompiledKernel *&out,
                            std::string &error) {
     std::lock_guard<std::mutex> lock(variantsMutex);
@@ -205,6 +242,7 @@ private:
   CompiledKernel kernel;
   attn_spec spec;
   bool autoSplit = false, clampSplits = false, boundedKernel = false;
+  std::atomic<int64_t> lastSplits{0};
   std::mutex variantsMutex;
   std::map<int64_t, CompiledKernel> variants;
 };

@@ -31,6 +31,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -64,11 +65,21 @@ class VulkanExecutable final : public ::attn::Executable {
 public:
   VulkanExecutable(std::unique_ptr<vk::Program> program,
                    mlir::attn::SPIRVKernelArtifact artifact,
-                   std::vector<vk::Dispatch> dispatches, const attn_spec &spec)
+                   std::vector<vk::Dispatch> dispatches, const attn_spec &spec,
+                   ::attn::KernelInfo info)
       : program(std::move(program)), artifact(std::move(artifact)),
-        dispatches(std::move(dispatches)), spec(spec) {}
+        dispatches(std::move(dispatches)), spec(spec), info(std::move(info)) {}
+
+  void kernelInfo(::attn::KernelInfo &out) const override {
+    out = info;
+    // The chunk count is fixed in the module; it is reported once a
+    // launch ran it, as the other targets' counts of their last launch.
+    if (!launched.load(std::memory_order_relaxed))
+      out.kvSplits = 0;
+  }
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
+    launched.store(true, std::memory_order_relaxed);
     // Host function arguments in order: q, k, v, [mask], out, [lse], [seed].
     size_t es = elemSize(spec.dtype);
     std::vector<vk::HostTensor> args = {hostTensor(a.q, es, true),
@@ -214,6 +225,8 @@ private:
   mlir::attn::SPIRVKernelArtifact artifact;
   std::vector<vk::Dispatch> dispatches;
   attn_spec spec;
+  ::attn::KernelInfo info;
+  std::atomic<bool> launched{false};
 };
 
 /// VK_MAKE_API_VERSION(0, 1, 3, 0) (libattn does not include vulkan.h).
@@ -952,8 +965,15 @@ public:
     std::unique_ptr<vk::Program> program;
     if (attn_status s = vk::createProgram(desc, program, error))
       return s;
+    ::attn::KernelInfo chosen;
+    chosen.variant = variantName;
+    chosen.device = info.name;
+    chosen.blockQ = options.blockQ;
+    chosen.blockKv = variantName == "tiled" || !bc ? options.blockKv : bc;
+    chosen.kvSplits = splits;
     result.executable = std::make_unique<VulkanExecutable>(
-        std::move(program), std::move(artifact), std::move(dispatches), spec);
+        std::move(program), std::move(artifact), std::move(dispatches), spec,
+        std::move(chosen));
     return ATTN_OK;
   }
 };

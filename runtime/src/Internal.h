@@ -16,6 +16,9 @@ struct attn_kernel {
   attn_target target;
   std::string source;
   std::unique_ptr<attn::Executable> executable;
+  // What attn_kernel_get_info's strings point into.
+  mutable std::mutex infoMutex;
+  mutable attn::KernelInfo info;
 };
 
 namespace attn {

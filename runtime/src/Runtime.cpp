@@ -217,6 +217,26 @@ const char *attn_kernel_source(const attn_kernel *kernel) {
   return kernel->source.empty() ? nullptr : kernel->source.c_str();
 }
 
+attn_status attn_kernel_get_info(const attn_kernel *kernel,
+                                 attn_kernel_info *info) {
+  return guarded("attn_kernel_get_info", [&] {
+    if (!kernel || !info)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      std::string("attn_kernel_get_info: ") +
+                          (!kernel ? "kernel" : "info") + " is NULL");
+    std::lock_guard<std::mutex> lock(kernel->infoMutex);
+    attn::KernelInfo fresh;
+    kernel->executable->kernelInfo(fresh);
+    kernel->info = std::move(fresh);
+    info->variant = kernel->info.variant.c_str();
+    info->device = kernel->info.device.c_str();
+    info->block_q = kernel->info.blockQ;
+    info->block_kv = kernel->info.blockKv;
+    info->kv_splits = kernel->info.kvSplits;
+    return succeed();
+  });
+}
+
 size_t attn_context_cache_size(const attn_context *ctx) {
   if (!ctx) {
     lastError = "attn_context_cache_size: ctx is NULL";

@@ -10,9 +10,9 @@
 // Valid Vulkan 1.1 SPIR-V (unsplit, split, bf16), with its metadata.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-spirv --subgroup-size=8 %S/Inputs/split-kv.mlir -o %t/sg.spv
-// RUN: FileCheck %s --input-file=%t/sg.json --check-prefix=META
+// RUN: FileCheck %s --input-file=%t/sg.spv.json --check-prefix=META
 // RUN: attn-translate --attn-to-spirv %S/Inputs/split-kv.mlir -o %t/rows.spv
-// RUN: FileCheck %s --input-file=%t/rows.json --check-prefix=ROWSMETA
+// RUN: FileCheck %s --input-file=%t/rows.spv.json --check-prefix=ROWSMETA
 // RUN: attn-translate --attn-to-spirv --subgroup-size=8 --kv-splits=2 %S/Inputs/split-kv.mlir -o %t/sgsplit.spv
 // RUN: attn-translate --attn-to-spirv --subgroup-size=16 %S/Inputs/bf16.mlir -o %t/sgbf16.spv
 // RUN: %if spirv-val %{ %spirv_val --target-env vulkan1.1 %t/sg.spv %}

@@ -1,10 +1,12 @@
 //===- attn-run.cpp - compile, run, check and time one attention config ---===//
 //
 // The command line over the C API (attn.h): builds a spec from flags,
-// compiles it, runs it on fresh random inputs with poisoned outputs, checks
-// the result against the float64 reference and/or times it. Exit status:
-// 0 ok, 1 a failed check (or an unavailable target with --probe), 2 an
-// error (bad flag, API failure).
+// compiles it for cpu, cuda or vulkan, runs it on fresh random inputs (or
+// .npy files, --load) with poisoned outputs, checks the result against the
+// float64 reference and/or times it, and can save inputs and outputs as
+// .npy (--save). docs/attn-run.md has every flag and the --json schema.
+// Exit status: 0 ok, 1 a failed check (or an unavailable target with
+// --probe), 2 an error (bad flag or file, unavailable target, API failure).
 //
 //===----------------------------------------------------------------------===//
 #include "attn/reference/Check.h"
@@ -19,9 +21,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <dlfcn.h>
 #include <fstream>
 #include <sstream>
 #include <cstdlib>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -67,7 +72,14 @@ times it. docs/attn-run.md describes every flag.
   --repeat-check=N           check N times with fresh inputs and poison
   --bench=N                  time N runs after 2 warm-ups (median)
   --data-seed=N              input seed (default from the clock; printed)
-  --json                     one JSON object on stdout
+  --json                     one JSON object on stdout (schema in
+                             docs/attn-run.md)
+  --save=DIR                 write the inputs and outputs of the last run
+                             to DIR as .npy (q, k, v, mask, out, lse)
+  --load=DIR                 take q, k, v (and mask) from DIR's .npy files
+                             instead of random data
+  --progress=auto|always|never  progress lines on stderr (auto: when
+                             stderr is a terminal and the run passes 3 s)
   --probe                    exit 0 iff the target is available here
   --dump-ir                  print the IR the kernel was compiled from
   --print-ir-after-all       print the IR after every pass of the target's
@@ -75,7 +87,8 @@ times it. docs/attn-run.md describes every flag.
                              variable ATTN_PRINT_IR_AFTER_ALL=1 does)
   --input=FILE               take the configuration from the one attn.sdpa
                              in an MLIR file (its static dims win)
-  --help                     this text
+  -h, --help                 this text
+  --version                  attn-run's and the attn library's versions
 )";
 
 /// Reports a usage or runtime error the way every attn tool does, and exits.
@@ -109,7 +122,41 @@ struct Options {
   uint64_t dataSeed = 0;
   bool json = false, probe = false, dumpIr = false;
   std::string input; // --input: MLIR with one attn.sdpa
+  std::string save, load; // --save / --load directories
+  enum class Progress { Auto, Always, Never } progress = Progress::Auto;
 };
+
+/// Levenshtein distance, for "did you mean".
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The known flag closest to `name` when it is close enough to be a typo
+/// (at most a third of its letters off, and at most 3), else empty.
+std::string closestFlag(const std::string &name,
+                        const std::vector<std::string> &known) {
+  std::string best;
+  size_t bestDistance = std::max<size_t>(1, std::min<size_t>(3, name.size() / 3));
+  for (const std::string &k : known) {
+    size_t d = editDistance(name, k);
+    if (d <= bestDistance && (best.empty() || d < editDistance(name, best)))
+      best = k;
+  }
+  return best;
+}
 
 int64_t parseInt(const std::string &flag, const std::string &text, int64_t lo,
                  int64_t hi) {
@@ -198,17 +245,37 @@ Options parseArgs(int argc, char **argv) {
   const std::vector<std::string> boolFlags = {
       "causal", "lse",  "check",         "json",
       "probe",  "help", "static-shapes", "dynamic-shapes", "dump-ir",
-      "print-ir-after-all"};
+      "print-ir-after-all", "version"};
   const std::vector<std::string> valueFlags = {
       "target",    "batch",     "heads",        "kv-heads",  "seq-q",
       "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
       "mask-broadcast", "dropout", "seed",      "scale",     "variant",
       "block-q",   "block-kv",  "kv-splits",    "layout",    "repeat-check",
-      "bench",     "data-seed", "input"};
+      "bench",     "data-seed", "input",        "save",      "load",
+      "progress"};
+  std::vector<std::string> allFlags = boolFlags;
+  allFlags.insert(allFlags.end(), valueFlags.begin(), valueFlags.end());
+  auto unknown = [&](const std::string &name) {
+    std::string guess = closestFlag(name, allFlags);
+    fatal("unknown flag '--" + name + "'" +
+          (guess.empty() ? std::string(" (see --help)")
+                         : "; did you mean '--" + guess + "'?"));
+  };
   for (int a = 1; a < argc; ++a) {
     std::string arg = argv[a];
-    if (arg.rfind("--", 0) != 0)
+    if (arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (arg.size() > 1 && arg[0] == '-') {
+        std::string guess = closestFlag(arg.substr(1), allFlags);
+        fatal("unknown flag '" + arg + "' (flags start with --" +
+              (guess.empty() ? std::string(")")
+                             : "; did you mean '--" + guess + "'?)"));
+      }
       fatal("unexpected argument '" + arg + "' (flags start with --)");
+    }
     std::string name = arg.substr(2), value;
     bool hasValue = false;
     if (size_t eq = name.find('='); eq != std::string::npos) {
@@ -220,7 +287,7 @@ Options parseArgs(int argc, char **argv) {
                   boolFlags.end();
     if (!isBool && std::find(valueFlags.begin(), valueFlags.end(), name) ==
                        valueFlags.end())
-      fatal("unknown flag '--" + name + "' (see --help)");
+      unknown(name);
     if (isBool) {
       if (hasValue)
         fatal("--" + name + " takes no value");
@@ -233,6 +300,20 @@ Options parseArgs(int argc, char **argv) {
     if (name == "help") {
       std::fputs(kUsage, stdout);
       std::exit(0);
+    } else if (name == "version") {
+      std::printf("attn-run (attn) %s\nlibattn %s\n", ATTN_VERSION_STRING,
+                  attn_version());
+      std::exit(0);
+    } else if (name == "save" || name == "load") {
+      if (value.empty())
+        fatal("--" + name + " needs a directory");
+      (name == "save" ? o.save : o.load) = value;
+    } else if (name == "progress") {
+      o.progress = parseChoice<Options::Progress>(
+          name, value,
+          {{"auto", Options::Progress::Auto},
+           {"always", Options::Progress::Always},
+           {"never", Options::Progress::Never}});
     } else if (name == "target") {
       o.target = parseChoice<attn_target>(name, value,
                                           {{"cpu", ATTN_TARGET_CPU},
@@ -325,7 +406,7 @@ Options parseArgs(int argc, char **argv) {
       // (ATTN_PRINT_IR_AFTER_ALL, lib/JIT/PassManagerHook.cpp).
       setenv("ATTN_PRINT_IR_AFTER_ALL", "1", 1);
     } else {
-      fatal("unknown flag '--" + name + "' (see --help)");
+      unknown(name);
     }
   }
   if (!o.input.empty())
@@ -341,6 +422,10 @@ Options parseArgs(int argc, char **argv) {
           " must be a multiple of --kv-heads=" + std::to_string(o.kvHeads));
   if (o.mask == ATTN_MASK_NONE && o.maskBroadcast != "bh")
     fatal("--mask-broadcast needs --mask=bool or --mask=additive");
+  if (!o.load.empty() && o.repeatCheck > 1)
+    fatal("--repeat-check=" + std::to_string(o.repeatCheck) +
+          " checks fresh random inputs each time; with --load the inputs are "
+          "the files' (use --check)");
   if (!o.haveDataSeed)
     o.dataSeed = static_cast<uint64_t>(
         std::chrono::system_clock::now().time_since_epoch().count());
@@ -549,7 +634,371 @@ void record(Outcome &res, const Comparison &c) {
   }
 }
 
+
+//===----------------------------------------------------------------------===//
+// .npy files (NumPy's format 1.0; 2.0 read too): --save and --load.
+//===----------------------------------------------------------------------===//
+
+/// The NumPy descr of an attn element type. bf16 has no NumPy dtype: its
+/// raw bits are stored as little-endian uint16 (docs/attn-run.md).
+const char *npyDescr(attn_dtype dtype) {
+  switch (dtype) {
+  case ATTN_DTYPE_F16:
+    return "<f2";
+  case ATTN_DTYPE_BF16:
+    return "<u2";
+  case ATTN_DTYPE_F32:
+    return "<f4";
+  case ATTN_DTYPE_BOOL:
+    return "|b1";
+  }
+  return "?";
+}
+
+/// One array of a run as .npy sees it: the logical shape (C order) and the
+/// tensor it lives in (its strides; rank 3 for lse).
+struct NpyArray {
+  std::string name; // file stem: q, k, v, mask, out, lse
+  attn_dtype dtype;
+  std::vector<int64_t> shape;
+  attn_tensor tensor;
+};
+
+/// Calls f(offset in elements of the tensor) for each element in C order.
+template <typename F> void forEachElement(const NpyArray &a, F f) {
+  const size_t rank = a.shape.size();
+  std::vector<int64_t> idx(rank, 0);
+  int64_t total = 1;
+  for (int64_t d : a.shape)
+    total *= d;
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d)
+      off += idx[d] * a.tensor.strides[d];
+    f(off);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < a.shape[d])
+        break;
+      idx[d] = 0;
+    }
+  }
+}
+
+/// A shape as Python writes a tuple: (), (5,), (1, 2, 3).
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string t = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    t += (i ? ", " : "") + std::to_string(shape[i]);
+  return t + (shape.size() == 1 ? ",)" : ")");
+}
+
+void saveNpy(const std::string &dir, const NpyArray &a) {
+  std::string path = dir + "/" + a.name + ".npy";
+  std::string header = std::string("{'descr': '") + npyDescr(a.dtype) +
+                       "', 'fortran_order': False, 'shape': " +
+                       shapeText(a.shape) + ", }";
+  // Magic (6) + version (2) + length (2) + header, padded with spaces and
+  // ended by a newline to a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    fatal("--save: cannot write '" + path + "': " + std::strerror(errno));
+  const char magic[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
+  out.write(magic, 8);
+  uint16_t len = uint16_t(header.size());
+  const char lenBytes[2] = {char(len & 0xff), char(len >> 8)};
+  out.write(lenBytes, 2);
+  out << header;
+  const size_t es = dtypeSize(a.dtype);
+  std::vector<char> bytes;
+  const char *base = static_cast<const char *>(a.tensor.data);
+  forEachElement(a, [&](int64_t off) {
+    bytes.insert(bytes.end(), base + off * es, base + (off + 1) * es);
+  });
+  out.write(bytes.data(), std::streamsize(bytes.size()));
+  if (!out)
+    fatal("--save: writing '" + path + "' failed");
+}
+
+/// Reads DIR/name.npy into the tensor of `a`, after checking that it is a
+/// C-order array of a's dtype and shape.
+void loadNpy(const std::string &dir, const NpyArray &a) {
+  std::string path = dir + "/" + a.name + ".npy";
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fatal("--load: cannot read '" + path + "': " + std::strerror(errno));
+  std::string data((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  auto bad = [&](const std::string &why) {
+    fatal("--load: '" + path + "': " + why);
+  };
+  if (data.size() < 10 || data.compare(0, 6, "\x93NUMPY") != 0)
+    bad("not a .npy file (no \\x93NUMPY magic)");
+  const unsigned major = uint8_t(data[6]);
+  size_t headerStart = 10, headerLen = 0;
+  if (major == 1) {
+    headerLen = uint8_t(data[8]) | size_t(uint8_t(data[9])) << 8;
+  } else if (major == 2) {
+    if (data.size() < 12)
+      bad("truncated header");
+    headerStart = 12;
+    for (int i = 3; i >= 0; --i)
+      headerLen = headerLen << 8 | uint8_t(data[8 + i]);
+  } else {
+    bad(".npy format version " + std::to_string(major) +
+        ".x (attn-run reads 1.0 and 2.0)");
+  }
+  if (data.size() < headerStart + headerLen)
+    bad("truncated header");
+  const std::string header = data.substr(headerStart, headerLen);
+  // The header is a Python dict literal; find the three keys' values.
+  auto valueOf = [&](const std::string &key) -> std::string {
+    size_t k = header.find("'" + key + "'");
+    if (k == std::string::npos)
+      bad("header has no '" + key + "'");
+    size_t colon = header.find(':', k);
+    if (colon == std::string::npos)
+      bad("malformed header");
+    size_t v = header.find_first_not_of(' ', colon + 1);
+    if (v == std::string::npos)
+      bad("malformed header");
+    size_t end = header[v] == '(' ? header.find(')', v)
+                 : header[v] == '\'' ? header.find('\'', v + 1)
+                                     : header.find_first_of(",}", v);
+    if (end == std::string::npos)
+      bad("malformed header");
+    if (header[v] == '(' || header[v] == '\'')
+      ++end; // keep the closing bracket or quote
+    return header.substr(v, end - v);
+  };
+  std::string descr = valueOf("descr"), fortran = valueOf("fortran_order"),
+              shape = valueOf("shape");
+  const std::string want = std::string("'") + npyDescr(a.dtype) + "'";
+  // A one-byte type has no byte order: NumPy writes '|b1', accept '<b1'.
+  if (descr != want && !(a.dtype == ATTN_DTYPE_BOOL && descr == "'<b1'"))
+    bad("dtype " + descr + ", expected " + want + " (" +
+        attn_dtype_name(a.dtype) +
+        (a.dtype == ATTN_DTYPE_BF16 ? ": bf16's raw bits as uint16" : "") +
+        ")");
+  if (fortran != "False")
+    bad("Fortran order; attn-run reads C-order arrays "
+        "(numpy.ascontiguousarray)");
+  std::vector<int64_t> dims;
+  for (size_t i = 1; i < shape.size();) {
+    size_t j = shape.find_first_of(",)", i);
+    std::string t = shape.substr(i, j - i);
+    t.erase(0, t.find_first_not_of(' '));
+    t.erase(t.find_last_not_of(' ') + 1);
+    if (!t.empty()) {
+      char *end = nullptr;
+      long long d = std::strtoll(t.c_str(), &end, 10);
+      if (*end)
+        bad("malformed shape " + shape);
+      dims.push_back(d);
+    }
+    i = j + 1;
+  }
+  if (dims != a.shape)
+    bad("shape " + shapeText(dims) + ", expected " + shapeText(a.shape) +
+        " from the flags");
+  const size_t es = dtypeSize(a.dtype);
+  size_t count = 1;
+  for (int64_t d : dims)
+    count *= size_t(d);
+  const size_t begin = headerStart + headerLen;
+  if (data.size() - begin < count * es)
+    bad("truncated: " + std::to_string(data.size() - begin) +
+        " bytes of data, expected " + std::to_string(count * es));
+  if (data.size() - begin > count * es)
+    bad(std::to_string(data.size() - begin - count * es) +
+        " bytes after the array's data");
+  char *base = static_cast<char *>(a.tensor.data);
+  const char *src = data.data() + begin;
+  forEachElement(a, [&](int64_t off) {
+    std::memcpy(base + off * es, src, es);
+    src += es;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// The cuda target: device memory through the CUDA driver (dlopen), as the
+// runtime itself reaches it.
+//===----------------------------------------------------------------------===//
+
+struct CudaDevice {
+  using CUresult = int;
+  using CUdeviceptr = unsigned long long;
+  void *lib = nullptr;
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDeviceGet)(int *, int) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(void **, int) = nullptr;
+  CUresult (*cuCtxPushCurrent)(void *) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t) = nullptr;
+  CUresult (*cuEventCreate)(void **, unsigned) = nullptr;
+  CUresult (*cuEventRecord)(void *, void *) = nullptr;
+  CUresult (*cuEventSynchronize)(void *) = nullptr;
+  CUresult (*cuEventElapsedTime)(float *, void *, void *) = nullptr;
+  void *start = nullptr, *stop = nullptr;
+  std::vector<CUdeviceptr> allocations;
+
+  template <typename Fn> void resolve(Fn &fn, const char *name) {
+    fn = reinterpret_cast<Fn>(dlsym(lib, name));
+    if (!fn)
+      fatal(std::string("cuda: the driver library lacks ") + name);
+  }
+  void check(CUresult r, const char *what) {
+    if (r != 0)
+      fatal(std::string("cuda: ") + what + " failed (CUresult " +
+            std::to_string(r) + ")");
+  }
+  void open() {
+    const char *name = std::getenv("ATTN_CUDA_DRIVER");
+    lib = dlopen(name && *name ? name : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      fatal(std::string("cuda: cannot load the CUDA driver: ") + dlerror());
+    resolve(cuInit, "cuInit");
+    resolve(cuDeviceGet, "cuDeviceGet");
+    resolve(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    resolve(cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+    resolve(cuCtxSynchronize, "cuCtxSynchronize");
+    resolve(cuMemAlloc, "cuMemAlloc_v2");
+    resolve(cuMemFree, "cuMemFree_v2");
+    resolve(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+    resolve(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+    resolve(cuEventCreate, "cuEventCreate");
+    resolve(cuEventRecord, "cuEventRecord");
+    resolve(cuEventSynchronize, "cuEventSynchronize");
+    resolve(cuEventElapsedTime, "cuEventElapsedTime_v2");
+    check(cuInit(0), "cuInit");
+    int device = 0;
+    check(cuDeviceGet(&device, 0), "cuDeviceGet");
+    void *ctx = nullptr;
+    check(cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
+    check(cuCtxPushCurrent(ctx), "cuCtxPushCurrent");
+    check(cuEventCreate(&start, 0), "cuEventCreate");
+    check(cuEventCreate(&stop, 0), "cuEventCreate");
+  }
+  void *alloc(size_t bytes) {
+    CUdeviceptr p = 0;
+    check(cuMemAlloc(&p, std::max<size_t>(bytes, 64)), "cuMemAlloc");
+    allocations.push_back(p);
+    return reinterpret_cast<void *>(p);
+  }
+  void toDevice(void *dst, const void *src, size_t bytes) {
+    check(cuMemcpyHtoD(CUdeviceptr(dst), src, bytes), "cuMemcpyHtoD");
+  }
+  void toHost(void *dst, const void *src, size_t bytes) {
+    check(cuMemcpyDtoH(dst, CUdeviceptr(src), bytes), "cuMemcpyDtoH");
+  }
+  void sync() { check(cuCtxSynchronize(), "cuCtxSynchronize"); }
+  ~CudaDevice() {
+    for (CUdeviceptr p : allocations)
+      cuMemFree(p);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Progress on stderr.
+//===----------------------------------------------------------------------===//
+
+/// Prints "attn-run: [12.3 s] <what>" lines on stderr: with --progress=auto
+/// when stderr is a terminal, once the run has taken 3 s, at most one a
+/// second; with always, every phase and at most one a second in loops.
+class ProgressReporter {
+public:
+  explicit ProgressReporter(Options::Progress mode)
+      : enabled(mode == Options::Progress::Always ||
+                (mode == Options::Progress::Auto && isatty(2))),
+        always(mode == Options::Progress::Always),
+        start(std::chrono::steady_clock::now()), last(start) {}
+
+  /// A phase begins (always reported once past the threshold).
+  void phase(const std::string &what) { report(what); }
+  /// Step i of n of a loop (reported at most once a second).
+  /// (The first and last steps, and the others at most once a second.)
+  void step(const char *what, int64_t i, int64_t n) {
+    if (!enabled)
+      return;
+    if (i != 1 && i != n &&
+        std::chrono::steady_clock::now() - last < std::chrono::seconds(1))
+      return;
+    report(std::string(what) + " " + std::to_string(i) + "/" +
+           std::to_string(n));
+  }
+
+private:
+  void report(const std::string &what) {
+    if (!enabled)
+      return;
+    auto now = std::chrono::steady_clock::now();
+    double s = std::chrono::duration<double>(now - start).count();
+    if (!always && s < 3.0)
+      return;
+    last = now;
+    std::fprintf(stderr, "attn-run: [%.1f s] %s\n", s, what.c_str());
+  }
+  bool enabled, always;
+  std::chrono::steady_clock::time_point start, last;
+};
+
+/// min, median, mean and (sample) standard deviation of `v`.
+struct Stats {
+  double min = NAN, median = NAN, mean = NAN, stddev = NAN;
+  int64_t count = 0;
+};
+Stats statsOf(std::vector<double> v) {
+  Stats s;
+  s.count = int64_t(v.size());
+  if (v.empty())
+    return s;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  s.min = v.front();
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  double sum = 0;
+  for (double x : v)
+    sum += x;
+  s.mean = sum / double(n);
+  double sq = 0;
+  for (double x : v)
+    sq += (x - s.mean) * (x - s.mean);
+  s.stddev = n > 1 ? std::sqrt(sq / double(n - 1)) : 0.0;
+  return s;
+}
+
 } // namespace
+
+/// The version of the --json object's layout (docs/attn-run.md, "JSON").
+/// 1 was the unversioned layout before it; 2 added schema, attn_version,
+/// device, kernel_variant, the effective scale and tiles, the time
+/// statistics, data_seed as a string, loaded_from and saved_to.
+constexpr int kJsonSchema = 2;
+
+/// The arrays --save writes and --load reads (inputs only, or all).
+std::vector<NpyArray> arraysOf(const Options &o, const Problem &p,
+                               bool outputs) {
+  std::vector<NpyArray> a = {
+      {"q", o.dtype, {o.batch, o.heads, o.seqQ, o.headDim}, p.args.q},
+      {"k", o.dtype, {o.batch, o.kvHeads, o.seqKv, o.headDim}, p.args.k},
+      {"v", o.dtype, {o.batch, o.kvHeads, o.seqKv, o.valueDim}, p.args.v}};
+  if (o.mask != ATTN_MASK_NONE)
+    a.push_back({"mask", o.mask == ATTN_MASK_BOOL ? ATTN_DTYPE_BOOL : o.dtype,
+                 {p.maskB, p.maskH, o.seqQ, o.seqKv}, p.args.mask});
+  if (outputs) {
+    a.push_back({"out", o.dtype, {o.batch, o.heads, o.seqQ, o.valueDim},
+                 p.args.out});
+    if (o.lse)
+      a.push_back(
+          {"lse", ATTN_DTYPE_F32, {o.batch, o.heads, o.seqQ}, p.args.lse});
+  }
+  return a;
+}
 
 int main(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
@@ -558,6 +1007,7 @@ int main(int argc, char **argv) {
   // launch).
   if (o.target == ATTN_TARGET_VULKAN && !o.shapesGiven)
     o.staticShapes = true;
+  ProgressReporter progress(o.progress);
 
   attn_context *ctx = nullptr;
   checkStatus(attn_context_create(&ctx), "attn_context_create");
@@ -570,6 +1020,20 @@ int main(int argc, char **argv) {
     std::printf("attn-run: target %s is not available: %s\n",
                 attn_target_name(o.target), attn_last_error());
     return 1;
+  }
+  // A target that cannot run here (no GPU, no driver, no Vulkan device):
+  // one clear message (and, with --json, a row that says so) before
+  // anything is compiled.
+  if (attn_target_available(ctx, o.target) != ATTN_OK) {
+    std::string why = attn_last_error();
+    if (o.json)
+      std::printf("{\"schema\": %d, \"attn_version\": %s, \"target\": %s, "
+                  "\"available\": false, \"ok\": false, \"message\": %s}\n",
+                  kJsonSchema, jsonString(attn_version()).c_str(),
+                  jsonString(attn_target_name(o.target)).c_str(),
+                  jsonString(why).c_str());
+    fatal(std::string("target ") + attn_target_name(o.target) +
+          " is not available here: " + why);
   }
 
   attn_spec spec;
@@ -594,30 +1058,25 @@ int main(int argc, char **argv) {
   spec.block_q = o.blockQ;
   spec.block_kv = o.blockKv;
   spec.kv_splits = o.kvSplits;
+  const double scale = o.scale > 0 ? o.scale : 1.0 / std::sqrt(double(o.headDim));
 
   Outcome res;
   attn_kernel *kernel = nullptr;
+  progress.phase(std::string("compiling for ") + attn_target_name(o.target));
   auto compileStart = std::chrono::steady_clock::now();
   checkStatus(attn_compile(ctx, &spec, o.target, &kernel), "attn_compile");
   res.compileMs = msSince(compileStart);
+  progress.phase("compiled in " + std::to_string(int64_t(res.compileMs)) +
+                 " ms");
 
   if (o.dumpIr) {
     const char *source = attn_kernel_source(kernel);
     if (!source)
       fatal("the kernel has no IR (loaded ahead of time)");
     std::fputs(source, stdout);
-    if (!o.check && !o.bench)
+    if (!o.check && !o.bench && o.save.empty())
       return 0;
   }
-
-  // The C API takes memory of the target; it allocates none itself, so
-  // only host memory can be filled and checked here. That is the cpu
-  // target's memory, and the vulkan target's too: its launches take host
-  // pointers and stage them into device buffers (docs/Vulkan.md).
-  if (o.target != ATTN_TARGET_CPU && o.target != ATTN_TARGET_VULKAN)
-    fatal(std::string("running on target '") + attn_target_name(o.target) +
-          "' needs device buffers, which attn-run cannot allocate; use "
-          "--probe or --dump-ir");
 
   // The shapes are known here, so a device limit they break is reported
   // before inputs are generated (minutes for the largest), not at launch.
@@ -638,9 +1097,59 @@ int main(int argc, char **argv) {
   std::mt19937_64 rng(o.dataSeed);
   Result ref;
   const Tolerance tol = toleranceFor(o.dtype);
-  auto launchOnce = [&](const char *what) {
+
+  // The cpu and vulkan targets take host memory (vulkan stages it into
+  // device buffers, docs/Vulkan.md); cuda takes device memory, which
+  // mirrors the host buffers here: inputs go up after they are made,
+  // outputs come back after each launch.
+  const bool onCuda = o.target == ATTN_TARGET_CUDA;
+  CudaDevice cuda;
+  attn_launch_args launchArgs = p.args;
+  auto mirror = [&](const Buffer &b, attn_tensor &t) {
+    if (b.data())
+      t.data = cuda.alloc(b.count * dtypeSize(b.dtype));
+  };
+  auto upload = [&](const Buffer &b, const attn_tensor &t) {
+    if (onCuda && b.data())
+      cuda.toDevice(t.data, b.data(), b.count * dtypeSize(b.dtype));
+  };
+  auto download = [&](Buffer &b, const attn_tensor &t) {
+    if (onCuda && b.data())
+      cuda.toHost(b.data(), t.data, b.count * dtypeSize(b.dtype));
+  };
+  if (onCuda) {
+    cuda.open();
+    mirror(p.q, launchArgs.q);
+    mirror(p.k, launchArgs.k);
+    mirror(p.v, launchArgs.v);
+    mirror(p.mask, launchArgs.mask);
+    mirror(p.out, launchArgs.out);
+    mirror(p.lse, launchArgs.lse);
+  }
+  auto uploadInputs = [&] {
+    upload(p.q, launchArgs.q);
+    upload(p.k, launchArgs.k);
+    upload(p.v, launchArgs.v);
+    upload(p.mask, launchArgs.mask);
+  };
+  auto poisonAll = [&] {
     poisonOutputs(o, p);
-    checkStatus(attn_launch(kernel, &p.args), what);
+    upload(p.out, launchArgs.out);
+    upload(p.lse, launchArgs.lse);
+  };
+  auto launch = [&](const char *what) {
+    checkStatus(attn_launch(kernel, &launchArgs), what);
+    if (onCuda)
+      cuda.sync();
+  };
+  auto fetchOutputs = [&] {
+    download(p.out, launchArgs.out);
+    download(p.lse, launchArgs.lse);
+  };
+  auto launchOnce = [&](const char *what) {
+    poisonAll();
+    launch(what);
+    fetchOutputs();
   };
   auto checkAgainstReference = [&]() {
     std::string error;
@@ -649,12 +1158,23 @@ int main(int argc, char **argv) {
     record(res, compare(ref, o.dtype, p.args.out, o.lse ? &p.args.lse : nullptr,
                         tol));
   };
+  auto makeInputs = [&] {
+    if (!o.load.empty()) {
+      for (const NpyArray &a : arraysOf(o, p, /*outputs=*/false))
+        loadNpy(o.load, a);
+    } else {
+      fillInputs(o, p, rng);
+    }
+    uploadInputs();
+  };
 
-  fillInputs(o, p, rng);
+  makeInputs();
   if (o.check) {
-    for (int64_t rep = 0; rep < std::max<int64_t>(1, o.repeatCheck); ++rep) {
+    const int64_t reps = std::max<int64_t>(1, o.repeatCheck);
+    for (int64_t rep = 0; rep < reps; ++rep) {
+      progress.step("check", rep + 1, reps);
       if (rep > 0)
-        fillInputs(o, p, rng);
+        makeInputs();
       launchOnce("attn_launch");
       checkAgainstReference();
       if (!res.ok && !o.json)
@@ -675,26 +1195,39 @@ int main(int argc, char **argv) {
     res.tflops = flops / (ms * 1e-3) / 1e12;
     res.kvGBps = kvBytes / (ms * 1e-3) / 1e9;
   };
+  Stats times, deviceStats;
   if (o.bench) {
     for (int w = 0; w < 2; ++w)
       launchOnce("attn_launch (warm-up)");
-    std::vector<double> times, deviceTimes;
+    std::vector<double> hostTimes, deviceTimes;
     for (int64_t n = 0; n < o.bench; ++n) {
-      poisonOutputs(o, p);
+      progress.step("bench", n + 1, o.bench);
+      poisonAll();
+      if (onCuda)
+        cuda.check(cuda.cuEventRecord(cuda.start, nullptr), "cuEventRecord");
       auto start = std::chrono::steady_clock::now();
-      checkStatus(attn_launch(kernel, &p.args), "attn_launch (bench)");
-      times.push_back(msSince(start));
+      checkStatus(attn_launch(kernel, &launchArgs), "attn_launch (bench)");
+      if (onCuda) {
+        cuda.check(cuda.cuEventRecord(cuda.stop, nullptr), "cuEventRecord");
+        cuda.sync();
+      }
+      hostTimes.push_back(msSince(start));
+      if (onCuda) {
+        float ms = 0;
+        cuda.check(cuda.cuEventSynchronize(cuda.stop), "cuEventSynchronize");
+        cuda.check(cuda.cuEventElapsedTime(&ms, cuda.start, cuda.stop),
+                   "cuEventElapsedTime");
+        deviceTimes.push_back(ms);
+      }
       if (o.target == ATTN_TARGET_VULKAN && attn::vulkan::lastRunGpuMs() >= 0)
         deviceTimes.push_back(attn::vulkan::lastRunGpuMs());
     }
-    auto median = [](std::vector<double> &v) {
-      std::sort(v.begin(), v.end());
-      size_t n = v.size();
-      return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-    };
-    setRate(median(times));
-    if (!deviceTimes.empty() && deviceTimes.size() == times.size()) {
-      res.deviceMs = median(deviceTimes);
+    fetchOutputs();
+    times = statsOf(hostTimes);
+    setRate(times.median);
+    if (!deviceTimes.empty() && deviceTimes.size() == hostTimes.size()) {
+      deviceStats = statsOf(deviceTimes);
+      res.deviceMs = deviceStats.median;
       res.deviceTflops = flops / (res.deviceMs * 1e-3) / 1e12;
       res.deviceKvGBps = kvBytes / (res.deviceMs * 1e-3) / 1e9;
     }
@@ -703,19 +1236,41 @@ int main(int argc, char **argv) {
       record(res, compare(ref, o.dtype, p.args.out,
                           o.lse ? &p.args.lse : nullptr, tol));
   } else if (!o.check) {
+    poisonAll();
     auto start = std::chrono::steady_clock::now();
-    launchOnce("attn_launch");
-    setRate(msSince(start));
+    launch("attn_launch");
+    double ms = msSince(start);
+    fetchOutputs();
+    times = statsOf({ms});
+    setRate(ms);
   }
+
+  if (!o.save.empty()) {
+    if (mkdir(o.save.c_str(), 0777) != 0 && errno != EEXIST)
+      fatal("--save: cannot create directory '" + o.save +
+            "': " + std::strerror(errno));
+    for (const NpyArray &a : arraysOf(o, p, /*outputs=*/true))
+      saveNpy(o.save, a);
+  }
+
+  // What the target chose where the spec left it open.
+  attn_kernel_info info{};
+  checkStatus(attn_kernel_get_info(kernel, &info), "attn_kernel_get_info");
+  const std::string device = info.device ? info.device : "";
+  const std::string kernelVariant = info.variant ? info.variant : "";
 
   std::string maskText = maskName(o.mask);
   if (o.mask != ATTN_MASK_NONE)
     maskText += "(" + o.maskBroadcast + ")";
   if (o.json) {
     std::ostringstream js;
-    js << "{\"target\": " << jsonString(attn_target_name(o.target))
+    js << "{\"schema\": " << kJsonSchema
+       << ", \"attn_version\": " << jsonString(attn_version())
+       << ", \"target\": " << jsonString(attn_target_name(o.target))
+       << ", \"device\": " << jsonString(device)
        << ", \"variant\": "
        << jsonString(o.variant == ATTN_VARIANT_MATH ? "math" : "tiled")
+       << ", \"kernel_variant\": " << jsonString(kernelVariant)
        << ", \"dtype\": " << jsonString(attn_dtype_name(o.dtype))
        << ", \"batch\": " << o.batch << ", \"heads\": " << o.heads
        << ", \"kv_heads\": " << o.kvHeads << ", \"seq_q\": " << o.seqQ
@@ -724,13 +1279,19 @@ int main(int argc, char **argv) {
        << ", \"causal\": " << (o.causal ? "true" : "false")
        << ", \"mask\": " << jsonString(maskName(o.mask))
        << ", \"mask_broadcast\": " << jsonString(o.maskBroadcast)
-       << ", \"dropout\": " << jsonNumber(o.dropout) << ", \"seed\": " << o.seed
+       << ", \"dropout\": " << jsonNumber(o.dropout)
+       << ", \"seed\": " << jsonString(std::to_string(o.seed))
        << ", \"lse\": " << (o.lse ? "true" : "false")
-       << ", \"scale\": " << jsonNumber(o.scale)
+       << ", \"scale\": " << jsonNumber(scale)
        << ", \"layout\": " << jsonString(o.bshd ? "bshd" : "bhsd")
        << ", \"static_shapes\": " << (o.staticShapes ? "true" : "false")
-       << ", \"block_q\": " << o.blockQ << ", \"block_kv\": " << o.blockKv
-       << ", \"kv_splits\": " << o.kvSplits << ", \"data_seed\": " << o.dataSeed
+       << ", \"block_q\": " << info.block_q
+       << ", \"block_kv\": " << info.block_kv
+       << ", \"kv_splits\": " << info.kv_splits
+       << ", \"data_seed\": " << jsonString(std::to_string(o.dataSeed))
+       << ", \"loaded_from\": "
+       << (o.load.empty() ? "null" : jsonString(o.load))
+       << ", \"saved_to\": " << (o.save.empty() ? "null" : jsonString(o.save))
        << ", \"checked\": " << (res.checked ? "true" : "false")
        << ", \"checks\": " << res.checks << ", \"max_abs_err\": "
        << (res.checked ? jsonNumber(res.maxAbsErr) : "null")
@@ -743,10 +1304,17 @@ int main(int argc, char **argv) {
        << ", \"ok\": " << (res.ok ? "true" : "false");
     if (!res.ok)
       js << ", \"message\": " << jsonString(res.message);
-    js << ", \"median_ms\": " << jsonNumber(res.medianMs)
+    js << ", \"runs\": " << times.count
+       << ", \"min_ms\": " << jsonNumber(times.min)
+       << ", \"median_ms\": " << jsonNumber(res.medianMs)
+       << ", \"mean_ms\": " << jsonNumber(times.mean)
+       << ", \"stddev_ms\": " << jsonNumber(times.stddev)
        << ", \"tflops\": " << jsonNumber(res.tflops)
        << ", \"kv_gbps\": " << jsonNumber(res.kvGBps)
        << ", \"device_ms\": " << jsonNumber(res.deviceMs)
+       << ", \"device_min_ms\": " << jsonNumber(deviceStats.min)
+       << ", \"device_mean_ms\": " << jsonNumber(deviceStats.mean)
+       << ", \"device_stddev_ms\": " << jsonNumber(deviceStats.stddev)
        << ", \"device_tflops\": " << jsonNumber(res.deviceTflops)
        << ", \"device_kv_gbps\": " << jsonNumber(res.deviceKvGBps)
        << ", \"compile_ms\": " << jsonNumber(res.compileMs) << "}";
@@ -761,7 +1329,18 @@ int main(int argc, char **argv) {
                 (long long)o.headDim, (long long)o.valueDim, int(o.causal),
                 maskText.c_str(), o.dropout, int(o.lse),
                 o.bshd ? "bshd" : "bhsd");
-    std::printf("  data_seed     %llu\n", (unsigned long long)o.dataSeed);
+    std::printf("  device        %s\n", device.c_str());
+    std::printf("  kernel        %s (block_q %lld, block_kv %lld, kv_splits "
+                "%lld)\n",
+                kernelVariant.c_str(), (long long)info.block_q,
+                (long long)info.block_kv, (long long)info.kv_splits);
+    std::printf("  scale         %g\n", scale);
+    if (!o.load.empty())
+      std::printf("  inputs        %s (--load)\n", o.load.c_str());
+    else
+      std::printf("  data_seed     %llu\n", (unsigned long long)o.dataSeed);
+    if (!o.save.empty())
+      std::printf("  saved         %s\n", o.save.c_str());
     std::printf("  compile_ms    %.3f\n", res.compileMs);
     if (res.checked) {
       std::printf("  check         %s (%lld run%s)\n", res.ok ? "ok" : "FAILED",
@@ -784,6 +1363,11 @@ int main(int argc, char **argv) {
     if (std::isfinite(res.medianMs)) {
       std::printf("  %-13s %.4f\n", o.bench ? "median_ms" : "run_ms",
                   res.medianMs);
+      if (o.bench)
+        std::printf("  times_ms      min %.4f mean %.4f stddev %.4f (%lld "
+                    "runs)\n",
+                    times.min, times.mean, times.stddev,
+                    (long long)times.count);
       std::printf("  tflops        %.4f\n", res.tflops);
       std::printf("  kv_gbps       %.3f\n", res.kvGBps);
     }

@@ -1,11 +1,13 @@
 //===- attn-translate.cpp - IR at any level to an artifact ----------------===//
 //
-// attn-translate takes IR from attn.sdpa down and writes an artifact. Today
-// that is LLVM IR for the host CPU (--attn-to-llvmir, running
-// attn-to-cpu-pipeline first when the input is not yet in the LLVM
-// dialect) and SPIR-V for Vulkan (--attn-to-spirv --variant=portable,
-// running attn-to-spirv-pipeline first, with launch metadata beside the
-// .spv); the NVVM artifacts register here too as their backend lands. Every upstream translation stays available.
+// attn-translate takes IR from attn.sdpa down and writes an artifact: LLVM
+// IR for the host CPU (--attn-to-llvmir, running attn-to-cpu-pipeline first
+// when the input is not yet in the LLVM dialect), PTX or a cubin for NVIDIA
+// GPUs (--attn-to-ptx / --attn-to-cubin, the JIT's kernel: tensor cores
+// where the spec allows them) and SPIR-V for Vulkan (--attn-to-spirv,
+// running attn-to-spirv-pipeline first). The GPU artifacts' launch metadata
+// goes to <output>.json or --metadata. Diagnostics do not print the module.
+// Every upstream translation stays available.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/InitAll.h"
@@ -66,24 +68,20 @@ llvm::cl::opt<int64_t> clSubgroupSize(
                    "(metadata: required_subgroup_size). coopmat: one "
                    "subgroup per workgroup (0 = 32)"),
     llvm::cl::init(0));
-llvm::cl::opt<std::string>
-    clSpirvMetadata("spirv-metadata",
-               llvm::cl::desc("--attn-to-spirv: where to write the launch "
-                              "metadata (default: the output path with "
-                              ".json instead of .spv)"),
-               llvm::cl::init(""));
 
 llvm::cl::opt<std::string>
     clChip("chip",
            llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: target GPU "
-                          "(sm_80, sm_90, sm_90a)"),
+                          "(sm_80, sm_86, sm_87, sm_89, sm_90, sm_90a)"),
            llvm::cl::init("sm_90a"));
 llvm::cl::opt<bool> clTensorCores(
     "tensor-cores",
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: the mma.sync kernel "
                    "where it applies (f16 or bf16, D, Dv multiples of 16 up "
-                   "to 256, unit-stride rows); others the generic kernel"),
-    llvm::cl::init(false));
+                   "to 256, unit-stride rows), as the JIT does; other specs "
+                   "get the generic kernel. --tensor-cores=false: the "
+                   "generic kernel for every spec"),
+    llvm::cl::init(true));
 llvm::cl::opt<int64_t> clWarps(
     "warps",
     llvm::cl::desc("--tensor-cores: warps per workgroup, 4 or 8 (0: 4 for "
@@ -110,18 +108,36 @@ llvm::cl::opt<int64_t> clKvSplits(
                    "device)"),
     llvm::cl::init(0));
 llvm::cl::opt<std::string> clMetadata(
-    "attn-metadata",
-    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin: where to write the launch "
-                   "metadata (default: the output file with .json)"),
-    llvm::cl::init(""));
+    "metadata",
+    llvm::cl::desc("--attn-to-ptx/--attn-to-cubin/--attn-to-spirv: where to "
+                   "write the launch metadata (default: the output path with "
+                   ".json appended, e.g. -o k.ptx: k.ptx.json, so a .ptx, a "
+                   ".cubin and a .spv of one name do not share it)"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
+// The flags' names before there was one for every target (deprecated).
+llvm::cl::alias clAttnMetadata("attn-metadata",
+                               llvm::cl::desc("Deprecated: --metadata"),
+                               llvm::cl::aliasopt(clMetadata),
+                               llvm::cl::Hidden);
+llvm::cl::alias clSpirvMetadata("spirv-metadata",
+                                llvm::cl::desc("Deprecated: --metadata"),
+                                llvm::cl::aliasopt(clMetadata),
+                                llvm::cl::Hidden);
 
-/// The metadata path: --attn-metadata, else -o's path with its extension
-/// replaced by .json.
-std::string metadataPath(std::string &binaryName) {
+/// The -o of mlirTranslateMain (a function-local option there, found by
+/// name once the command line is parsed).
+std::string outputPath() {
   auto &options = llvm::cl::getRegisteredOptions();
-  std::string output = "-";
-  if (auto *o = options.lookup("o"))
-    output = static_cast<llvm::cl::opt<std::string> *>(o)->getValue();
+  auto it = options.find("o");
+  if (it == options.end())
+    return "-";
+  return static_cast<llvm::cl::opt<std::string> *>(it->second)->getValue();
+}
+
+/// The metadata path: --metadata, else -o's path with ".json" appended
+/// (empty for stdout). `binaryName` receives -o's file name.
+std::string metadataPath(std::string &binaryName) {
+  std::string output = outputPath();
   binaryName = output;
   size_t slash = output.rfind('/');
   if (slash != std::string::npos)
@@ -130,30 +146,60 @@ std::string metadataPath(std::string &binaryName) {
     return clMetadata;
   if (output == "-")
     return "";
-  size_t dot = output.rfind('.');
-  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
-    return output + ".json";
-  return output.substr(0, dot) + ".json";
+  return output + ".json";
+}
+
+/// The chips attn's PTX (ISA 8.0) targets; empty when `chip` is one, else
+/// why not.
+std::string checkChip(const std::string &chip) {
+  static const char *const known[] = {"sm_80", "sm_86", "sm_87",
+                                      "sm_89", "sm_90", "sm_90a"};
+  std::string names;
+  for (const char *k : known) {
+    if (chip == k)
+      return "";
+    names += std::string(names.empty() ? "" : ", ") + k;
+  }
+  return "--chip=" + chip + " is not a GPU attn-translate targets (expected " +
+         "one of " + names + "; newer GPUs run sm_90 PTX)";
+}
+
+/// Diagnostics name the op's location but do not print the op: the
+/// module holds the whole program (thousands of lines once lowered).
+/// --mlir-print-op-on-diagnostic given explicitly still prints it, here
+/// and in the JIT's own contexts (which read the option when created).
+void quietDiagnostics(MLIRContext *context) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("mlir-print-op-on-diagnostic");
+  if (it != options.end() && it->second->getNumOccurrences())
+    return;
+  if (it != options.end())
+    static_cast<llvm::cl::opt<bool> *>(it->second)->setValue(false);
+  context->printOpOnDiagnostic(false);
 }
 
 /// attn IR holding one attn.sdpa -> PTX or a cubin, plus its metadata file.
 LogicalResult attnToCuda(Operation *op, llvm::raw_ostream &os, bool cubin) {
+  quietDiagnostics(op->getContext());
+  if (std::string why = checkChip(clChip); !why.empty())
+    return emitError(op->getLoc()) << why;
   std::string text;
   llvm::raw_string_ostream textOS(text);
   op->print(textOS);
   attn_spec spec;
   if (attn_spec_from_mlir(text.c_str(), &spec) != ATTN_OK)
-    return op->emitError() << attn_last_error();
+    return emitError(op->getLoc()) << attn_last_error();
   std::string binaryName, mdPath = metadataPath(binaryName);
   if (mdPath.empty())
-    return op->emitError("--attn-to-ptx/--attn-to-cubin write the launch "
-                         "metadata beside the output: give -o FILE or "
-                         "--attn-metadata=FILE");
+    return emitError(op->getLoc(),
+                     "--attn-to-ptx/--attn-to-cubin write the launch "
+                     "metadata beside the output: give -o FILE or "
+                     "--metadata=FILE");
   if (spec.value_dim == 0)
     spec.value_dim = spec.head_dim;
   if (clKvSplits.getNumOccurrences()) {
     if (clKvSplits < 0)
-      return op->emitError("--kv-splits must be >= 0");
+      return emitError(op->getLoc(), "--kv-splits must be >= 0");
     spec.kv_splits = clKvSplits;
   }
 
@@ -171,20 +217,20 @@ LogicalResult attnToCuda(Operation *op, llvm::raw_ostream &os, bool cubin) {
   std::string ptx, source, error;
   if (mlir::attn::jit::compileCudaKernel(spec, options, ptx, metadata, source,
                                    error) != ATTN_OK)
-    return op->emitError() << error;
+    return emitError(op->getLoc()) << error;
   metadata.binaryFile = binaryName;
   std::string binary = ptx;
   if (cubin) {
     std::string log;
     if (!mlir::attn::jit::assembleCubin(ptx, options.chip, binary, log, error))
-      return op->emitError() << error;
+      return emitError(op->getLoc()) << error;
     metadata.format = ::attn::cuda::BinaryFormat::Cubin;
   }
   std::error_code ec;
   llvm::raw_fd_ostream md(mdPath, ec);
   if (ec)
-    return op->emitError() << "cannot write '" << mdPath
-                           << "': " << ec.message();
+    return emitError(op->getLoc())
+           << "cannot write '" << mdPath << "': " << ec.message();
   md << ::attn::cuda::writeMetadata(metadata);
   os << binary;
   return success();
@@ -202,9 +248,10 @@ bool needsLowering(ModuleOp module) {
 }
 
 LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
+  quietDiagnostics(op->getContext());
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
-    return op->emitError("attn-to-llvmir expects a builtin.module");
+    return emitError(op->getLoc(), "attn-to-llvmir expects a builtin.module");
   if (needsLowering(module)) {
     PassManager pm(module.getContext());
     if (failed(applyPassManagerCLOptions(pm)))
@@ -215,29 +262,20 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
     options.blockKv = clBlockKv;
     mlir::attn::buildAttnToCPUPipeline(pm, options);
     if (failed(pm.run(module)))
-      return module.emitError("attn-to-cpu-pipeline failed");
+      return emitError(module.getLoc(), "attn-to-cpu-pipeline failed");
   }
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateModuleToLLVMIR(module, llvmContext);
   if (!llvmModule)
-    return module.emitError("translation to LLVM IR failed");
+    return emitError(module.getLoc(), "translation to LLVM IR failed");
   llvmModule->print(os, nullptr);
   return success();
 }
-/// The -o of mlirTranslateMain (a function-local option there, found by
-/// name once the command line is parsed).
-std::string outputPath() {
-  auto &options = llvm::cl::getRegisteredOptions();
-  auto it = options.find("o");
-  if (it == options.end())
-    return "-";
-  return static_cast<llvm::cl::opt<std::string> *>(it->second)->getValue();
-}
-
 LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
+  quietDiagnostics(op->getContext());
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
-    return op->emitError("attn-to-spirv expects a builtin.module");
+    return emitError(op->getLoc(), "attn-to-spirv expects a builtin.module");
   bool lowered = !module.getOps<spirv::ModuleOp>().empty();
   // An attn.sdpa on a function's tensors (not yet in the destination-passing
   // form the pipeline takes, e.g. examples/sdpa.mlir): the kernel the
@@ -255,13 +293,13 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
     module->print(textOS);
     attn_spec spec;
     if (attn_spec_from_mlir(text.c_str(), &spec) != ATTN_OK)
-      return module.emitError() << attn_last_error();
+      return emitError(module.getLoc()) << attn_last_error();
     if (spec.value_dim == 0)
       spec.value_dim = spec.head_dim;
     fromSpec = parseSourceString<ModuleOp>(
         mlir::attn::jit::buildDenseKernelSource(spec), module.getContext());
     if (!fromSpec)
-      return module.emitError("--attn-to-spirv: the kernel built for the "
+      return emitError(module.getLoc(), "--attn-to-spirv: the kernel built for the "
                               "spec does not parse");
     module = *fromSpec;
   }
@@ -277,39 +315,35 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
     options.subgroupSize = clSubgroupSize;
     if (clKvSplits.getNumOccurrences()) {
       if (clKvSplits < 1)
-        return module.emitError(
+        return emitError(
+            module.getLoc(),
             "--attn-to-spirv: --kv-splits must be >= 1 (the chunk count is "
             "fixed in the module; 0, chosen per device, is the runtime's)");
       options.kvSplits = clKvSplits;
     }
     std::string error;
     if (failed(mlir::attn::buildAttnToSPIRVPipeline(pm, options, error)))
-      return module.emitError(error);
+      return emitError(module.getLoc(), error);
     if (failed(pm.run(module)))
-      return module.emitError("attn-to-spirv-pipeline failed");
+      return emitError(module.getLoc(), "attn-to-spirv-pipeline failed");
   }
   mlir::attn::SPIRVKernelArtifact artifact;
   std::string error;
   if (failed(mlir::attn::extractSPIRVKernel(module, artifact, error)))
-    return module.emitError(error);
+    return emitError(module.getLoc(), error);
   os.write(reinterpret_cast<const char *>(artifact.words.data()),
            artifact.words.size() * sizeof(uint32_t));
 
-  // The launch metadata goes beside the .spv, unless named explicitly.
-  std::string metadataPath = clSpirvMetadata;
-  if (metadataPath.empty()) {
-    std::string out = outputPath();
-    if (out == "-")
-      return success(); // stdout: nowhere beside it
-    llvm::StringRef base(out);
-    metadataPath = (base.ends_with(".spv") ? base.drop_back(4) : base).str() +
-                   ".json";
-  }
+  // The launch metadata goes beside the .spv (k.spv.json), unless named
+  // explicitly.
+  std::string binaryName, mdPath = metadataPath(binaryName);
+  if (mdPath.empty())
+    return success(); // stdout: nowhere beside it
   std::error_code ec;
-  llvm::raw_fd_ostream meta(metadataPath, ec);
+  llvm::raw_fd_ostream meta(mdPath, ec);
   if (ec)
-    return module.emitError("cannot write " + metadataPath + ": " +
-                            ec.message());
+    return emitError(module.getLoc(),
+                     "cannot write " + mdPath + ": " + ec.message());
   meta << mlir::attn::spirvKernelMetadataJSON(artifact, clVariant);
   return success();
 }
@@ -337,7 +371,7 @@ int main(int argc, char **argv) {
   TranslateFromMLIRRegistration ptx(
       "attn-to-ptx",
       "attn IR with one attn.sdpa -> PTX for an NVIDIA GPU (--chip), plus the "
-      "launch metadata (.json beside -o)",
+      "launch metadata (-o FILE: FILE.json, or --metadata)",
       [](Operation *op, llvm::raw_ostream &os) {
         return attnToCuda(op, os, /*cubin=*/false);
       },
@@ -345,7 +379,7 @@ int main(int argc, char **argv) {
   TranslateFromMLIRRegistration cubin(
       "attn-to-cubin",
       "attn IR with one attn.sdpa -> a cubin (PTX assembled by ptxas), plus "
-      "the launch metadata (.json beside -o)",
+      "the launch metadata (-o FILE: FILE.json, or --metadata)",
       [](Operation *op, llvm::raw_ostream &os) {
         return attnToCuda(op, os, /*cubin=*/true);
       },
@@ -354,7 +388,7 @@ int main(int argc, char **argv) {
       "attn-to-spirv",
       "attn IR at any level -> a SPIR-V binary for Vulkan (runs "
       "attn-to-spirv-pipeline when needed), plus its launch metadata "
-      "(.json beside the output, or --spirv-metadata)",
+      "(-o FILE: FILE.json, or --metadata)",
       attnToSPIRV,
       [](DialectRegistry &registry) { mlir::attn::registerAllDialects(registry); });
   return failed(mlirTranslateMain(argc, argv, "attn translation driver\n"));

@@ -5,6 +5,7 @@
 #include "../Internal.h"
 #include "attn/runtime/attn_cuda.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -95,6 +96,19 @@ public:
     d.cuDevicePrimaryCtxRelease(device);
   }
 
+  void kernelInfo(KernelInfo &info) const override {
+    // The tensor-core kernel is the one with cp.async's alignment rule.
+    info.variant = metadata.alignBytes ? "tensor-cores" : "generic";
+    char name[256] = {0};
+    if (d.cuDeviceGetName(name, sizeof(name) - 1, device) == CUDA_SUCCESS)
+      info.device = name;
+    info.blockQ = metadata.kvSplits.blockQ;
+    info.blockKv = metadata.kvSplits.blockKv;
+    if (!info.blockKv && !metadata.kernels.empty())
+      info.blockKv = metadata.kernels.front().blockKv;
+    info.kvSplits = lastSplits.load(std::memory_order_relaxed);
+  }
+
   attn_status run(const KernelArgs &args, std::string &error) override {
     // The alternative the launch's query length selects (parseMetadata
     // guarantees exactly one for every Sq the spec admits), then its
@@ -106,6 +120,7 @@ public:
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     int64_t splits = chooseKvSplits(metadata, args, smCount);
+    lastSplits.store(std::max<int64_t>(splits, 0), std::memory_order_relaxed);
     if (splits < 1) {
       error = "cuda: Skv = " + std::to_string(args.k.shape[2]) +
               " needs split-KV chunks of at most " +
@@ -307,6 +322,7 @@ private:
   CUmodule module;
   std::vector<CUfunction> functions; // one per metadata.kernels entry
   int smCount;                       // the device's multiprocessors
+  std::atomic<int64_t> lastSplits{0}; // of the last launch (kernelInfo)
   /// What packParams gets while a launch is checked: one 0 per workspace.
   std::vector<uint64_t> noWorkspaces;
   /// Per kernel, its parameters that hold a workspace's address.

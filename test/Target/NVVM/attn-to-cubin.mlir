@@ -4,10 +4,10 @@
 // compiling for cuda must then report the missing driver, not fail to parse.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-translate --attn-to-cubin --chip=sm_90a %s -o %t/k.cubin
+// RUN: attn-translate --attn-to-cubin --tensor-cores=false --chip=sm_90a %s -o %t/k.cubin
 // RUN: od -A n -t x1 -N 4 %t/k.cubin | FileCheck %s --check-prefix=ELF
-// RUN: FileCheck %s --check-prefix=META < %t/k.json
-// RUN: env ATTN_CUDA_DRIVER=/nonexistent/libcuda.so.1 python3 %S/Inputs/load_artifact.py %attn_lib/libattn_runtime.so %t/k.json | FileCheck %s --check-prefix=LOAD
+// RUN: FileCheck %s --check-prefix=META < %t/k.cubin.json
+// RUN: env ATTN_CUDA_DRIVER=/nonexistent/libcuda.so.1 python3 %S/Inputs/load_artifact.py %attn_lib/libattn_runtime.so %t/k.cubin.json | FileCheck %s --check-prefix=LOAD
 // RUN: echo '{"format": "attn-cuda-kernel"}' > %t/bad.json
 // RUN: python3 %S/Inputs/load_artifact.py %attn_lib/libattn_runtime.so %t/bad.json | FileCheck %s --check-prefix=BAD
 

@@ -15,8 +15,8 @@
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16.mlir -o %t/f16_90.ptx
 // RUN: FileCheck %s --check-prefix=W4 < %t/f16_90.ptx
 // RUN: FileCheck %s --check-prefix=ALT < %t/f16_90.ptx
-// RUN: FileCheck %s --check-prefix=META90 < %t/f16_90.json
-// RUN: FileCheck %s --check-prefix=ALTMETA < %t/f16_90.json
+// RUN: FileCheck %s --check-prefix=META90 < %t/f16_90.ptx.json
+// RUN: FileCheck %s --check-prefix=ALTMETA < %t/f16_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16_90.ptx -o %t/f16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16.mlir -o %t/f16_90one.ptx
 // RUN: %ptxas -v -arch=sm_90a %t/f16_90one.ptx -o %t/f16_90one.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -28,7 +28,7 @@
 // RUN: %ptxas -v -arch=sm_90a %t/f16s_90.ptx -o %t/f16s_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16.mlir -o %t/f16_80.ptx
 // RUN: FileCheck %s --check-prefix=W8 < %t/f16_80.ptx
-// RUN: FileCheck %s --check-prefix=META80 < %t/f16_80.json
+// RUN: FileCheck %s --check-prefix=META80 < %t/f16_80.ptx.json
 // RUN: %ptxas -v -arch=sm_80 %t/f16_80.ptx -o %t/f16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 --kv-splits=1 %t/bf16.mlir -o %t/bf16_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/bf16_80.ptx -o %t/bf16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS

@@ -13,7 +13,7 @@
 // RUN: sed s/ELT/bf16/g %s > %t/bf16.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16.mlir -o %t/f16_90.ptx
 // RUN: FileCheck %s < %t/f16_90.ptx
-// RUN: FileCheck %s --check-prefix=META < %t/f16_90.json
+// RUN: FileCheck %s --check-prefix=META < %t/f16_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16_90.ptx -o %t/f16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 --kv-splits=1 %t/f16.mlir -o %t/f16_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/f16_80.ptx -o %t/f16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -27,16 +27,16 @@
 
 // RUN: sed -e 's/, %m: tensor<1x1x200x300xi1>//' -e 's/ mask(%m : tensor<1x1x200x300xi1>) causal//' %t/f16.mlir > %t/f16nc.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16nc.mlir -o %t/f16nc_90.ptx
-// RUN: FileCheck %s --check-prefix=META32 < %t/f16nc_90.json
+// RUN: FileCheck %s --check-prefix=META32 < %t/f16nc_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16nc_90.ptx -o %t/f16nc_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16nc.mlir -o %t/f16nc_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/f16nc_80.ptx -o %t/f16nc_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a --kv-splits=1 %t/f16nc.mlir -o %t/f16nc1_90.ptx
-// RUN: FileCheck %s --check-prefix=META16 < %t/f16nc1_90.json
+// RUN: FileCheck %s --check-prefix=META16 < %t/f16nc1_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16nc1_90.ptx -o %t/f16nc1_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: sed -e 's/, %m: tensor<1x1x200x300xi1>//' -e 's/ mask(%m : tensor<1x1x200x300xi1>) causal//' -e 's/2x8x200x256/2x8x1x256/g' -e 's/2x8x200xf32/2x8x1xf32/g' %t/bf16.mlir > %t/bf16dec.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/bf16dec.mlir -o %t/bf16dec_90.ptx
-// RUN: FileCheck %s --check-prefix=DECODE < %t/bf16dec_90.json
+// RUN: FileCheck %s --check-prefix=DECODE < %t/bf16dec_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/bf16dec_90.ptx -o %t/bf16dec_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/bf16dec.mlir -o %t/bf16dec_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/bf16dec_80.ptx -o %t/bf16dec_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS

@@ -9,13 +9,13 @@
 // RUN: sed s/ELT/bf16/g %s > %t/bf16.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16.mlir -o %t/f16_90.ptx
 // RUN: FileCheck %s --check-prefixes=CHECK,F16 < %t/f16_90.ptx
-// RUN: FileCheck %s --check-prefix=META < %t/f16_90.json
+// RUN: FileCheck %s --check-prefix=META < %t/f16_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16_90.ptx -o %t/f16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16.mlir -o %t/f16_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/f16_80.ptx -o %t/f16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/bf16.mlir -o %t/bf16_90.ptx
 // RUN: FileCheck %s --check-prefixes=CHECK,BF16 < %t/bf16_90.ptx
-// RUN: FileCheck %s --check-prefix=META < %t/bf16_90.json
+// RUN: FileCheck %s --check-prefix=META < %t/bf16_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/bf16_90.ptx -o %t/bf16_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/bf16.mlir -o %t/bf16_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/bf16_80.ptx -o %t/bf16_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -35,20 +35,20 @@
 // RUN: sed -e 's/, %m: tensor<1x1x200x300xi1>//' -e 's/ mask(%m : tensor<1x1x200x300xi1>)//' %t/f16nc.mlir > %t/f16nm.mlir
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_90a %t/f16nm.mlir -o %t/f16nm_90.ptx
 // RUN: FileCheck %s --check-prefix=NM4 < %t/f16nm_90.ptx
-// RUN: FileCheck %s --check-prefix=METANM < %t/f16nm_90.json
+// RUN: FileCheck %s --check-prefix=METANM < %t/f16nm_90.ptx.json
 // RUN: attn-translate --attn-to-ptx --tensor-cores --row-tiles=1 --chip=sm_90a %t/f16nm.mlir -o %t/f16nm1_90.ptx
 // RUN: FileCheck %s --check-prefix=NM1 < %t/f16nm1_90.ptx
 // RUN: %ptxas -v -arch=sm_90a %t/f16nm1_90.ptx -o %t/f16nm1_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: %ptxas -v -arch=sm_90a %t/f16nm_90.ptx -o %t/f16nm_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/f16nm.mlir -o %t/f16nm_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/f16nm_80.ptx -o %t/f16nm_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: FileCheck %s --check-prefix=META < %t/f16nc_90.json
+// RUN: FileCheck %s --check-prefix=META < %t/f16nc_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16nc_90.ptx -o %t/f16nc_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --chip=sm_80 %t/bf16nc.mlir -o %t/bf16nc_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/bf16nc_80.ptx -o %t/bf16nc_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --warps=8 --chip=sm_90a %t/f16nc.mlir -o %t/f16w8_90.ptx
 // RUN: FileCheck %s --check-prefix=NC8 < %t/f16w8_90.ptx
-// RUN: FileCheck %s --check-prefix=META8 < %t/f16w8_90.json
+// RUN: FileCheck %s --check-prefix=META8 < %t/f16w8_90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/f16w8_90.ptx -o %t/f16w8_90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: attn-translate --attn-to-ptx --tensor-cores --warps=8 --chip=sm_80 %t/f16nc.mlir -o %t/f16w8_80.ptx
 // RUN: %ptxas -v -arch=sm_80 %t/f16w8_80.ptx -o %t/f16w8_80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS

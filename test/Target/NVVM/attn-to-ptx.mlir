@@ -2,11 +2,11 @@
 // the generic kernel's PTX, and ptxas assembling it without spills.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-translate --attn-to-ptx --chip=sm_90a %s -o %t/k90.ptx
+// RUN: attn-translate --attn-to-ptx --tensor-cores=false --chip=sm_90a %s -o %t/k90.ptx
 // RUN: FileCheck %s --check-prefix=PTX90 < %t/k90.ptx
-// RUN: FileCheck %s --check-prefix=META < %t/k90.json
+// RUN: FileCheck %s --check-prefix=META < %t/k90.ptx.json
 // RUN: %ptxas -v -arch=sm_90a %t/k90.ptx -o %t/k90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
-// RUN: attn-translate --attn-to-ptx --chip=sm_80 --block-q=128 --kv-splits=1 %s -o %t/k80.ptx --attn-metadata=%t/meta80.json
+// RUN: attn-translate --attn-to-ptx --tensor-cores=false --chip=sm_80 --block-q=128 --kv-splits=1 %s -o %t/k80.ptx --metadata=%t/meta80.json
 // RUN: FileCheck %s --check-prefix=PTX80 < %t/k80.ptx
 // RUN: FileCheck %s --check-prefix=META80 < %t/meta80.json
 // RUN: %ptxas -v -arch=sm_80 %t/k80.ptx -o %t/k80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -106,7 +106,7 @@
 // META80-NOT: "entry"
 // META80: "kv_splits": 1}
 
-// NOOUT: give -o FILE or --attn-metadata=FILE
+// NOOUT: give -o FILE or --metadata=FILE
 
 func.func @attention(%q: tensor<2x8x200x64xf16>, %k: tensor<2x2x300x64xf16>,
                      %v: tensor<2x2x300x64xf16>) -> tensor<2x8x200x64xf16> {

@@ -3,32 +3,32 @@
 // Vulkan 1.1 validator accepts.
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-translate --attn-to-spirv --variant=portable %s -o %t/k.spv
-// RUN: FileCheck %s --input-file=%t/k.json
+// RUN: FileCheck %s --input-file=%t/k.spv.json
 // RUN: od -A n -t x4 -N 4 %t/k.spv | FileCheck %s --check-prefix=MAGIC
 // RUN: attn-translate --attn-to-spirv --variant=tiled %s -o %t/t.spv
-// RUN: FileCheck %s --input-file=%t/t.json --check-prefix=TILED
+// RUN: FileCheck %s --input-file=%t/t.spv.json --check-prefix=TILED
 // The coopmat variant: its metadata, and its words deserialized back into
 // MLIR (spirv-val here predates SPV_KHR_cooperative_matrix), re-verified
 // by mlir-opt and checked for the ops, capabilities and memory model.
 // RUN: attn-translate --attn-to-spirv --variant=coopmat %s -o %t/c.spv
-// RUN: FileCheck %s --input-file=%t/c.json --check-prefix=COOPMAT
+// RUN: FileCheck %s --input-file=%t/c.spv.json --check-prefix=COOPMAT
 // RUN: mlir-translate --deserialize-spirv %t/c.spv -o %t/c.mlir
 // RUN: mlir-opt %t/c.mlir --verify-each | FileCheck %s --check-prefix=ROUNDTRIP
 // RUN: attn-translate --attn-to-spirv --variant=coopmat --subgroup-size=64 --block-kv=48 %s -o %t/c64.spv
-// RUN: FileCheck %s --input-file=%t/c64.json --check-prefix=COOPMAT64
+// RUN: FileCheck %s --input-file=%t/c64.spv.json --check-prefix=COOPMAT64
 // RUN: not attn-translate --attn-to-spirv --variant=wmma %s -o %t/w.spv 2>&1 | FileCheck %s --check-prefix=VARIANT
-// RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --spirv-metadata=%t/meta.json
+// RUN: attn-translate --attn-to-spirv %s -o %t/named.spv --metadata=%t/meta.json
 // RUN: FileCheck %s --input-file=%t/meta.json
 // Split-KV (attn-translate takes the module attn-opt lowered) over 3 key
 // blocks of 16: no single-dispatch keys, the workspaces and the two
 // dispatches in order.
 // RUN: attn-opt --attn-to-spirv-pipeline="kv-splits=2 block-kv=16" %s | attn-translate --attn-to-spirv -o %t/split.spv
-// RUN: FileCheck %s --input-file=%t/split.json --check-prefix=SPLIT
+// RUN: FileCheck %s --input-file=%t/split.spv.json --check-prefix=SPLIT
 // RUN: od -A n -t x4 -N 4 %t/split.spv | FileCheck %s --check-prefix=MAGIC
 // The same from attn-translate alone (--kv-splits); 0 (chosen per device)
 // is the runtime's, and only the portable variant splits.
 // RUN: attn-translate --attn-to-spirv --kv-splits=2 --block-kv=16 %s -o %t/split2.spv
-// RUN: FileCheck %s --input-file=%t/split2.json --check-prefix=SPLIT
+// RUN: FileCheck %s --input-file=%t/split2.spv.json --check-prefix=SPLIT
 // RUN: cmp %t/split.spv %t/split2.spv
 // RUN: not attn-translate --attn-to-spirv --kv-splits=0 %s -o %t/s0.spv 2>&1 | FileCheck %s --check-prefix=SPLIT0
 // RUN: not attn-translate --attn-to-spirv --variant=tiled --kv-splits=2 %s -o %t/st.spv 2>&1 | FileCheck %s --check-prefix=SPLITTILED
@@ -38,7 +38,7 @@
 // merge as portable, a module that deserializes and verifies with both
 // entry points.
 // RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 --block-kv=16 %s -o %t/sc.spv
-// RUN: FileCheck %s --input-file=%t/sc.json --check-prefix=SPLITCOOP
+// RUN: FileCheck %s --input-file=%t/sc.spv.json --check-prefix=SPLITCOOP
 // RUN: mlir-translate --deserialize-spirv %t/sc.spv -o %t/sc.mlir
 // RUN: mlir-opt %t/sc.mlir --verify-each | FileCheck %s --check-prefix=SPLITCOOPRT
 // SPLITCOOP: "variant": "coopmat",
@@ -58,7 +58,7 @@
 // The coopmat kernel with dropout (the seed a one-element buffer after the
 // lse, Int64 for Philox) split in 2, round-tripped.
 // RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 --block-kv=16 %S/Inputs/dropout-f16.mlir -o %t/cd.spv
-// RUN: FileCheck %s --input-file=%t/cd.json --check-prefix=COOPDROP
+// RUN: FileCheck %s --input-file=%t/cd.spv.json --check-prefix=COOPDROP
 // RUN: mlir-translate --deserialize-spirv %t/cd.spv -o %t/cd.mlir
 // RUN: mlir-opt %t/cd.mlir --verify-each | FileCheck %s --check-prefix=COOPDROPRT
 // COOPDROP: "host_args": 6,
@@ -75,7 +75,7 @@
 // matrices, BFloat16TypeKHR and BFloat16CooperativeMatrixKHR instead of
 // Float16; metadata asks for bf16, not f16.
 // RUN: attn-translate --attn-to-spirv --variant=coopmat --kv-splits=2 --block-kv=16 %S/Inputs/dropout-bf16.mlir -o %t/cb.spv
-// RUN: FileCheck %s --input-file=%t/cb.json --check-prefix=COOPBF16
+// RUN: FileCheck %s --input-file=%t/cb.spv.json --check-prefix=COOPBF16
 // RUN: mlir-translate --deserialize-spirv %t/cb.spv -o %t/cb.mlir
 // RUN: mlir-opt %t/cb.mlir --verify-each | FileCheck %s --check-prefix=COOPBF16RT
 // COOPBF16: "needs_float16": false,

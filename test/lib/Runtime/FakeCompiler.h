@@ -39,6 +39,7 @@ public:
       std::lock_guard<std::mutex> lock(record.mutex);
       record.launches.push_back(a);
     }
+    ++launches;
     if (record.runStatus != ATTN_OK) {
       error = record.runError;
       return record.runStatus;
@@ -69,9 +70,21 @@ public:
     return ATTN_OK;
   }
 
+  /// What attn_kernel_get_info reports: fixed names, and the launches
+  /// this kernel ran as its "split count" (0 before the first).
+  void kernelInfo(attn::KernelInfo &info) const override {
+    info.variant = "fake";
+    info.device = "fake device";
+    info.blockQ = 32;
+    info.blockKv = 16;
+    info.kvSplits = launches.load();
+  }
+
 private:
   Record &record;
   attn_dtype dtype;
+public:
+  std::atomic<int64_t> launches{0};
 };
 
 class FakeCompiler final : public attn::Compiler {

@@ -468,6 +468,28 @@ TEST_F(RuntimeTest, KernelKeepsSpecAndSource) {
   EXPECT_STREQ(attn_kernel_source(kernel), "// fake kernel D=8");
 }
 
+TEST_F(RuntimeTest, KernelInfoComesFromTheExecutable) {
+  attn_kernel *kernel = compileOk();
+  attn_kernel_info info;
+  ASSERT_EQ(attn_kernel_get_info(kernel, &info), ATTN_OK) << attn_last_error();
+  EXPECT_STREQ(info.variant, "fake");
+  EXPECT_STREQ(info.device, "fake device");
+  EXPECT_EQ(info.block_q, 32);
+  EXPECT_EQ(info.block_kv, 16);
+  EXPECT_EQ(info.kv_splits, 0); // no launch yet
+  allocate();
+  launchOk();
+  launchOk();
+  ASSERT_EQ(attn_kernel_get_info(kernel, &info), ATTN_OK);
+  EXPECT_EQ(info.kv_splits, 2); // the fake's count: its launches
+  EXPECT_EQ(attn_kernel_get_info(nullptr, &info),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_ERROR_HAS("attn_kernel_get_info: kernel is NULL");
+  EXPECT_EQ(attn_kernel_get_info(kernel, nullptr),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_ERROR_HAS("attn_kernel_get_info: info is NULL");
+}
+
 TEST_F(RuntimeTest, FailedCompileIsNotCached) {
   compiler->compileStatus = ATTN_ERROR_COMPILE;
   compiler->compileError = "cpu: the pipeline failed: boom";

@@ -37,6 +37,15 @@ struct KernelArgs {
   void *stream = nullptr;
 };
 
+/// What a compiled kernel is (attn_kernel_get_info): what the target chose
+/// where the spec left it open.
+struct KernelInfo {
+  std::string variant; // the kernel the target chose ("tiled", "coopmat", ...)
+  std::string device;  // the device it runs on ("" when not known)
+  int64_t blockQ = 0, blockKv = 0; // 0: not tiled / not known
+  int64_t kvSplits = 0; // key chunks of the last launch (0: none yet)
+};
+
 /// A compiled kernel ready to run on one backend.
 class Executable {
 public:
@@ -44,6 +53,10 @@ public:
   /// Runs on validated arguments. On failure, sets `error` and returns a
   /// non-OK status.
   virtual attn_status run(const KernelArgs &args, std::string &error) = 0;
+  /// Fills what the backend knows about the kernel; called from any thread
+  /// (the split count of a launch in flight on another thread may or may
+  /// not be the one reported).
+  virtual void kernelInfo(KernelInfo &info) const { (void)info; }
 };
 
 /// The result of a compilation.

@@ -144,6 +144,23 @@ attn_status attn_launch(attn_kernel *kernel, const attn_launch_args *args);
 const attn_spec *attn_kernel_spec(const attn_kernel *kernel);
 const char *attn_kernel_source(const attn_kernel *kernel);
 
+/* What the target chose for a kernel where its spec left it open. The
+ * strings belong to the kernel and stay valid until the next
+ * attn_kernel_get_info call on it (or the context's end). */
+typedef struct attn_kernel_info {
+  const char *variant;  /* the kernel: cpu "tiled" | "math"; cuda
+                           "tensor-cores" | "generic"; vulkan "portable" |
+                           "tiled" | "coopmat" | "coopmat-scalar"       */
+  const char *device;   /* the device's name ("" when not known)        */
+  int64_t block_q;      /* query rows per tile (0: not tiled/not known) */
+  int64_t block_kv;     /* keys per block (0: not tiled/not known)      */
+  int64_t kv_splits;    /* key chunks of the last attn_launch on this
+                           kernel (1: no split; 0: no launch yet)       */
+} attn_kernel_info;
+
+attn_status attn_kernel_get_info(const attn_kernel *kernel,
+                                 attn_kernel_info *info);
+
 /* Number of cache entries (compiles that were not cache hits so far). */
 size_t attn_context_cache_size(const attn_context *ctx);
 
