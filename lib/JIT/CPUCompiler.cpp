@@ -24,6 +24,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -313,8 +314,11 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
     return ATTN_ERROR_BACKEND;
   }
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer =
+  // ExecutionEngineOptions::transformer is a function_ref: the function it
+  // refers to must outlive ExecutionEngine::create, not only this statement.
+  std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, tm->get());
+  engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   // The parallel tiles call LLVM's OpenMP runtime (__kmpc_*); copies
   // between strided buffers that bufferization could not avoid call
