@@ -21,7 +21,8 @@ namespace {
 
 /// One library the cpu kernels need.
 struct Library {
-  const char *what; // for messages
+  const char *name; // for messages
+  const char *role; // for messages
   const char *env;  // the override
   std::vector<std::string> names; // file names, the loader's soname first
 };
@@ -85,8 +86,9 @@ bool find(const Library &lib, std::string &path, std::string &error) {
       path = env;
       return true;
     }
-    error = std::string("cpu: ") + lib.env + "=" + env + " is not a file (" +
-            lib.what + ")";
+    error = std::string("cpu: ") + lib.env + "=" + env +
+            " is not a file (it should name " + lib.name + ", " + lib.role +
+            ")";
     return false;
   }
   std::string looked;
@@ -107,8 +109,8 @@ bool find(const Library &lib, std::string &path, std::string &error) {
       return true;
     looked += " " + name + " (dynamic loader)";
   }
-  error = std::string("cpu: ") + lib.what +
-          " not found; set " + lib.env + " to its path (looked for:" +
+  error = std::string("cpu: ") + lib.name + " (" + lib.role +
+          ") not found; set " + lib.env + " to its path (looked for:" +
           looked + ")";
   return false;
 }
@@ -124,9 +126,9 @@ bool mlir::attn::jit::findCPURuntimeLibraries(std::vector<std::string> &paths,
   // between strided buffers that bufferization could not avoid call
   // memrefCopy from MLIR's C runner utilities.
   static const Library libraries[] = {
-      {"libomp (LLVM's OpenMP runtime)", "ATTN_LIBOMP",
+      {"libomp", "LLVM's OpenMP runtime", "ATTN_LIBOMP",
        {"libomp.so.5", "libomp.so"}},
-      {"libmlir_c_runner_utils (MLIR's C runner utilities)",
+      {"libmlir_c_runner_utils", "MLIR's C runner utilities",
        "ATTN_MLIR_RUNNER_UTILS",
        {"libmlir_c_runner_utils.so" + llvmSuffix,
         "libmlir_c_runner_utils.so"}},
