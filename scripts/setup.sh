@@ -17,6 +17,9 @@ PACKAGES=(
   libgtest-dev
   # Vulkan: loader and headers, Mesa's lavapipe (CPU Vulkan), SPIR-V tools
   libvulkan-dev mesa-vulkan-drivers spirv-tools
+  # test/Install: the Makefile + pkg-config consumer of an installed attn,
+  # and readelf/nm for the installed libraries' SONAME, RUNPATH and exports
+  make pkgconf binutils
 )
 
 missing=()

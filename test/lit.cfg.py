@@ -20,6 +20,7 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src", config.attn_src_root))
 config.substitutions.append(("%attn_lib", config.attn_lib_dir))
+config.substitutions.append(("%attn_obj", config.attn_obj_root))
 # The generated references (ninja attn-doc).
 config.substitutions.append(("%attn_docs", os.path.join(config.attn_obj_root, "docs")))
 
@@ -54,6 +55,10 @@ def _probe(target):
     except Exception:
         return False
 
+
+# test/Install builds an external Makefile project through pkg-config.
+if shutil.which("pkg-config") and shutil.which("make"):
+    config.available_features.add("pkg-config")
 
 # Debian's spirv-tools validator, for the SPIR-V that attn-translate writes.
 _spirv_val = shutil.which("spirv-val")

@@ -1,5 +1,6 @@
 //===- CPUCompiler.cpp - the runtime's cpu target: pipeline + ExecutionEngine -===//
 #include "CPUAllocator.h"
+#include "RuntimeLibraries.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
@@ -24,6 +25,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <map>
 #include <atomic>
 #include <mutex>
@@ -351,14 +353,18 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
     return ATTN_ERROR_BACKEND;
   }
   ExecutionEngineOptions engineOptions;
-  engineOptions.transformer =
+  // ExecutionEngineOptions::transformer is a function_ref: the function it
+  // refers to must outlive ExecutionEngine::create, not only this statement.
+  std::function<llvm::Error(llvm::Module *)> transformer =
       makeOptimizingTransformer(/*optLevel=*/3, /*sizeLevel=*/0, tm->get());
+  engineOptions.transformer = transformer;
   engineOptions.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  // The parallel tiles call LLVM's OpenMP runtime (__kmpc_*); copies
-  // between strided buffers that bufferization could not avoid call
-  // memrefCopy from MLIR's C runner utilities.
-  static const llvm::StringRef sharedLibs[] = {ATTN_LIBOMP_PATH,
-                                               ATTN_C_RUNNER_UTILS_PATH};
+  // libomp and MLIR's C runner utilities, found where this libattn runs
+  // (RuntimeLibraries.h).
+  std::vector<std::string> libraryPaths;
+  if (!mlir::attn::jit::findCPURuntimeLibraries(libraryPaths, error))
+    return ATTN_ERROR_UNAVAILABLE;
+  SmallVector<StringRef> sharedLibs(libraryPaths.begin(), libraryPaths.end());
   engineOptions.sharedLibPaths = sharedLibs;
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine) {
@@ -382,7 +388,13 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
 
 class CPUCompiler final : public ::attn::Compiler {
 public:
-  attn_status available(std::string &) override { return ATTN_OK; }
+  // The cpu target needs only its support libraries.
+  attn_status available(std::string &error) override {
+    std::vector<std::string> paths;
+    return mlir::attn::jit::findCPURuntimeLibraries(paths, error)
+               ? ATTN_OK
+               : ATTN_ERROR_UNAVAILABLE;
+  }
 
   attn_status compile(const attn_spec &spec, ::attn::CompileResult &result,
                       std::string &error) override {

@@ -1,5 +1,6 @@
 //===- CUDACompiler.cpp - the runtime's cuda target: spec -> PTX -> CUDA module -===//
 #include "attn/JIT/CUDA.h"
+#include "RuntimeLibraries.h"
 
 #include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
 #include "attn/Conversion/TileDistribution.h"
@@ -336,18 +337,10 @@ attn_status mlir::attn::jit::compileCudaKernel(
 bool mlir::attn::jit::assembleCubin(const std::string &ptx,
                                     const std::string &chip, std::string &cubin,
                                     std::string &log, std::string &error) {
+  // ATTN_PTXAS, else PATH, else the CUDA toolkit (RuntimeLibraries.h).
   std::string ptxas;
-  if (auto found = llvm::sys::findProgramByName("ptxas"))
-    ptxas = *found;
-  else if (!findCudaToolkit().empty() &&
-           llvm::sys::fs::can_execute(findCudaToolkit() + "/bin/ptxas"))
-    ptxas = findCudaToolkit() + "/bin/ptxas";
-  else if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
-    ptxas = "/usr/local/cuda/bin/ptxas";
-  if (ptxas.empty()) {
-    error = "ptxas not found on PATH nor in the CUDA toolkit";
+  if (!findPtxas(ptxas, error))
     return false;
-  }
   SmallString<128> in, out, report;
   int fd;
   if (llvm::sys::fs::createTemporaryFile("attn", "ptx", fd, in) ||
