@@ -22,11 +22,11 @@ __all__ = ["sdpa", "Error", "InvalidArgumentError", "UnsupportedError",
            "CompileError", "BackendError", "UnavailableError",
            "OutOfMemoryError", "LibraryNotFoundError", "available",
            "cache_info", "library_path", "library_version",
-           "set_static_shapes", "__version__"]
+           "set_shape_policy", "__version__"]
 
 available = _core.available
 cache_info = _core.cache_info
-set_static_shapes = _core.set_static_shapes
+set_shape_policy = _core.set_shape_policy
 
 # torch.Tensor once torch has been seen (imported before attn, or at the
 # first call with a tensor); a module global, so torch.compile traces the
@@ -111,7 +111,9 @@ def sdpa(q, k, v, *, mask=None, causal=False, scale=None, dropout_p=0.0,
 
     Kernels are compiled on first use and cached per spec (dtype, head
     dims, mask kind and dtype, causal, scale, dropout_p, return_lse, target,
-    device), with B, H and S dynamic unless set_static_shapes(True).
+    device): a spec's first shape gets a kernel for exactly that shape,
+    other shapes one shared kernel with B, H and S dynamic (see
+    set_shape_policy).
 
     Errors raise attn.Error subclasses with the runtime's message:
     InvalidArgumentError (also a ValueError) for bad input,

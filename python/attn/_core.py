@@ -32,19 +32,43 @@ def _check(status, what):
 _lock = threading.Lock()
 _contexts = {}  # device key -> attn_context* (c_void_p)
 _kernels = {}   # (target, device key, spec key) -> attn_kernel* (int)
-_static_shapes = os.environ.get("ATTN_PY_STATIC_SHAPES", "") not in ("", "0")
+_POLICIES = ("auto", "dynamic", "static")
+_policy = os.environ.get("ATTN_PY_SHAPES", "auto")
+if _policy not in _POLICIES:
+    _policy = "auto"
+_static_shape = {}  # (target, device, spec key w/o dims) -> dims of its static kernel
 
 
-def set_static_shapes(flag):
-    """Whether new kernels are compiled for the exact B, Hq, Hkv, Sq, Skv of
-    the call (True) or with those dimensions dynamic (False, the default:
-    one kernel per dtype, head dims, mask kind and flags serves every
-    batch, head count and sequence length). Kernels already compiled stay
-    cached. The environment variable ATTN_PY_STATIC_SHAPES=1 sets it at
-    import. Returns the previous setting."""
-    global _static_shapes
-    old, _static_shapes = _static_shapes, bool(flag)
+def set_shape_policy(policy):
+    """How B, Hq, Hkv, Sq, Skv enter a new kernel's spec:
+
+    - 'auto' (the default): a spec's first shape gets a kernel compiled for
+      exactly that shape (static: quick to compile, fastest to run); any
+      other shape of the same spec gets one kernel with those dimensions
+      dynamic, shared by every later shape. A fixed-shape workload compiles
+      once; a varying one (decoding, bucketed lengths) twice.
+    - 'dynamic': one kernel per spec for every shape.
+    - 'static': one kernel per shape.
+
+    Kernels already compiled stay cached. ATTN_PY_SHAPES=auto|dynamic|static
+    in the environment sets it at import. Returns the previous policy."""
+    global _policy
+    if policy not in _POLICIES:
+        raise InvalidArgumentError("shape policy %r; expected one of %s"
+                                   % (policy, ", ".join(_POLICIES)))
+    old, _policy = _policy, policy
     return old
+
+
+def _dims_for(target, dev_key, base, shape):
+    """The spec's (batch, heads_q, heads_kv, seq_q, seq_kv) for a call of
+    `shape` under the current policy."""
+    if _policy == "static":
+        return shape
+    if _policy == "dynamic":
+        return (_lib.DYNAMIC,) * 5
+    first = _static_shape.setdefault((target, dev_key, base), shape)
+    return shape if first == shape else (_lib.DYNAMIC,) * 5
 
 
 def _context(device):
@@ -508,11 +532,12 @@ def _normalize(q, k, v, mask, causal, scale, dropout_p, seed, return_lse,
     else:
         dev_key = None
 
-    static = _static_shapes
-    dims = (B, Hq, Hkv, Sq, Skv) if static else (_lib.DYNAMIC,) * 5
-    key = (Q.dtype, dims, D, Dv, bool(causal), mask_kind,
-           M.dtype if M is not None else _lib.DTYPE_BOOL, scale, dropout_p,
-           bool(return_lse))
+    base = (Q.dtype, D, Dv, bool(causal), mask_kind,
+            M.dtype if M is not None else _lib.DTYPE_BOOL, scale, dropout_p,
+            bool(return_lse))
+    with _lock:
+        dims = _dims_for(target, dev_key, base, (B, Hq, Hkv, Sq, Skv))
+    key = (dims,) + base
     return dict(Q=Q, K=K, V=V, M=M, rank=rank, target=target,
                 dev_key=dev_key, cuda_index=cuda_index, key=key, seed=seed,
                 out_shape=(B, Hq, Sq, Dv), lse_shape=(B, Hq, Sq))
@@ -534,7 +559,7 @@ def check_seed(seed):
 
 
 def _fill(key):
-    dtype, dims, D, Dv, causal, mask_kind, mask_dtype, scale, dropout_p, \
+    dims, dtype, D, Dv, causal, mask_kind, mask_dtype, scale, dropout_p, \
         return_lse = key
 
     def fill(spec):

@@ -1,8 +1,9 @@
-# Kernels are cached per spec: a second call with the same spec compiles
+# Kernels are cached per spec: a call whose spec is cached compiles
 # nothing (neither the package's dict nor the runtime's
-# attn_context_cache_size grows); with the default dynamic B, H and S, other
-# batch sizes, head counts and lengths reuse the kernel; a new flag
-# compiles one more; set_static_shapes(True) compiles per shape.
+# attn_context_cache_size grows). Shape policies (attn.set_shape_policy):
+# 'auto' (default) compiles a spec's first shape statically and one
+# dynamic kernel for all its other shapes; 'dynamic' one kernel per spec;
+# 'static' one per shape.
 # RUN: %python %s | FileCheck %s
 # REQUIRES: numpy
 import numpy as np
@@ -16,6 +17,11 @@ def x(*shape):
     return rng.random(shape).astype(np.float32)
 
 
+def call(b, hq, hkv, sq, skv, **kw):
+    attn.sdpa(x(b, hq, sq, 16), x(b, hkv, skv, 16), x(b, hkv, skv, 16),
+              enable_gqa=hq != hkv, **kw)
+
+
 def expect(label, kernels, compiles):
     info = attn.cache_info()
     print(label + ":", info)
@@ -24,26 +30,45 @@ def expect(label, kernels, compiles):
 
 expect("before any call", 0, 0)
 # CHECK: before any call: {'kernels': 0, 'compiles': 0}
-attn.sdpa(x(2, 4, 8, 16), x(2, 4, 10, 16), x(2, 4, 10, 16))
-expect("after one call", 1, 1)
-# CHECK: after one call: {'kernels': 1, 'compiles': 1}
-attn.sdpa(x(2, 4, 8, 16), x(2, 4, 10, 16), x(2, 4, 10, 16))
-attn.sdpa(x(3, 2, 33, 16), x(3, 1, 7, 16), x(3, 1, 7, 16), enable_gqa=True)
-expect("same spec, other shapes", 1, 1)
-# CHECK: same spec, other shapes: {'kernels': 1, 'compiles': 1}
-attn.sdpa(x(2, 4, 8, 16), x(2, 4, 10, 16), x(2, 4, 10, 16), causal=True)
-expect("causal", 2, 2)
-# CHECK: causal: {'kernels': 2, 'compiles': 2}
-old = attn.set_static_shapes(True)
-assert old is False
-attn.sdpa(x(2, 4, 8, 16), x(2, 4, 10, 16), x(2, 4, 10, 16))
-attn.sdpa(x(2, 4, 8, 16), x(2, 4, 10, 16), x(2, 4, 10, 16))
-expect("static, one shape twice", 3, 3)
-# CHECK: static, one shape twice: {'kernels': 3, 'compiles': 3}
-attn.sdpa(x(2, 4, 9, 16), x(2, 4, 10, 16), x(2, 4, 10, 16))
-expect("static, another shape", 4, 4)
-# CHECK: static, another shape: {'kernels': 4, 'compiles': 4}
-attn.set_static_shapes(False)
-attn.sdpa(x(1, 1, 5, 16), x(1, 1, 5, 16), x(1, 1, 5, 16))
-expect("dynamic again", 4, 4)
-# CHECK: dynamic again: {'kernels': 4, 'compiles': 4}
+A, B, C, D, E = ((2, 4, 4, 8, 10), (3, 2, 1, 33, 7), (1, 1, 1, 5, 5),
+                 (2, 2, 2, 12, 12), (1, 2, 2, 3, 9))
+call(*A)
+expect("auto: first shape", 1, 1)
+call(*A)
+expect("auto: same shape again", 1, 1)
+# CHECK: auto: first shape: {'kernels': 1, 'compiles': 1}
+# CHECK: auto: same shape again: {'kernels': 1, 'compiles': 1}
+call(*B)
+expect("auto: a second shape (dynamic kernel)", 2, 2)
+call(*C)
+call(*A)
+expect("auto: more shapes, and the first again", 2, 2)
+# CHECK: auto: a second shape (dynamic kernel): {'kernels': 2, 'compiles': 2}
+# CHECK: auto: more shapes, and the first again: {'kernels': 2, 'compiles': 2}
+call(*A, causal=True)
+expect("auto: another spec", 3, 3)
+# CHECK: auto: another spec: {'kernels': 3, 'compiles': 3}
+
+assert attn.set_shape_policy("dynamic") == "auto"
+call(*D)
+expect("dynamic: reuses auto's dynamic kernel", 3, 3)
+call(*D, causal=True)
+call(*E, causal=True)
+expect("dynamic: one kernel for the causal spec", 4, 4)
+# CHECK: dynamic: reuses auto's dynamic kernel: {'kernels': 3, 'compiles': 3}
+# CHECK: dynamic: one kernel for the causal spec: {'kernels': 4, 'compiles': 4}
+
+assert attn.set_shape_policy("static") == "dynamic"
+call(*D)
+call(*D)
+expect("static: one shape twice", 5, 5)
+call(*E)
+expect("static: another shape", 6, 6)
+# CHECK: static: one shape twice: {'kernels': 5, 'compiles': 5}
+# CHECK: static: another shape: {'kernels': 6, 'compiles': 6}
+try:
+    attn.set_shape_policy("sometimes")
+    raise SystemExit("no error for a bad policy")
+except attn.InvalidArgumentError as e:
+    print("bad policy:", e)
+# CHECK: bad policy: shape policy 'sometimes'; expected one of auto, dynamic, static
