@@ -104,10 +104,36 @@ out = check("BSHD strides", f32, qt, kt, vt)
 assert np.array_equal(out, attn.sdpa(*(np.ascontiguousarray(x)
                                        for x in (qt, kt, vt)))), \
     "BSHD and BHSD results differ"
+# Zero copies: what reaches attn_launch is the views' own pointers and
+# element strides (a copy would have other pointers and dense strides).
+seen = []
+orig_pack = attn._lib.pack_launch_args
+
+
+def recording_pack(*fields):
+    seen.append(fields)
+    return orig_pack(*fields)
+
+
+attn._lib.pack_launch_args = recording_pack
+smask = np.broadcast_to(m[:, :1], (B, Hkv, Sq, Skv))
+attn.sdpa(qt, kt, vt, mask=smask)
+attn._lib.pack_launch_args = orig_pack
+qf, kf, vf, mf = seen[-1][:4]
+H4 = Hkv * D
+for name, f, x, rows in (("q", qf, qt, Sq), ("k", kf, kt, Skv), ("v", vf, vt, Skv)):
+    want = (x.__array_interface__["data"][0], B, Hkv, rows, D,
+            rows * H4, D, H4, 1)
+    assert tuple(f) == want, "%s passed as %s, expected %s" % (name, f, want)
+assert mf[0] == smask.__array_interface__["data"][0] and mf[1:3] == (1, 1), \
+    "a stride-0 mask must be passed as itself, B and H of extent 1: %s" % (mf,)
+print("PASS zero copy: q, k, v and a broadcast mask passed by pointer and strides")
+
 # A sliced head dim is strided but its last dimension is contiguous.
 wide = ref.rand(rng, (B, Hkv, Sq, 2 * D), f32)
 check("rows with gaps", f32, wide[..., :D], kt, vt)
 # CHECK: PASS BSHD strides
+# CHECK: PASS zero copy
 # CHECK: PASS rows with gaps
 
 # Rank 3 [H, S, D]: one batch, rank-3 results.
