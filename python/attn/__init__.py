@@ -80,7 +80,7 @@ def sdpa(q, k, v, *, mask=None, causal=False, scale=None, dropout_p=0.0,
 
     mask: bool keep-mask (True attends, PyTorch's boolean attn_mask) or an
     additive float mask (float16 / bfloat16 / float32, any of them whatever
-    q's dtype), broadcastable to [B, Hq, Sq, Skv] (rank 2 to 4). Size-1 (or
+    q's dtype), broadcastable to [B, Hq, Sq, Skv] (rank at most 4). Size-1 (or
     stride-0) B and H dimensions are broadcast without a copy; a mask
     broadcast along Sq or Skv (e.g. a padding mask [B, 1, 1, Skv]) is
     expanded into a contiguous copy, which the runtime needs.

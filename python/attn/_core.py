@@ -369,7 +369,7 @@ def _prepare_mask(m, B, Hq, Sq, Skv):
     only B and H: it is expanded once, a copy of [1|B, 1|Hq, Sq, Skv]."""
     if len(m.shape) > 4:
         raise InvalidArgumentError(
-            "mask has rank %d (shape %s); attn takes masks of rank 2 to 4 "
+            "mask has rank %d (shape %s); attn takes masks of rank at most 4 "
             "broadcastable to [B, Hq, Sq, Skv]" % (len(m.shape), _fmt(m.shape)))
     _unsqueeze(m, 4)
     shape, strides = list(m.shape), list(m.strides)
