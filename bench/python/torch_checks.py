@@ -103,6 +103,29 @@ def main():
         x = torch.rand(shape, generator=gen, dtype=torch.float32) * 2 - 1
         return x.to(dtype=dtype, device=dev)
 
+    have_sdpa = hasattr(F, "scaled_dot_product_attention")
+    if not have_sdpa:
+        print("note: torch %s has no F.scaled_dot_product_attention: the "
+              "reference is the same math written out in float64"
+              % torch.__version__)
+
+    def torch_sdpa64(q, k, v, attn_mask=None, scale=None, is_causal=False):
+        """PyTorch's SDPA on float64 inputs (the math backend), or the same
+        math written out where torch has no SDPA (< 2.0)."""
+        if have_sdpa:
+            kw = {} if scale is None else {"scale": scale}
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+                                                  is_causal=is_causal, **kw)
+        scale_ = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
+        s = q @ k.transpose(-1, -2) * scale_
+        if attn_mask is not None:
+            s = s + attn_mask
+        if is_causal:
+            i = torch.arange(q.shape[-2], device=q.device)[:, None]
+            j = torch.arange(k.shape[-2], device=q.device)[None, :]
+            s = s.masked_fill(j > i, float("-inf"))
+        return torch.softmax(s, dim=-1) @ v
+
     TOL = {torch.float32: 1e-4 if cuda else 2e-5, torch.float16: 2e-3,
            torch.bfloat16: 1.6e-2}
 
@@ -133,8 +156,7 @@ def main():
             neg = neg.masked_fill(~keep, float("-inf"))
             bias = neg if bias is None else bias + neg
         scale_ = scale if scale is not None else 1.0 / math.sqrt(q.shape[-1])
-        out = F.scaled_dot_product_attention(q64, k64, v64, attn_mask=bias,
-                                             scale=scale_)
+        out = torch_sdpa64(q64, k64, v64, attn_mask=bias, scale=scale_)
         s = q64 @ k64.transpose(-1, -2) * scale_
         if bias is not None:
             s = s + bias
@@ -179,8 +201,8 @@ def main():
         def _():
             q, k, v = (rand(1, 2, 50, 64, dtype=dt) for _ in range(3))
             out = attn.sdpa(q, k, v, causal=True)
-            want = F.scaled_dot_product_attention(q.double(), k.double(),
-                                                  v.double(), is_causal=True)
+            want = torch_sdpa64(q.double(), k.double(), v.double(),
+                                is_causal=True)
             return "max err %.1e" % close("out", out, want, TOL[dt])
 
     @case("causal Sq < Skv is bottom-right (differs from torch is_causal)")
@@ -190,8 +212,7 @@ def main():
         out = attn.sdpa(q, k, v, causal=True)
         want, _ = reference(q, k, v, causal_br=True)
         e = close("out", out, want, TOL[torch.float32])
-        tl = F.scaled_dot_product_attention(q.double(), k.double(), v.double(),
-                                            is_causal=True)
+        tl = torch_sdpa64(q.double(), k.double(), v.double(), is_causal=True)
         d = (out.double() - tl).abs().max().item()
         assert d > 1e-2, "expected to differ from top-left is_causal"
         return "max err %.1e; |attn - torch is_causal| = %.2f" % (e, d)
