@@ -4,7 +4,7 @@
 # 'auto' (default) compiles a spec's first shape statically and one
 # dynamic kernel for all its other shapes; 'dynamic' one kernel per spec;
 # 'static' one per shape.
-# RUN: %python %s | FileCheck %s
+# RUN: %attn_python %s | FileCheck %s
 # REQUIRES: numpy
 import numpy as np
 

@@ -4,7 +4,7 @@
 # float64 reference (f32 tolerance 2e-5); dropout_p = 0 equals no dropout;
 # the same seed reproduces the result bit for bit, another seed changes it;
 # lse does not depend on dropout.
-# RUN: %python %s | FileCheck %s
+# RUN: %attn_python %s | FileCheck %s
 # REQUIRES: numpy
 import os
 import sys

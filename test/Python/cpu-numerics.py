@@ -3,7 +3,7 @@
 # NaN, so an element the kernel does not write fails. Tolerances: f32
 # 2e-5 absolute (inputs in [-1, 1]: out and lse are O(1)), f16 2e-3 (the
 # output's rounding to f16, 2^-11 relative, plus f32 accumulation).
-# RUN: %python %s | FileCheck %s
+# RUN: %attn_python %s | FileCheck %s
 # REQUIRES: numpy
 import os
 import sys

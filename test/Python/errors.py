@@ -2,7 +2,7 @@
 # documented class, with a message naming the problem; errors the C
 # runtime finds carry its attn_last_error() text and status. Each case
 # prints its message, checked below.
-# RUN: %python %s | FileCheck %s
+# RUN: %attn_python %s | FileCheck %s
 # REQUIRES: numpy
 import numpy as np
 

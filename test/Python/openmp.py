@@ -6,8 +6,8 @@
 # `import attn`; when libgomp came first it runs cpu kernels on one thread
 # and warns. Both orders must give the reference's results (torch is not
 # needed: libgomp is loaded with ctypes as torch would).
-# RUN: %python %s gomp-first | FileCheck %s --check-prefix=GOMP
-# RUN: %python %s attn-first | FileCheck %s --check-prefix=ATTN
+# RUN: %attn_python %s gomp-first | FileCheck %s --check-prefix=GOMP
+# RUN: %attn_python %s attn-first | FileCheck %s --check-prefix=ATTN
 # REQUIRES: numpy
 import ctypes
 import ctypes.util

@@ -3,7 +3,7 @@
 # f16 causal with a bool mask over BSHD strides, GQA, against the float64
 # reference (f32 2e-5, f16 2e-3, lse 1e-4); outputs allocated as NaN.
 # REQUIRES: vulkan, numpy
-# RUN: %python %s | FileCheck %s
+# RUN: %attn_python %s | FileCheck %s
 import os
 import sys
 
