@@ -1,0 +1,64 @@
+# GNU OpenMP (libgomp, which PyTorch loads) next to the LLVM libomp that
+# attn's cpu kernels run on. The JIT resolves the kernels'
+# omp_get_thread_num process-wide; with libgomp loaded globally first it
+# would get libgomp's (0 in every libomp thread) and the threads would
+# overwrite each other's buffers. The package loads libomp globally at
+# `import attn`; when libgomp came first it runs cpu kernels on one thread
+# and warns. Both orders must give the reference's results (torch is not
+# needed: libgomp is loaded with ctypes as torch would).
+# RUN: %attn_python %s gomp-first | FileCheck %s --check-prefix=GOMP
+# RUN: %attn_python %s attn-first | FileCheck %s --check-prefix=ATTN
+# REQUIRES: numpy
+import ctypes
+import ctypes.util
+import os
+import sys
+import warnings
+
+order = sys.argv[1]
+gomp = ctypes.util.find_library("gomp") or "libgomp.so.1"
+if order == "gomp-first":
+    ctypes.CDLL(gomp, mode=ctypes.RTLD_GLOBAL)
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "Inputs"))
+import ref  # noqa: E402
+
+import attn  # noqa: E402
+import attn._core  # noqa: E402
+
+if order == "attn-first":
+    ctypes.CDLL(gomp, mode=ctypes.RTLD_GLOBAL)
+attn._core._numpy_empty = lambda shape, dtype: np.full(shape, np.nan, dtype)
+rng = np.random.default_rng()
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    # The shapes with which cpu-numerics.py first showed the race.
+    for sq, skv in ((5, 37), (37, 9), (37, 37)):
+        q = ref.rand(rng, (2, 3, sq, 64), np.float32)
+        k, v = (ref.rand(rng, (2, 3, skv, 64), np.float32) for _ in range(2))
+        out = attn.sdpa(q, k, v, causal=True)
+        want, _ = ref.sdpa(q, k, v, causal=True)
+        e = ref.close("%s Sq=%d Skv=%d" % (order, sq, skv), out, want, 2e-5)
+        print("PASS %s Sq=%d Skv=%d (max err %.1e)" % (order, sq, skv, e))
+# The mechanism itself (the race shows only when the threads overlap in
+# time, so the numbers alone could pass by luck): the clash is detected
+# exactly when libgomp came first, and then libomp runs one thread here.
+print("clash: %s" % attn._lib.openmp_clash())
+if attn._lib.openmp_clash():
+    print("libomp threads: %d" % attn._lib.preload_openmp().omp_get_max_threads())
+for w in caught:
+    print("warning: " + str(w.message).split(";")[0])
+print("warnings: %d" % len(caught))
+# GOMP: PASS gomp-first Sq=5 Skv=37
+# GOMP: PASS gomp-first Sq=37 Skv=9
+# GOMP: PASS gomp-first Sq=37 Skv=37
+# GOMP: clash: True
+# GOMP-NEXT: libomp threads: 1
+# GOMP: warning: attn: GNU OpenMP (libgomp, e.g. loaded by PyTorch) was loaded before LLVM's libomp
+# GOMP: warnings: 1
+# ATTN: PASS attn-first Sq=5 Skv=37
+# ATTN: PASS attn-first Sq=37 Skv=9
+# ATTN: PASS attn-first Sq=37 Skv=37
+# ATTN: clash: False
+# ATTN: warnings: 0
