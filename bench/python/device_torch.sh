@@ -74,30 +74,9 @@ for extra in "$ROOT/lib/deps" "$ROOT/lib/fallback"; do
   fi
 done
 if m=$(missing "$LDP"); then die "libraries missing for libattn.so: $m"; fi
-# The cpu JIT loads LLVM's libomp and MLIR's libmlir_c_runner_utils into
-# its kernels by the absolute paths of the machine that built libattn.so
-# (lib/jit/PATHS, from bench/python/make_carry.sh): put the carried copies
-# there where they are missing (root only). Without them the cpu target
-# cannot compile, and the cpu and NumPy parts below are skipped.
+# The cpu JIT finds LLVM's libomp and MLIR's libmlir_c_runner_utils beside
+# the libMLIR it loaded (carried in lib/deps by make_carry.sh).
 CPU_JIT=1
-if [ -f "$ROOT/lib/jit/PATHS" ]; then
-  while read -r p; do
-    [ -n "$p" ] || continue
-    if [ ! -e "$p" ]; then
-      if [ "$(id -u)" = 0 ] && [ -f "$ROOT/lib/jit/$(basename "$p")" ] && \
-         mkdir -p "$(dirname "$p")" && cp "$ROOT/lib/jit/$(basename "$p")" "$p"; then
-        say "cpu JIT: installed $p (carried)"
-      else
-        say "cpu JIT: $p is missing and could not be installed"
-        CPU_JIT=0
-      fi
-    fi
-  done < "$ROOT/lib/jit/PATHS"
-else
-  for p in $(grep -a -o -E '/[^[:space:][:cntrl:]]*/lib(omp|mlir_c_runner_utils)\.so' "$ROOT/lib/libattn.so" | sort -u); do
-    [ -e "$p" ] || { say "cpu JIT: $p is missing (not carried: bench/python/make_carry.sh carries it)"; CPU_JIT=0; }
-  done
-fi
 export LD_LIBRARY_PATH="$LDP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export ATTN_LIBRARY="$ROOT/lib/libattn.so"
 export PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}"
@@ -122,6 +101,19 @@ CHECK_ARGS=()
 : > "$OUT/cuda.log"; : > "$OUT/cpu.log"; : > "$OUT/numpy.log"
 # 2. cuda tensors
 run cuda "$OUT/cuda.log" "$PY" bench/python/torch_checks.py --device cuda "${CHECK_ARGS[@]}"
+# 2b. attn-run on the cuda target (test/Integration/cuda/attn-run.test's
+# cases: the tensor-core and generic kernels checked against float64, a
+# benchmark, --save/--load), when attn-run was carried
+if [ -x "$ROOT/bin/attn-run" ]; then
+  : > "$OUT/attn-run.log"
+  AR="$ROOT/bin/attn-run"
+  run "attn-run cuda f16" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f16 --heads=8 --kv-heads=2 --seq-q=300 --seq-kv=1000 --head-dim=128 --causal --check --bench=5 --json
+  run "attn-run cuda bf16 lse" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=bf16 --seq-q=1 --seq-kv=4096 --heads=32 --kv-heads=8 --head-dim=128 --lse --check
+  run "attn-run cuda f32 generic" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f32 --seq-q=77 --seq-kv=130 --head-dim=64 --mask=bool --check
+  run "attn-run cuda save" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f16 --seq-q=64 --seq-kv=200 --head-dim=64 --check --save="$OUT/npy"
+  run "attn-run cuda load" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f16 --seq-q=64 --seq-kv=200 --head-dim=64 --check --load="$OUT/npy"
+  rm -rf "$OUT/npy"
+fi
 # 3. cpu tensors
 if [ "$CPU_JIT" != 1 ]; then
   say "SKIP cpu tensors and the NumPy tests: the cpu JIT's libraries are missing (above)"
@@ -143,6 +135,7 @@ fi
   grep -h -E "^(PASS|FAIL|SKIP) " "$OUT/cuda.log" | sed 's/^/cuda: /'
   grep -h -E "^(PASS|FAIL|SKIP) " "$OUT/cpu.log" | sed 's/^/cpu: /'
   grep -h -E "^(PASS|FAIL|SKIP) " "$OUT/numpy.log" | sed 's/^/numpy: /'
+  [ -f "$OUT/attn-run.log" ] && grep -h -E "_err|TFLOP|GB/s|error|FAIL" "$OUT/attn-run.log" | head -40 | sed 's/^/attn-run: /'
   grep -h -E "^== .*exit" "$OUT/run.log"
   [ "$FAILED" = 0 ] && echo "RESULT: PASS" || echo "RESULT: FAIL"
 } > "$OUT/summary.txt"

@@ -4,8 +4,8 @@
 # attn-run, the numeric tests and CUDA artifacts) is not at hand: into $1
 # (default .carry/python, ignored by git), in the same layout:
 #
-#   attn.tar.xz   lib/libattn.so of $ATTN_BUILD_DIR (default build/) and a
-#                 MANIFEST (which build, sha256);
+#   attn.tar.xz   lib/libattn.so and bin/attn-run of $ATTN_BUILD_DIR
+#                 (default build/) and a MANIFEST (which build, sha256);
 #   deps.tar.xz   lib/deps: every library `ldd` lists for libattn.so
 #                 outside glibc and the C++ runtime (libMLIR, libLLVM,
 #                 libxml2, ...); lib/stubs: libz3 and libicuuc replaced by
@@ -13,12 +13,10 @@
 #                 attn never calls them; bench/vulkan/make_carry.sh says
 #                 why); lib/fallback: libstdc++ and libgcc_s; remade only
 #                 when deps.sha256 changes (xz: minutes on 2 cores);
-#                 lib/jit: the libraries the cpu JIT loads into its kernels
-#                 by absolute path (LLVM's libomp, MLIR's
-#                 libmlir_c_runner_utils: lib/JIT/CMakeLists.txt bakes
-#                 their build-machine paths into libattn.so), and PATHS,
-#                 those paths: device_torch.sh puts them there (as root)
-#                 where the machine lacks them.
+#                 with LLVM's libomp and MLIR's libmlir_c_runner_utils
+#                 beside libMLIR in lib/deps, where the cpu JIT looks for
+#                 them (lib/JIT/RuntimeLibraries.h: beside the libMLIR the
+#                 process loaded);
 #
 # Then: run(command="CARRY=.carry/python bench/python/device_torch.sh",
 #           carry=[".carry/python"], timeout_s=600)
@@ -31,8 +29,9 @@ mkdir -p "$OUT"
 STAGE=$(mktemp -d /tmp/attn-python-stage.XXXXXX)
 trap 'rm -rf "$STAGE"' EXIT
 A="$STAGE/attn" D="$STAGE/deps"
-mkdir -p "$A/lib" "$D/lib/deps" "$D/lib/stubs" "$D/lib/fallback"
+mkdir -p "$A/lib" "$A/bin" "$D/lib/deps" "$D/lib/stubs" "$D/lib/fallback"
 cp -L "$BUILD/lib/libattn.so" "$A/lib/"
+cp "$BUILD/bin/attn-run" "$A/bin/"
 
 stub() {  # stub <soname> <library needing it> <symbol regex>
   local soname=$1 needer=$2 regex=$3 c="$STAGE/stub.c" syms
@@ -71,13 +70,14 @@ if [ -n "$XML" ]; then
   ICU=$(readelf -d "$XML" | sed -n 's/.*NEEDED.*\[\(libicuuc\.so[^]]*\)\]/\1/p')
   [ -z "$ICU" ] || stub "$ICU" "$XML" "_${ICU##*.so.}\$"
 fi
-# The cpu JIT's run-time libraries, at the paths libattn.so names.
-mkdir -p "$D/lib/jit"
-strings -a "$A/lib/libattn.so" | grep -E '^/[^ ]*/lib(omp|mlir_c_runner_utils)\.so$' | sort -u > "$D/lib/jit/PATHS" || true
-while read -r p; do
-  [ -f "$p" ] && cp -L "$p" "$D/lib/jit/$(basename "$p")"
-done < "$D/lib/jit/PATHS"
-m=$(LD_LIBRARY_PATH="$A/lib:$D/lib/deps:$D/lib/stubs" ldd "$A/lib/libattn.so" 2>&1 | grep "not found" || true)
+# The cpu JIT's run-time libraries, beside libMLIR (where the JIT looks).
+MLIRLIB=$(LD_LIBRARY_PATH="$A/lib" ldd "$A/lib/libattn.so" | awk '/libMLIR\.so/{print $3}')
+[ -n "$MLIRLIB" ] || { echo "make_carry.sh: libattn.so does not load libMLIR?" >&2; exit 1; }
+for so in libomp.so.5 "libmlir_c_runner_utils.so.$(basename "$MLIRLIB" | sed 's/^libMLIR\.so\.//')"; do
+  cp -L "$(dirname "$MLIRLIB")/$so" "$D/lib/deps/" ||
+    { echo "make_carry.sh: no $so beside $MLIRLIB" >&2; exit 1; }
+done
+m=$(LD_LIBRARY_PATH="$A/lib:$D/lib/deps:$D/lib/stubs" ldd "$A/lib/libattn.so" "$A/bin/attn-run" 2>&1 | grep "not found" || true)
 [ -z "$m" ] || { echo "make_carry.sh: unresolved with the carried libraries: $m" >&2; exit 1; }
 
 {

@@ -9,6 +9,7 @@
 #include "attn/runtime/KeyChunks.h"
 #include "attn/runtime/Backend.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -25,6 +26,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <dlfcn.h>
 #include <functional>
 #include <map>
 #include <atomic>
@@ -366,6 +368,39 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
     return ATTN_ERROR_UNAVAILABLE;
   SmallVector<StringRef> sharedLibs(libraryPaths.begin(), libraryPaths.end());
   engineOptions.sharedLibPaths = sharedLibs;
+  // The kernels' OpenMP calls (__kmpc_*, omp_*) bound to that libomp's
+  // own definitions. Left to the process-wide lookup, a GNU libgomp loaded
+  // globally first (PyTorch loads one) would answer omp_get_thread_num
+  // with 0 in every libomp thread, and the threads would share one tile
+  // buffer slab: wrong results, no error.
+  std::vector<std::pair<std::string, void *>> openmpSymbols;
+  {
+    void *libomp = dlopen(libraryPaths.front().c_str(), RTLD_NOW);
+    if (!libomp) {
+      const char *why = dlerror();
+      error = "cpu: cannot load " + libraryPaths.front() + ": " +
+              (why ? why : "unknown error");
+      return ATTN_ERROR_UNAVAILABLE;
+    }
+    // (The handle stays open: the kernels call into it for the process's
+    // life, as the ExecutionEngine's own load of it does.)
+    std::string missing;
+    module->walk([&](LLVM::LLVMFuncOp fn) {
+      StringRef name = fn.getSymName();
+      if (!fn.isExternal() ||
+          !(name.starts_with("__kmpc_") || name.starts_with("omp_")))
+        return;
+      if (void *addr = dlsym(libomp, name.str().c_str()))
+        openmpSymbols.emplace_back(name.str(), addr);
+      else
+        missing = name.str();
+    });
+    if (!missing.empty()) {
+      error = "cpu: " + libraryPaths.front() + " does not define " + missing +
+              " (set ATTN_LIBOMP to LLVM's libomp)";
+      return ATTN_ERROR_UNAVAILABLE;
+    }
+  }
   auto engine = ExecutionEngine::create(*module, engineOptions, std::move(*tm));
   if (!engine) {
     error = "cpu: LLVM code generation failed: " +
@@ -375,6 +410,13 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   std::string entry =
       std::string("_mlir_ciface_") + mlir::attn::jit::kEntryName;
   (*engine)->registerSymbols(mlir::attn::jit::checkedAllocSymbols);
+  (*engine)->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const auto &[name, addr] : openmpSymbols)
+      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(addr),
+                             llvm::JITSymbolFlags::Exported};
+    return map;
+  });
   auto fn = (*engine)->lookupPacked(entry);
   if (!fn) {
     error = "cpu: entry point missing after code generation: " +

@@ -28,7 +28,7 @@
 namespace mlir::attn::jit {
 
 /// The shared libraries every cpu kernel's ExecutionEngine loads (libomp,
-/// libmlir_c_runner_utils), as paths. False with `error` set if one is
+/// libmlir_c_runner_utils), as paths, libomp first. False with `error` set if one is
 /// missing.
 bool findCPURuntimeLibraries(std::vector<std::string> &paths,
                              std::string &error);

@@ -45,15 +45,6 @@ def _find_torch():
     _TorchTensor = torch.Tensor
     return _TorchTensor
 
-
-# LLVM's OpenMP runtime for the cpu kernels, loaded globally now, before
-# PyTorch may load GNU's (see _lib.preload_openmp); cheap, and without
-# loading libattn itself.
-try:
-    _lib.preload_openmp()
-except Exception:  # noqa: BLE001 - found again, or reported, at first use
-    pass
-
 if "torch" in _sys.modules:
     _find_torch()
 

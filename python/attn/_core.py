@@ -592,30 +592,6 @@ def _out_fields(x, shape):
     return (data, *shape, *strides)
 
 
-_clash = None
-
-
-def _single_thread_cpu():
-    """Whether cpu kernels must run on one thread: GNU's libgomp was
-    loaded globally before LLVM's libomp (PyTorch imported before attn),
-    so the kernels' omp_get_thread_num would be libgomp's (_lib). Warns
-    once."""
-    global _clash
-    if _clash is None:
-        _clash = _lib.openmp_clash()
-        if _clash:
-            import warnings
-            warnings.warn(
-                "attn: GNU OpenMP (libgomp, e.g. loaded by PyTorch) was "
-                "loaded before LLVM's libomp, which attn's cpu kernels run "
-                "on; their omp_get_thread_num would be libgomp's and their "
-                "threads would overwrite each other's buffers, so attn runs "
-                "its cpu kernels on one thread in this process. Import attn "
-                "before torch to keep them parallel.", RuntimeWarning,
-                stacklevel=4)
-    return _clash
-
-
 def run(plan, out, lse, stream=None):
     """Compiles (or fetches) the plan's kernel and launches it into the
     given out [B, Hq, Sq, Dv] and lse [B, Hq, Sq] (contiguous; lse may be
@@ -630,8 +606,6 @@ def run(plan, out, lse, stream=None):
         _out_fields(lse, plan["lse_shape"]) if lse is not None
         else _lib.NO_TENSOR,
         plan["seed"], stream)
-    if plan["target"] == "cpu" and _single_thread_cpu():
-        _lib.preload_openmp().omp_set_num_threads(1)
     _check(lib().attn_launch(kernel, ctypes.byref(args)), "attn_launch")
 
 

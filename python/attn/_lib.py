@@ -8,7 +8,6 @@ the library is found on the first call that needs it (load()).
 import ctypes
 import ctypes.util
 import os
-import re
 import struct
 import threading
 
@@ -192,7 +191,6 @@ def load():
                     break
                 continue
             _declare(lib)
-            preload_openmp(path)
             _lib, _path = lib, path
             return lib
         raise LibraryNotFound(
@@ -207,77 +205,3 @@ def load():
 def path():
     """The path or name the library was loaded from (None before load())."""
     return _path
-
-
-# --- OpenMP ----------------------------------------------------------------
-# The cpu JIT's kernels run on LLVM's OpenMP runtime (libomp, which
-# libattn.so loads by the absolute path it was built with) and call
-# omp_get_thread_num() to pick each thread's part of their buffers. The JIT
-# resolves that name process-wide, so when GNU's libgomp is loaded globally
-# first (PyTorch loads it), the kernels get libgomp's, which answers 0 in
-# libomp's threads: every thread writes the same part and the results are
-# wrong. Loading libomp globally before anyone loads libgomp avoids it
-# (preload_openmp, at `import attn`); when it is too late, the package runs
-# the cpu kernels on one thread (_core) and warns.
-_OMP_PATH = re.compile(rb"(/[^\x00\s]*/libomp\.so[.0-9]*)\x00")
-_omp = None
-
-
-def _file_of(name):
-    """The file a library name or path refers to, if it exists."""
-    if os.sep in name:
-        return name if os.path.isfile(name) else None
-    try:  # a loaded library's file, from the process's mappings
-        with open("/proc/self/maps") as f:
-            for line in f:
-                p = line.split()[-1]
-                if os.path.basename(p).startswith(name.split(".so")[0] + ".so"):
-                    return p
-    except OSError:
-        pass
-    return None
-
-
-def preload_openmp(libattn=None):
-    """Loads the libomp that libattn's cpu JIT uses with RTLD_GLOBAL (once);
-    returns its ctypes handle or None. `libattn`: the library's path or
-    name (default: the first existing candidate file)."""
-    global _omp
-    if _omp is not None:
-        return _omp or None
-    files = [_file_of(libattn)] if libattn else \
-        [c for _, c in candidates() if os.sep in c and os.path.isfile(c)][:1]
-    for f in files:
-        if not f:
-            continue
-        try:
-            with open(f, "rb") as fh:
-                data = fh.read()
-        except OSError:
-            continue
-        for m in _OMP_PATH.finditer(data):
-            p = m.group(1).decode("utf-8", "replace")
-            if os.path.isfile(p):
-                try:
-                    _omp = ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL)
-                    _omp.omp_get_thread_num.restype = ctypes.c_int
-                    _omp.omp_set_num_threads.argtypes = [ctypes.c_int]
-                    return _omp
-                except (OSError, AttributeError):
-                    pass
-    _omp = False if libattn else None  # retry at load() when guessed here
-    return None
-
-
-def openmp_clash():
-    """True when the process-wide omp_get_thread_num (what the JIT's
-    kernels get) is not libomp's, e.g. libgomp loaded globally first."""
-    if not _omp:
-        return False
-    try:
-        proc = ctypes.CDLL(None)
-        first = ctypes.cast(proc.omp_get_thread_num, ctypes.c_void_p).value
-    except AttributeError:
-        return False
-    mine = ctypes.cast(_omp.omp_get_thread_num, ctypes.c_void_p).value
-    return first != mine
