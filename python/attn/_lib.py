@@ -97,7 +97,7 @@ LOADER_NAMES = ("libattn.so.0", "libattn.so")
 def _source_tree_library():
     """build/lib/libattn.so of the checkout this package sits in, when it is
     imported from the source tree (python/attn/ beside the CMake project)."""
-    here = os.path.dirname(os.path.abspath(__file__))
+    here = os.path.dirname(os.path.realpath(__file__))  # a symlinked checkout too
     root = os.path.dirname(os.path.dirname(here))
     if not (os.path.isfile(os.path.join(root, "CMakeLists.txt")) and
             os.path.isfile(os.path.join(root, "python", "pyproject.toml"))):
