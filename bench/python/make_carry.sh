@@ -73,11 +73,14 @@ fi
 # The cpu JIT's run-time libraries, beside libMLIR (where the JIT looks).
 MLIRLIB=$(LD_LIBRARY_PATH="$A/lib" ldd "$A/lib/libattn.so" | awk '/libMLIR\.so/{print $3}')
 [ -n "$MLIRLIB" ] || { echo "make_carry.sh: libattn.so does not load libMLIR?" >&2; exit 1; }
-for so in libomp.so.5 "libmlir_c_runner_utils.so.$(basename "$MLIRLIB" | sed 's/^libMLIR\.so\.//')"; do
+V=$(basename "$MLIRLIB" | sed 's/^libMLIR\.so\.//')
+# (and what the runner utilities need beside libMLIR and libLLVM)
+for so in libomp.so.5 "libmlir_c_runner_utils.so.$V" "libmlir_float16_utils.so.$V" \
+    "libmlir_apfloat_wrappers.so.$V"; do
   cp -L "$(dirname "$MLIRLIB")/$so" "$D/lib/deps/" ||
     { echo "make_carry.sh: no $so beside $MLIRLIB" >&2; exit 1; }
 done
-m=$(LD_LIBRARY_PATH="$A/lib:$D/lib/deps:$D/lib/stubs" ldd "$A/lib/libattn.so" "$A/bin/attn-run" 2>&1 | grep "not found" || true)
+m=$(LD_LIBRARY_PATH="$A/lib:$D/lib/deps:$D/lib/stubs" ldd "$A/lib/libattn.so" "$A/bin/attn-run" "$D"/lib/deps/libmlir_c_runner_utils.so.* 2>&1 | grep "not found" || true)
 [ -z "$m" ] || { echo "make_carry.sh: unresolved with the carried libraries: $m" >&2; exit 1; }
 
 {

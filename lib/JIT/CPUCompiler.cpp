@@ -375,15 +375,22 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   // buffer slab: wrong results, no error.
   std::vector<std::pair<std::string, void *>> openmpSymbols;
   {
-    void *libomp = dlopen(libraryPaths.front().c_str(), RTLD_NOW);
-    if (!libomp) {
-      const char *why = dlerror();
-      error = "cpu: cannot load " + libraryPaths.front() + ": " +
-              (why ? why : "unknown error");
-      return ATTN_ERROR_UNAVAILABLE;
+    // Each library loaded here first, so that one that cannot load (a
+    // dependency missing) is this error, not a symbol the kernel lacks
+    // later. (The handles stay open: the kernels call into them for the
+    // process's life, as the ExecutionEngine's own loads of them do.)
+    void *libomp = nullptr;
+    for (const std::string &path : libraryPaths) {
+      void *handle = dlopen(path.c_str(), RTLD_NOW);
+      if (!handle) {
+        const char *why = dlerror();
+        error = "cpu: cannot load " + path + ": " +
+                (why ? why : "unknown error");
+        return ATTN_ERROR_UNAVAILABLE;
+      }
+      if (!libomp)
+        libomp = handle;
     }
-    // (The handle stays open: the kernels call into it for the process's
-    // life, as the ExecutionEngine's own load of it does.)
     std::string missing;
     module->walk([&](LLVM::LLVMFuncOp fn) {
       StringRef name = fn.getSymName();

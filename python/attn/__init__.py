@@ -124,7 +124,19 @@ def sdpa(q, k, v, *, mask=None, causal=False, scale=None, dropout_p=0.0,
     tt = _TorchTensor
     if tt is None and "torch" in _sys.modules:
         tt = _find_torch()
-    if tt is not None and isinstance(q, tt):
+    if tt is not None and any(isinstance(a, tt) for a in (q, k, v, mask)):
+        named = (("q", q), ("k", k), ("v", v)) + \
+            ((("mask", mask),) if mask is not None else ())
+        if not all(isinstance(a, tt) for _, a in named):
+            # Said here: the custom op's schema would refuse the others
+            # with a message about its argument types.
+            raise InvalidArgumentError(
+                "mixed inputs: " + ", ".join(
+                    "%s is a %s" % (n, "torch.Tensor" if isinstance(a, tt)
+                                    else type(a).__module__ + "." +
+                                    type(a).__name__)
+                    for n, a in named) +
+                "; pass all NumPy arrays or all torch tensors")
         return _torch_sdpa(q, k, v, mask=mask, causal=causal, scale=scale,
                            dropout_p=dropout_p, seed=seed,
                            return_lse=return_lse, enable_gqa=enable_gqa,

@@ -1282,8 +1282,11 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
         {"q", &a.q}, {"k", &a.k}, {"v", &a.v}};
     for (auto [name, t] : qkv) {
       bool ok = reinterpret_cast<uintptr_t>(t->data) % m.alignBytes == 0;
+      // A dimension of extent 1 is only ever indexed at 0: its stride
+      // (PyTorch gives such dimensions strides like 1) moves nothing.
       for (int i = 0; i + 1 < t->rank; ++i)
-        ok &= (t->strides[i] * eltBytes) % m.alignBytes == 0;
+        ok &= t->shape[i] == 1 ||
+              (t->strides[i] * eltBytes) % m.alignBytes == 0;
       if (!ok) {
         std::string strides;
         for (int i = 0; i < t->rank; ++i)
@@ -1293,7 +1296,8 @@ bool cuda::packParams(const KernelMetadata &m, const Kernel &k,
                 "-byte aligned: this kernel copies its rows in " +
                 std::to_string(m.alignBytes) +
                 "-byte chunks (cp.async), so the data pointer and every "
-                "stride but the last must be multiples of " +
+                "stride but the last (of a dimension longer than 1) must be "
+                "multiples of " +
                 std::to_string(m.alignBytes) +
                 " bytes; pass aligned tensors, or set "
                 "ATTN_CUDA_TENSOR_CORES=0 for the generic kernel";

@@ -2275,6 +2275,27 @@ TEST(CudaPool, BadInputTouchesNothing) {
   EXPECT_EQ(fake::data().depth, 0);
 }
 
+TEST(CudaPool, StridesOfExtentOneDimensionsNeedNoAlignment) {
+  // PyTorch gives a dimension of extent 1 any stride (1 after a transpose
+  // of a [1, S, H, D] tensor): it is only indexed at 0, so the 16-byte
+  // rule does not apply to it; a longer dimension's stride still counts.
+  std::unique_ptr<Executable> exe =
+      fakeExecutable(fake::driver(), splitMetadata());
+  ASSERT_TRUE(exe);
+  KernelArgs a = splitArgs();
+  std::string error;
+  for (TensorView *t : {&a.q, &a.k, &a.v}) {
+    if (t->shape[0] != 1)
+      GTEST_SKIP() << "splitArgs() has B = " << t->shape[0];
+    t->strides[0] = 1;
+  }
+  EXPECT_EQ(exe->run(a, error), ATTN_OK) << error;
+  a.q.strides[1] += 1; // Hq > 1: an odd head stride is refused
+  ASSERT_GT(a.q.shape[1], 1);
+  EXPECT_EQ(exe->run(a, error), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("tensor 'q'"), std::string::npos) << error;
+}
+
 TEST(CudaPool, ConcurrentLaunchesCreateOnePool) {
   std::unique_ptr<Executable> exe =
       fakeExecutable(fake::driver(), splitMetadata());
