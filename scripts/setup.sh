@@ -20,6 +20,9 @@ PACKAGES=(
   # test/Install: the Makefile + pkg-config consumer of an installed attn,
   # and readelf/nm for the installed libraries' SONAME, RUNPATH and exports
   make pkgconf binutils
+  # test/Python and attn-run's .npy tests: NumPy; pip-install.test: a venv
+  # with pip and setuptools (no PyPI: Debian's own)
+  python3-numpy python3-venv python3-pip python3-setuptools
 )
 
 missing=()
