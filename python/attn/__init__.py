@@ -130,13 +130,10 @@ def sdpa(q, k, v, *, mask=None, causal=False, scale=None, dropout_p=0.0,
         if not all(isinstance(a, tt) for _, a in named):
             # Said here: the custom op's schema would refuse the others
             # with a message about its argument types.
-            raise InvalidArgumentError(
-                "mixed inputs: " + ", ".join(
-                    "%s is a %s" % (n, "torch.Tensor" if isinstance(a, tt)
-                                    else type(a).__module__ + "." +
-                                    type(a).__name__)
-                    for n, a in named) +
-                "; pass all NumPy arrays or all torch tensors")
+            raise _core.mixed_inputs_error(
+                (n, "torch.Tensor" if isinstance(a, tt)
+                 else type(a).__module__ + "." + type(a).__name__)
+                for n, a in named)
         return _torch_sdpa(q, k, v, mask=mask, causal=causal, scale=scale,
                            dropout_p=dropout_p, seed=seed,
                            return_lse=return_lse, enable_gqa=enable_gqa,

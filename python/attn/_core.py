@@ -408,6 +408,14 @@ def _prepare_mask(m, B, Hq, Sq, Skv):
     return m
 
 
+def mixed_inputs_error(named_kinds):
+    """The error for torch tensors mixed with other arrays: (name, what
+    it is) for each input."""
+    return InvalidArgumentError(
+        "mixed inputs: " + ", ".join("%s is a %s" % nk for nk in named_kinds)
+        + "; pass all NumPy arrays or all torch tensors")
+
+
 def _normalize(q, k, v, mask, causal, scale, dropout_p, seed, return_lse,
                enable_gqa, target):
     """Validates everything that can be checked without the runtime and
@@ -419,10 +427,9 @@ def _normalize(q, k, v, mask, causal, scale, dropout_p, seed, return_lse,
     # One kind of object, one device.
     kinds = {a.kind for a in args}
     if len(kinds) > 1:
-        raise InvalidArgumentError(
-            "mixed inputs: " + ", ".join("%s is a %s" % (
-                a.name, "torch.Tensor" if a.kind == "torch" else "numpy array")
-                for a in args) + "; pass all NumPy arrays or all torch tensors")
+        raise mixed_inputs_error(
+            (a.name, "torch.Tensor" if a.kind == "torch" else "numpy array")
+            for a in args)
     devices = {a.device for a in args}
     if len(devices) > 1:
         raise InvalidArgumentError(
