@@ -85,8 +85,10 @@ cp "$BUILD/bin/attn-run" "$A/bin/"
 # Vulkan cases on the device's own variants (coopmat on the H100).
 cp "$BUILD/bin/attn-numeric-tests" "$BUILD/bin/attn-long-keys-tests" "$A/bin/"
 cp "$BUILD/lib/libattn.so" "$A/lib/"
+# vk-info calls the runtime's C++ internals, which the shared libraries do
+# not export (runtime/attn.map): it links the static runtime.
 g++ -std=c++17 -O2 -I runtime/include -I "$BUILD/runtime/include" bench/vulkan/vk_info.cpp \
-  -L"$BUILD/lib" -lattn -Wl,-rpath,'$ORIGIN/../lib' -o "$A/bin/vk-info"
+  "$BUILD/lib/libattn_runtime.a" -ldl -pthread -o "$A/bin/vk-info"
 
 # stub <soname> <library needing it> <symbol regex>: lib/stubs/<soname>
 # defining each symbol the library takes from it (undefined there and

@@ -278,11 +278,12 @@ std::string coopMatDeviceGap(const vk::DeviceInfo &info, attn_dtype dtype) {
 }
 
 /// The coopmat kernel's tiles for `spec`, or why it does not fit.
-/// `invocations`: the workgroup's (coopmat: one subgroup of the device),
-/// 0 for coopmat-scalar, whose workgroup grows with block_q.
+/// `invocations`: the workgroup's (coopmat: whole subgroups of the
+/// device), 0 for coopmat-scalar, whose workgroup grows with block_q;
+/// `lanes`: the invocations per row of its softmax (1 or a subgroup).
 std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
-                           int64_t invocations, int64_t &blockQ,
-                           int64_t &blockKv) {
+                           int64_t invocations, int64_t lanes,
+                           int64_t &blockQ, int64_t &blockKv) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   if (spec.dtype != ATTN_DTYPE_F16 && spec.dtype != ATTN_DTYPE_BF16)
     return "the coopmat kernel is f16 or bf16 only (x the same + f32)";
@@ -310,11 +311,15 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   blockKv = mlir::attn::simtBlockKv(simt, d, dv, /*elementBytes=*/2);
   if (blockQ <= 0 || blockQ % 16 || blockKv <= 0 || blockKv % 16)
     return "the coopmat kernel needs block_q and block_kv multiples of 16";
-  // A row per invocation for the softmax between the products.
-  if (invocations > 0 && blockQ > invocations)
+  // A row per `lanes` invocations for the softmax between the products.
+  if (invocations > 0 && blockQ * lanes > invocations)
     return "the coopmat kernel's block_q (" + std::to_string(blockQ) +
-           ") is more rows than the " + std::to_string(invocations) +
-           " invocations of the device's subgroup";
+           ") rows of " + std::to_string(lanes) +
+           " invocations are more than the " + std::to_string(invocations) +
+           " of its workgroup";
+  if (lanes > 1 && (d % lanes || dv % lanes || blockKv % lanes))
+    return "the coopmat kernel with a subgroup of " + std::to_string(lanes) +
+           " per row needs head_dim, value_dim and block_kv multiples of it";
   int64_t bytes = bytesFor(blockQ, blockKv);
   if (bytes > limit)
     return "the coopmat tiles need " + std::to_string(bytes) +
@@ -487,17 +492,52 @@ public:
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     int64_t coopBlockQ = 0, coopBlockKv = 0;
+    // coopmat's workgroup: this many of the device's subgroups.
+    int64_t coopSubgroups = 1;
+    if (const char *env = std::getenv("ATTN_VULKAN_COOP_SUBGROUPS");
+        env && *env) {
+      char *end = nullptr;
+      long n = std::strtol(env, &end, 10);
+      if (*end || n < 1 || n > 32) {
+        error = "vulkan: ATTN_VULKAN_COOP_SUBGROUPS='" + std::string(env) +
+                "' is not a count of subgroups from 1 to 32";
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      coopSubgroups = n;
+    }
+    // coopmat's softmax: a row per invocation (1) or per subgroup.
+    int64_t coopLanes = 1;
+    if (const char *env = std::getenv("ATTN_VULKAN_COOP_LANES"); env && *env) {
+      char *end = nullptr;
+      long n = std::strtol(env, &end, 10);
+      if (*end || (n != 1 && n != long(info.subgroupSize))) {
+        error = "vulkan: ATTN_VULKAN_COOP_LANES='" + std::string(env) +
+                "' is neither 1 nor the device's subgroup size " +
+                std::to_string(info.subgroupSize);
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      coopLanes = n;
+    }
     std::string coopGap;
     bool simt = forced == "portable" || forced == "tiled" ||
                 forced == "portable-subgroup" || forced == "portable-rows";
     if (!simt) {
       if (forced != "coopmat-scalar")
         coopGap = coopMatDeviceGap(info, spec.dtype);
+      if (coopGap.empty() && (forced != "coopmat-scalar" || coopLanes > 1) &&
+          coopSubgroups * int64_t(info.subgroupSize) >
+              int64_t(info.maxComputeWorkGroupInvocations))
+        coopGap = "the coopmat workgroup of " + std::to_string(coopSubgroups) +
+                  " subgroups is more than the device's " +
+                  std::to_string(info.maxComputeWorkGroupInvocations) +
+                  " invocations";
       if (coopGap.empty())
         coopGap = coopMatSpecGap(
             spec, info,
-            forced == "coopmat-scalar" ? 0 : int64_t(info.subgroupSize),
-            coopBlockQ, coopBlockKv);
+            forced == "coopmat-scalar" && coopLanes == 1
+                ? 0
+                : coopSubgroups * int64_t(info.subgroupSize),
+            coopLanes, coopBlockQ, coopBlockKv);
       if (forced != "auto" && !coopGap.empty())
         return unsupported("ATTN_VULKAN_VARIANT=" + forced + ": " + coopGap);
     }
@@ -577,8 +617,11 @@ public:
       options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
       // coopmat's workgroup is one of the device's subgroups; the scalar
       // stand-in's is only a workgroup size (the pipeline's default).
-      if (variantName == "coopmat")
+      if (variantName == "coopmat" || coopLanes > 1) {
         options.subgroupSize = info.subgroupSize;
+        options.subgroups = coopSubgroups;
+        options.rowLanes = coopLanes;
+      }
     } else if (variantName == "portable") {
       // An invocation per row: block_q rows per workgroup (64 by default,
       // within the device's workgroup size), K and V tiles sized to its

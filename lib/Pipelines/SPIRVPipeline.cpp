@@ -226,7 +226,30 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     simt.blockKv = opts.blockKv;
     simt.sharedMemoryBytes = opts.sharedMemoryBytes;
     simt.kvSplits = opts.kvSplits;
-    simt.coopMatrix = coopSubgroup;
+    // coopmat-scalar with a subgroup per row (row-lanes = subgroup-size):
+    // a workgroup of subgroups as coopmat's, so that lavapipe runs the
+    // mapping's subgroup rows too.
+    const bool subgroupRows = opts.rowLanes > 1;
+    if (opts.subgroups < 1 || opts.subgroups > 32 ||
+        ((!scalar || subgroupRows) && coopSubgroup * opts.subgroups > 1024)) {
+      error = "attn-to-spirv-pipeline: subgroups is " +
+              std::to_string(int64_t(opts.subgroups)) +
+              "; it must be 1 to 32, with at most 1024 invocations per "
+              "workgroup";
+      return failure();
+    }
+    if (opts.rowLanes != 1 &&
+        (opts.rowLanes != coopSubgroup || opts.subgroupSize <= 0)) {
+      error = "attn-to-spirv-pipeline: row-lanes is " +
+              std::to_string(int64_t(opts.rowLanes)) +
+              "; it must be 1, or the subgroup size given as subgroup-size";
+      return failure();
+    }
+    // coopmat-scalar without subgroup rows has no subgroups: its workgroup
+    // is only a size.
+    simt.coopMatrix = scalar && !subgroupRows ? coopSubgroup
+                                              : coopSubgroup * opts.subgroups;
+    simt.lanes = opts.rowLanes;
     simt.scalarProducts = scalar;
     pm.addPass(createAttnConfigureSIMTPass(simt));
     // A dynamic key length bounded to one chunk (the loop-budget clamp)
@@ -242,7 +265,12 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
       pm.addPass(createSPIRVBf16StoragePass());
       if (failed(addKernelChecks()))
         return failure();
-      // No subgroup operations: its "subgroup" is only a workgroup size.
+      // No subgroup operations (its "subgroup" is only a workgroup size)
+      // unless a subgroup per row reduces over subgroups.
+      if (subgroupRows)
+        return addVulkan11("Shader,Int64,GroupNonUniform,"
+                           "GroupNonUniformArithmetic,GroupNonUniformShuffle",
+                           opts.int16, coopSubgroup);
       return addVulkan11("Shader,Int64", opts.int16);
     }
     if (failed(addKernelChecks()))
@@ -251,14 +279,16 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // the Vulkan memory model the extension requires; Int64 only where
     // dropout uses it.
     if (failed(addToSPIRV(
-            "Shader,Int64,CooperativeMatrixKHR,VulkanMemoryModel,Float16,"
-            "StorageBuffer16BitAccess",
+            "Shader,Int64,GroupNonUniform,GroupNonUniformArithmetic,"
+            "GroupNonUniformShuffle,CooperativeMatrixKHR,VulkanMemoryModel,"
+            "Float16,StorageBuffer16BitAccess",
             "SPV_KHR_storage_buffer_storage_class,SPV_KHR_16bit_storage,"
             "SPV_KHR_cooperative_matrix,SPV_KHR_vulkan_memory_model",
             "v1.6", coopSubgroup)))
       return failure();
     // bf16: the f16 kernel retyped, with the capabilities it now needs.
     pm.addPass(createSPIRVCoopMatBf16Pass());
+    pm.addPass(createSPIRVBuiltinCapabilitiesPass());
     pm.addPass(createSPIRVVulkanMemoryModelPass());
     return success();
   }

@@ -193,12 +193,14 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     `#attn.simt<rows, lanes, unroll>`. An op that already has a tiling
     without a mapping keeps its sizes.
 
-    With `coop-matrix` = N > 0, the mapping is `#attn.coop_matrix<N>`
-    instead (the Vulkan coopmat variant: a workgroup of one subgroup, the
-    products on cooperative matrices over workgroup-memory tiles, P in the
-    element type; f16 or bf16; block-q, block-kv, D and Dv multiples of 16,
-    block-q at most N; block-kv 0: the largest of 64, 32, 16 whose tiles
-    fit, `coopMatrixSharedBytes`).
+    With `coop-matrix` = N > 0, the mapping is
+    `#attn.coop_matrix<N, lanes>` instead (the Vulkan coopmat variant: a
+    workgroup of N invocations in whole subgroups, the products on
+    cooperative matrices over workgroup-memory tiles shared out among the
+    subgroups, the softmax a row per `lanes` invocations, P in the element
+    type; f16 or bf16; block-q, block-kv, D and Dv multiples of 16 and, with
+    lanes > 1, of lanes; block-q x lanes at most N; block-kv 0: the largest
+    of 64, 32, 16 whose tiles fit, `coopMatrixSharedBytes`).
 
     With `kv-splits` N > 1: split-KV with N chunks; with `launch-splits`
     the count is chosen per launch instead, so the op is cloned into an
@@ -210,8 +212,9 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     has a mapping are left alone. Guarantees: every op it
     takes has a tiling with an `#attn.simt` mapping whose K and V tiles fit
     `shared-memory-bytes`, or (`coop-matrix`) an `#attn.coop_matrix`
-    mapping with block-q at most the subgroup's invocations, D, Dv and the
-    blocks multiples of 16, P in the data's type, and tiles that fit.
+    mapping with block-q x lanes at most its invocations, D, Dv and the
+    blocks multiples of 16 (and of lanes), P in the data's type, and tiles
+    that fit.
     Errors: an op on a function's tensors (pointing at `attn-translate` and
     `attn-run --dump-ir`, which build the kernel for its spec), options out
     of range, tiles that cannot fit, or (coop-matrix)
@@ -243,9 +246,10 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
            "With kv-splits > 1: the chunk count is chosen per launch "
            "(unsplit and split alternatives)">,
     Option<"coopMatrix", "coop-matrix", "int64_t", /*default=*/"0",
-           "N > 0: the cooperative-matrix mapping, a workgroup of one "
-           "subgroup of N invocations (f16/bf16, block-q, block-kv, D and "
-           "Dv multiples of 16, block-q <= N); 0: the SIMT mapping">,
+           "N > 0: the cooperative-matrix mapping, a workgroup of N "
+           "invocations in whole subgroups, a row per `lanes` of them "
+           "(f16/bf16, block-q, block-kv, D and Dv multiples of 16 and of "
+           "lanes, block-q x lanes <= N); 0: the SIMT mapping">,
     Option<"scalarProducts", "scalar-products", "bool", /*default=*/"false",
            "With coop-matrix: the products as scalar loops over the same "
            "tiles (devices without cooperative matrices)">

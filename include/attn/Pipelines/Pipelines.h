@@ -201,6 +201,23 @@ struct AttnToSPIRVPipelineOptions
                      "invocations per workgroup (0 = the larger of 32 and "
                      "block-q)"),
       llvm::cl::init(0)};
+  Option<int64_t> subgroups{
+      *this, "subgroups",
+      llvm::cl::desc("coopmat: subgroups per workgroup (the workgroup is "
+                     "subgroups x subgroup-size invocations; the products' "
+                     "16x16 matrices and the staging are shared out among "
+                     "them, the K and V tiles shared by all; block-q at "
+                     "most the workgroup's invocations)"),
+      llvm::cl::init(1)};
+  Option<int64_t> rowLanes{
+      *this, "row-lanes",
+      llvm::cl::desc("coopmat: invocations per query row in the softmax "
+                     "between the products: 1 (an invocation per row) or "
+                     "subgroup-size (a subgroup per row, subgroup "
+                     "reductions; D, Dv and block-kv multiples of it); "
+                     "block-q x row-lanes at most the workgroup's "
+                     "invocations"),
+      llvm::cl::init(1)};
   Option<bool> f16{
       *this, "f16",
       llvm::cl::desc("Target devices with 16-bit storage and Float16 (the "

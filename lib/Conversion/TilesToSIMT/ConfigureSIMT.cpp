@@ -63,14 +63,14 @@ struct AttnConfigureSIMTPass
         blockKv > mlir::attn::kMaxTileExtent || kvSplits < 1 ||
         kvSplits > mlir::attn::kMaxTileExtent ||
         sharedMemoryBytes < 1 || coopMatrix < 0 ||
-        (coopMatrix > 0 && (lanes != 1 || coopMatrix < 16 ||
-                            coopMatrix > 1024))) {
+        (coopMatrix > 0 && (coopMatrix < 16 || coopMatrix > 1024 ||
+                            coopMatrix % lanes))) {
       emitError(getOperation()->getLoc(),
                 "attn-configure-simt: lanes must be a power of two up to "
                 "128, block-q >= 1 with block-q x lanes <= 1024 "
                 "invocations, block-kv in [0, 2^20], kv-splits in [1, 2^20], "
-                "shared-memory-bytes >= 1, and coop-matrix 0 or a subgroup "
-                "of 16 to 1024 invocations (with lanes 1)");
+                "shared-memory-bytes >= 1, and coop-matrix 0 or a workgroup "
+                "of 16 to 1024 invocations that lanes divides");
       return signalPassFailure();
     }
     ConfigureSIMTOptions o;
@@ -131,10 +131,16 @@ struct AttnConfigureSIMTPass
                               "multiples of 16, got D = ")
                << d << ", Dv = " << dv << ", block-q = " << br
                << ", block-kv = " << bc;
-      if (br > o.coopMatrix)
+      if (o.lanes > 1 && (d % o.lanes || dv % o.lanes || bc % o.lanes))
+        return op.emitOpError("attn-configure-simt: the cooperative-matrix "
+                              "mapping with a row per ")
+               << o.lanes << " lanes needs D, Dv and block-kv multiples of "
+               << "them, got D = " << d << ", Dv = " << dv
+               << ", block-kv = " << bc;
+      if (br * o.lanes > o.coopMatrix)
         return op.emitOpError("attn-configure-simt: block-q ")
-               << br << " is more rows than the " << o.coopMatrix
-               << " invocations of the subgroup";
+               << br << " rows of " << o.lanes << " invocations are more "
+               << "than the workgroup's " << o.coopMatrix;
       int64_t bytes = coopMatrixSharedBytes(br, bc, d, dv);
       if (bytes > o.sharedMemoryBytes)
         return op.emitOpError("attn-configure-simt: the cooperative-matrix "
@@ -143,7 +149,8 @@ struct AttnConfigureSIMTPass
                << dv << ") need " << bytes
                << " bytes of shared memory, more than "
                << o.sharedMemoryBytes;
-      mapping = CoopMatrixAttr::get(ctx, o.coopMatrix, o.scalarProducts);
+      mapping = CoopMatrixAttr::get(ctx, o.coopMatrix, o.lanes,
+                                    o.scalarProducts);
       pType = elt;
     } else {
       if (br * o.lanes > 1024)

@@ -242,6 +242,30 @@ private:
     return SmallVector<Value>(forOp.getResults());
   }
 
+  /// fn(i0, j0) for each matrix of an m x n grid of 16x16 cooperative
+  /// matrices (i0, j0: its first row and column), the workgroup's subgroups
+  /// taking them in turn: subgroup s the matrices s, s + #subgroups, ... in
+  /// row-major order (a workgroup of one subgroup takes them all).
+  void forEachMatrix(int64_t m, int64_t n, function_ref<void(Value, Value)> fn) {
+    forEachUnit(m, n, [&](Value i, Value j) {
+      fn(mul(i, idx(16)), mul(j, idx(16)));
+    });
+  }
+  /// fn(i, j) for each (i, j) of an m x n grid, the subgroups taking them
+  /// in turn as forEachMatrix does.
+  void forEachUnit(int64_t m, int64_t n, function_ref<void(Value, Value)> fn) {
+    Value first = gpu::SubgroupIdOp::create(b, loc, b.getIndexAttr(invocations));
+    Value step = gpu::NumSubgroupsOp::create(b, loc,
+                                             b.getIndexAttr(invocations));
+    auto forOp = scf::ForOp::create(b, loc, first, idx(m * n), step);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Scope scope(*this);
+    Value t = forOp.getInductionVar();
+    fn(arith::DivUIOp::create(b, loc, t, idx(n)),
+       arith::RemUIOp::create(b, loc, t, idx(n)));
+  }
+
   /// A region's values stay in it: what emitting it maps or caches is
   /// forgotten after it.
   struct Scope {
@@ -365,17 +389,30 @@ private:
   }
   /// Element `slot` of this invocation's row of an array: a private array
   /// of the lane's columns, or (cooperative matrices) a tile in workgroup
-  /// memory indexed by (row, column).
+  /// memory indexed by (row, the slot's column).
   Value loadSlot(Value array, Value slot) {
     if (cast<MemRefType>(array.getType()).getRank() == 2)
-      return memref::LoadOp::create(b, loc, array, ValueRange{row, slot});
+      return memref::LoadOp::create(b, loc, array,
+                                    ValueRange{row, columnOf(slot)});
     return memref::LoadOp::create(b, loc, array, slot);
   }
   void storeSlot(Value v, Value array, Value slot) {
     if (cast<MemRefType>(array.getType()).getRank() == 2)
-      memref::StoreOp::create(b, loc, v, array, ValueRange{row, slot});
+      memref::StoreOp::create(b, loc, v, array,
+                              ValueRange{row, columnOf(slot)});
     else
       memref::StoreOp::create(b, loc, v, array, slot);
+  }
+  /// Zero columns [from, to) of this row of a workgroup tile (P past the
+  /// block's keys), the row's lanes taking them in turn.
+  void zeroColumns(Value tile, Value from, int64_t to) {
+    Value first = lanes > 1 ? add(from, lane) : from;
+    auto forOp = scf::ForOp::create(b, loc, first, idx(to), idx(lanes));
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    memref::StoreOp::create(
+        b, loc, zeroOf(cast<MemRefType>(tile.getType()).getElementType()),
+        tile, ValueRange{row, forOp.getInductionVar()});
   }
   /// Element (row, col) of a View: a load from the function's memref.
   Value loadView(Tile &t, Value r, Value c) {
@@ -504,6 +541,9 @@ private:
   LogicalResult emitStores(scf::InParallelOp par);
   void stage(tensor::ExtractSliceOp slice, Value buffer, int64_t width,
              int64_t tileRows);
+  /// The stride between a View's rows in its memref where that is a
+  /// constant and its columns are contiguous (it loads as matrices).
+  std::optional<int64_t> matrixRowStride(const Tile &t);
   LogicalResult preloadRow(Value tile);
   /// The accumulator array of a [rows, Dv] value carried through a loop
   /// or updated in place: Acc tiles as they are, a Fill written into a new
@@ -1130,13 +1170,8 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
     tiles[p.getResult(0)] = tiles[p.getDpsInits()[0]];
   // P's columns past the block's keys are 0 in its workgroup tile: the
   // product on cooperative matrices runs over whole 16-key tiles.
-  if (pKept) {
-    auto tail = scf::ForOp::create(b, loc, nCols, idx(bcPad), idx(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(tail.getBody());
-    storeSlot(zeroOf(cast<MemRefType>(pBuf.getType()).getElementType()), pBuf,
-              tail.getInductionVar());
-  }
+  if (pKept)
+    zeroColumns(pBuf, nCols, bcPad);
   // What the loop evaluated is done: kept in a private array, or read by
   // nothing after it.
   for (Value v : evaluated) {
@@ -1369,12 +1404,8 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     if (tiles[lhsV].kind == Tile::Lazy) {
       if (failed(materialize(lhsV, pBuf)))
         return failure();
-      auto tail = scf::ForOp::create(b, loc, keyColumns(extentOf(lhsV, 1)),
-                                     idx(bcPad), idx(1));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(tail.getBody());
-      storeSlot(zeroOf(cast<MemRefType>(pBuf.getType()).getElementType()),
-                pBuf, tail.getInductionVar());
+      Value nCols = keyColumns(extentOf(lhsV, 1));
+      when(ult(row, idx(brPad)), [&] { zeroColumns(pBuf, nCols, bcPad); });
     }
     Tile &lhs = tiles[lhsV];
     if (lhs.kind != Tile::Private || lhs.memref != pBuf)
@@ -1407,36 +1438,46 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     auto aTy = gpu::MMAMatrixType::get({16, 16}, elt, "AOp");
     auto bTy = gpu::MMAMatrixType::get({16, 16}, elt, "BOp");
     auto cTy = gpu::MMAMatrixType::get({16, 16}, b.getF32Type(), "COp");
-    loop(idx(0), idx(brPad / 16), {}, false, [&](Value mt, ValueRange) {
+    // The output's 16-row strips in units of up to 4 matrices (their A
+    // matrix loaded once per step of k for all of them), the units over
+    // the workgroup's subgroups.
+    const int64_t cols = n / 16;
+    const int64_t per = cols % 4 == 0 ? 4 : cols % 2 == 0 ? 2 : 1;
+    forEachUnit(brPad / 16, cols / per, [&](Value mt, Value unit) {
       Value i0 = mul(mt, idx(16));
-      loop(idx(0), idx(n / 16), {}, false, [&](Value nt, ValueRange) {
-        Value j0 = mul(nt, idx(16));
-        Value c0 =
+      SmallVector<Value> j0s, init;
+      for (int64_t c = 0; c < per; ++c) {
+        j0s.push_back(mul(add(mul(unit, idx(per)), idx(c)), idx(16)));
+        init.push_back(
             qk ? Value(gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cTy,
                                                                 fill))
                : Value(gpu::SubgroupMmaLoadMatrixOp::create(
-                     b, loc, cTy, outBuf, ValueRange{i0, j0}, ld(outBuf),
-                     UnitAttr()));
-        Value c = loop(idx(0), idx(k / 16), {c0}, false,
-                       [&](Value kt, ValueRange acc) -> SmallVector<Value> {
-                         Value k0 = mul(kt, idx(16));
-                         Value a = gpu::SubgroupMmaLoadMatrixOp::create(
-                             b, loc, aTy, lhsBuf, ValueRange{i0, k0},
-                             ld(lhsBuf), UnitAttr());
-                         // K^T as a column-major load of K's rows.
-                         Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
-                             b, loc, bTy, rhsBuf,
-                             qk ? ValueRange{j0, k0} : ValueRange{k0, j0},
-                             ld(rhsBuf), qk ? b.getUnitAttr() : UnitAttr());
-                         return {gpu::SubgroupMmaComputeOp::create(
-                             b, loc, a, bm, acc[0], UnitAttr(), UnitAttr())};
-                       })[0];
-        gpu::SubgroupMmaStoreMatrixOp::create(b, loc, c, outBuf,
-                                              ValueRange{i0, j0}, ld(outBuf),
-                                              UnitAttr());
-        return SmallVector<Value>{};
-      });
-      return SmallVector<Value>{};
+                     b, loc, cTy, outBuf, ValueRange{i0, j0s[c]}, ld(outBuf),
+                     UnitAttr())));
+      }
+      SmallVector<Value> out = loop(
+          idx(0), idx(k / 16), init, false,
+          [&](Value kt, ValueRange acc) -> SmallVector<Value> {
+            Value k0 = mul(kt, idx(16));
+            Value a = gpu::SubgroupMmaLoadMatrixOp::create(
+                b, loc, aTy, lhsBuf, ValueRange{i0, k0}, ld(lhsBuf),
+                UnitAttr());
+            SmallVector<Value> next;
+            for (int64_t c = 0; c < per; ++c) {
+              // K^T as a column-major load of K's rows.
+              Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
+                  b, loc, bTy, rhsBuf,
+                  qk ? ValueRange{j0s[c], k0} : ValueRange{k0, j0s[c]},
+                  ld(rhsBuf), qk ? b.getUnitAttr() : UnitAttr());
+              next.push_back(gpu::SubgroupMmaComputeOp::create(
+                  b, loc, a, bm, acc[c], UnitAttr(), UnitAttr()));
+            }
+            return next;
+          });
+      for (int64_t c = 0; c < per; ++c)
+        gpu::SubgroupMmaStoreMatrixOp::create(b, loc, out[c], outBuf,
+                                              ValueRange{i0, j0s[c]},
+                                              ld(outBuf), UnitAttr());
     });
   } else {
     loop(idx(0), idx(brPad / 16), {}, false, [&](Value mt, ValueRange) {
@@ -1627,21 +1668,83 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
     memref::StoreOp::create(b, loc, loadView(t, r, c), buffer,
                             ValueRange{r, c});
   };
-  if (!spirv || total % n == 0) {
-    auto forOp = scf::ForOp::create(b, loc, tid, idx(total), idx(n));
+  auto copyElements = [&] {
+    if (!spirv || total % n == 0) {
+      auto forOp = scf::ForOp::create(b, loc, tid, idx(total), idx(n));
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      Scope scope(*this);
+      copy(forOp.getInductionVar());
+      return;
+    }
+    auto forOp =
+        scf::ForOp::create(b, loc, idx(0), idx((total + n - 1) / n), idx(1));
     OpBuilder::InsertionGuard g(b);
     b.setInsertionPointToStart(forOp.getBody());
     Scope scope(*this);
-    copy(forOp.getInductionVar());
+    Value e = add(mul(forOp.getInductionVar(), idx(n)), tid);
+    when(ult(e, idx(total)), [&] { copy(e); });
+  };
+  // Cooperative matrices: a whole tile (every row in the slice) as 16x16
+  // matrices loaded from the function's memref and stored into the tile,
+  // which the driver does with wide loads (one element per invocation and
+  // iteration left the staging latency-bound on NVIDIA's Vulkan driver);
+  // the tail tile element by element, zero-filled. A memref of dynamic
+  // shape (matrixRowStride) has every tile go element by element.
+  std::optional<int64_t> rowStride = matrixRowStride(t);
+  if (!coop || coop.getScalar() || !rowStride || width % 16 ||
+      tileRows % 16) {
+    copyElements();
     return;
   }
-  auto forOp =
-      scf::ForOp::create(b, loc, idx(0), idx((total + n - 1) / n), idx(1));
+  auto ifOp = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys,
+                            idx(tileRows)),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    Scope scope(*this);
+    Value m = map.lookup(t.source);
+    auto ty = gpu::MMAMatrixType::get(
+        {16, 16}, cast<MemRefType>(m.getType()).getElementType(), "COp");
+    forEachMatrix(tileRows / 16, width / 16, [&](Value r0, Value c0) {
+      SmallVector<Value> at;
+      for (OpFoldResult o : t.offsets)
+        at.push_back(value(o));
+      at[t.dims[0]] = add(at[t.dims[0]], r0);
+      at[t.dims[1]] = add(at[t.dims[1]], c0);
+      Value x = gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, ty, m, at, b.getIndexAttr(*rowStride), UnitAttr());
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          b, loc, x, buffer, ValueRange{r0, c0},
+          b.getIndexAttr(cast<MemRefType>(buffer.getType()).getDimSize(1)),
+          UnitAttr());
+    });
+  }
   OpBuilder::InsertionGuard g(b);
-  b.setInsertionPointToStart(forOp.getBody());
+  b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   Scope scope(*this);
-  Value e = add(mul(forOp.getInductionVar(), idx(n)), tid);
-  when(ult(e, idx(total)), [&] { copy(e); });
+  copyElements();
+}
+
+std::optional<int64_t> SimtKernel::matrixRowStride(const Tile &t) {
+  // A View's rows as a strided 2-d matrix of its memref: unit stride
+  // along its columns, a constant stride between its rows. Only memrefs
+  // of static shape: attn-spirv-dynamic-shapes linearizes the others
+  // through their element accesses, which a matrix load is not.
+  if (t.dims.size() != 2)
+    return std::nullopt;
+  auto ty = cast<MemRefType>(map.lookup(t.source).getType());
+  if (!ty.hasStaticShape())
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(ty.getStridesAndOffset(strides, offset)) ||
+      strides[t.dims[1]] != 1 || ShapedType::isDynamic(strides[t.dims[0]]))
+    return std::nullopt;
+  return strides[t.dims[0]];
 }
 
 LogicalResult SimtKernel::preloadRow(Value tileV) {
@@ -2093,10 +2196,10 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   br = tiling.getBlockQ();
   bc = tiling.getBlockKv();
   if (coop) {
-    // A row per invocation for the softmax, the loops over the head
-    // dimensions kept (the accumulator lives in workgroup memory).
+    // A row per invocation or per subgroup for the softmax, the loops over
+    // the head dimensions kept (the accumulator lives in workgroup memory).
     rows = br;
-    lanes = 1;
+    lanes = coop.getLanes();
     unroll = false;
     invocations = coop.getInvocations();
     if (!spirv)
@@ -2105,11 +2208,12 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
                                 "(spirv=true)");
     brPad = llvm::alignTo(br, 16);
     bcPad = llvm::alignTo(bc, 16);
-    if (brPad > invocations)
+    if (brPad * lanes > invocations)
       return forall.emitOpError("convert-attn-tiles-to-simt: the "
                                 "cooperative-matrix mapping needs block_q "
-                                "at most its ")
-             << invocations << " invocations, got " << br;
+                                "rows of ")
+             << lanes << " lanes within its " << invocations
+             << " invocations, got block_q " << br;
     if (!tiling.getPType())
       return forall.emitOpError("convert-attn-tiles-to-simt: the "
                                 "cooperative-matrix mapping needs a p_type "
@@ -2127,7 +2231,7 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   if (br > rows)
     return forall.emitOpError("convert-attn-tiles-to-simt: block_q ")
            << br << " is more than the mapping's " << rows << " rows";
-  if (lanes > 1 && !unroll)
+  if (lanes > 1 && !unroll && !coop)
     return forall.emitOpError("convert-attn-tiles-to-simt: a subgroup per "
                               "row needs unroll (P.V runs in the key loop)");
 
@@ -2242,7 +2346,8 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   tid = launch.getThreadIds().x;
   if (lanes > 1) {
     lane = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(lanes));
-    row = gpu::SubgroupIdOp::create(b, loc, b.getIndexAttr(rows));
+    row = gpu::SubgroupIdOp::create(b, loc,
+                                    b.getIndexAttr(invocations / lanes));
   } else {
     row = tid;
   }

@@ -340,6 +340,37 @@ def SPIRVCoopMatBf16Pass : Pass<"attn-spirv-coopmat-bf16", "::mlir::ModuleOp"> {
   }];
 }
 
+def SPIRVBuiltinCapabilitiesPass
+    : Pass<"attn-spirv-builtin-capabilities", "::mlir::ModuleOp"> {
+  let summary = "Declare the capabilities the subgroup built-ins a "
+                "spirv.module reads need";
+  let description = [{
+    `spirv-update-vce` deduces a module's capabilities from its ops and
+    types, not from the built-in variables it reads: a kernel that reads
+    `SubgroupId` or `NumSubgroups` (the coopmat kernel shares its matrices
+    out among the subgroups of its workgroup) but has no GroupNonUniform op
+    would not declare `GroupNonUniform`, which SPIR-V requires of those
+    built-ins. This step of `attn-to-spirv-pipeline` adds it.
+
+    Requires: where a `spirv.module` declares a `SubgroupId`,
+    `NumSubgroups`, `SubgroupSize` or `SubgroupLocalInvocationId` built-in
+    variable, its target environment allows `GroupNonUniform` (else an
+    error on the variable).
+    Guarantees: every such module's VCE triple requires `GroupNonUniform`;
+    its version, extensions and other capabilities, and every other module,
+    unchanged.
+
+    ```mlir
+    // before
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.6, [Shader], []> {
+      spirv.GlobalVariable @id built_in("SubgroupId") : !spirv.ptr<i32, Input>
+    // after
+    spirv.module Logical GLSL450 requires #spirv.vce<v1.6, [Shader, GroupNonUniform], []> {
+    ```
+  }];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
 def SPIRVVulkanMemoryModelPass
     : Pass<"attn-spirv-vulkan-memory-model", "::mlir::ModuleOp"> {
   let summary = "Give spirv.modules that use CooperativeMatrixKHR the Vulkan "

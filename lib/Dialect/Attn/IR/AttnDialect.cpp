@@ -246,12 +246,14 @@ LogicalResult SimtAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
-  int64_t invocations = -1;
+  int64_t invocations = -1, lanes = 1;
   bool scalar = false;
   SMLoc loc = parser.getCurrentLocation();
   auto value = [&](StringRef key) -> ParseResult {
     if (key == "invocations")
       return parser.parseInteger(invocations);
+    if (key == "lanes")
+      return parser.parseInteger(lanes);
     if (key == "scalar")
       return parseBool(parser, scalar);
     return parser.emitError(parser.getCurrentLocation())
@@ -260,11 +262,13 @@ Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
   if (parseKeyValues(parser, value))
     return {};
   return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), invocations, scalar);
+                    parser.getContext(), invocations, lanes, scalar);
 }
 
 void CoopMatrixAttr::print(AsmPrinter &printer) const {
   printer << "<invocations = " << getInvocations();
+  if (getLanes() != 1)
+    printer << ", lanes = " << getLanes();
   if (getScalar())
     printer << ", scalar = true";
   printer << ">";
@@ -272,10 +276,15 @@ void CoopMatrixAttr::print(AsmPrinter &printer) const {
 
 LogicalResult
 CoopMatrixAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       int64_t invocations, bool) {
+                       int64_t invocations, int64_t lanes, bool) {
   if (invocations < 16 || invocations > 1024)
     return emitError() << "#attn.coop_matrix invocations must be in [16, "
-                          "1024] (one subgroup), got "
+                          "1024], got "
                        << invocations;
+  if (lanes < 1 || lanes > 128 || (lanes & (lanes - 1)) ||
+      invocations % lanes)
+    return emitError() << "#attn.coop_matrix lanes must be a power of two "
+                          "up to 128 that divides invocations, got "
+                       << lanes;
   return success();
 }

@@ -127,22 +127,27 @@ def Attn_CoopMatrixAttr : AttrDef<Attn_Dialect, "CoopMatrix"> {
   let summary = "How the cooperative-matrix target maps a tile onto a workgroup";
   let description = [{
     The `mapping` of an `#attn.tiling` for `convert-attn-tiles-to-simt`
-    (the Vulkan coopmat variant): a workgroup of one subgroup of
-    `invocations` invocations. The two products of a key block (Q.K^T and
-    P.V) run over workgroup-memory tiles as 16x16x16 cooperative matrices
-    (KHR, through gpu.subgroup_mma_*), the whole subgroup together: Q, K
-    and V staged (rows past the tile zero), the scores S, the
-    probabilities P (in `p_type`) and the accumulator in workgroup memory.
-    The online softmax between them runs a row of the tile per invocation
-    (block_q <= invocations, the others idle), as the SIMT mapping does.
+    (the Vulkan coopmat variant): a workgroup of `invocations` invocations,
+    whole subgroups. The two products of a key block (Q.K^T and P.V) run
+    over workgroup-memory tiles as 16x16x16 cooperative matrices (KHR,
+    through gpu.subgroup_mma_*), their output matrices shared out among the
+    workgroup's subgroups: Q, K and V staged (whole tiles as matrices, the
+    tail tile element by element with rows past it zero), the scores S,
+    the probabilities P (in `p_type`) and the accumulator in workgroup
+    memory. The online softmax between them runs a row of the tile per
+    `lanes` invocations, as the SIMT mapping does: an invocation per row
+    (`lanes` = 1), or a subgroup per row (`lanes` = the subgroup size, row
+    r on subgroup r, its lane t on columns t, t + lanes, ...; reductions
+    over the subgroup); block_q x lanes <= invocations, the others idle.
     With `scalar`, the products are scalar loops over the same tiles (the
     invocations sharing each 16x16 tile's elements): the same kernel for
     devices without cooperative matrices, and its test on them. Chosen by
     `attn-configure-simt{coop-matrix=N}`.
 
-    Example: `#attn.coop_matrix<invocations = 32>`
+    Example: `#attn.coop_matrix<invocations = 1024, lanes = 32>`
   }];
   let parameters = (ins "int64_t":$invocations,
+                        DefaultValuedParameter<"int64_t", "1">:$lanes,
                         DefaultValuedParameter<"bool", "false">:$scalar);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
