@@ -15,6 +15,17 @@
 // RUN: sed -e 's/xf16>/xf32>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" 2>&1 | FileCheck %s --check-prefix=COOPF32
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 shared-memory-bytes=4096" 2>&1 | FileCheck %s --check-prefix=COOPBYTES
 // RUN: not attn-opt %s --attn-configure-simt="coop-matrix=8" 2>&1 | FileCheck %s --check-prefix=LANES
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=512 lanes=32 block-q=16 block-kv=32" | FileCheck %s --check-prefix=COOPLANES
+// RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=512 lanes=32 block-q=16 block-kv=32" 2>&1 | FileCheck %s --check-prefix=COOPLANES16
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=256 lanes=32 block-q=16 block-kv=32" 2>&1 | FileCheck %s --check-prefix=COOPLANESROWS
+// RUN: not attn-opt %s --attn-configure-simt="coop-matrix=96 lanes=64" 2>&1 | FileCheck %s --check-prefix=LANES
+
+// A subgroup of 32 lanes per softmax row: 16 rows in a workgroup of 512;
+// D, Dv and the key block multiples of the lanes (Dv = 16 is not), the
+// rows' lanes within the workgroup.
+// COOPLANES: mapping = #attn.coop_matrix<invocations = 512, lanes = 32>
+// COOPLANES16: error: 'attn.sdpa' op attn-configure-simt: the cooperative-matrix mapping with a row per 32 lanes needs D, Dv and block-kv multiples of them, got D = 32, Dv = 16, block-kv = 32
+// COOPLANESROWS: error: 'attn.sdpa' op attn-configure-simt: block-q 16 rows of 32 invocations are more than the workgroup's 256
 
 // Defaults (the generic CUDA kernel's): 64 rows of one thread each, the
 // largest key block of 64, 32, 16, 8 whose K and V tiles fit 48 KB (64 at
@@ -40,7 +51,7 @@
 // Dv = 16 in 48 KB; 32 in 16 KB with 32-row tiles.
 // COOP: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 16, block_kv = 64, p_type = f16, mapping = #attn.coop_matrix<invocations = 32>>}
 // COOPSMALL: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 32, block_kv = 32, p_type = f16, mapping = #attn.coop_matrix<invocations = 64, scalar = true>>}
-// COOPROWS: error: 'attn.sdpa' op attn-configure-simt: block-q 64 is more rows than the 32 invocations of the subgroup
+// COOPROWS: error: 'attn.sdpa' op attn-configure-simt: block-q 64 rows of 1 invocations are more than the workgroup's 32
 // COOP16: error: 'attn.sdpa' op attn-configure-simt: the cooperative-matrix mapping needs D, Dv, block-q and block-kv multiples of 16, got D = 64, Dv = 64, block-q = 8, block-kv = 16
 // COOPF32: error: 'attn.sdpa' op attn-configure-simt: the cooperative-matrix mapping takes f16 or bf16, got 'f32'
 // COOPBYTES: error: 'attn.sdpa' op attn-configure-simt: the cooperative-matrix tiles (block-q 16, block-kv 16, D = 32, Dv = 16) need {{[0-9]+}} bytes of shared memory, more than 4096

@@ -715,3 +715,24 @@ func.func @f(%q: tensor<?x1x?x2097152xf32>, %k: tensor<?x1x?x2097152xf32>, %v: t
   %o = attn.sdpa %q, %k, %v : tensor<?x1x?x2097152xf32>, tensor<?x1x?x2097152xf32>, tensor<?x1x?x16xf32> -> tensor<?x1x?x16xf32>
   return %o : tensor<?x1x?x16xf32>
 }
+
+// -----
+
+// expected-error @+1 {{#attn.coop_matrix lanes must be a power of two up to 128 that divides invocations, got 3}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 48, lanes = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.coop_matrix lanes must be a power of two up to 128 that divides invocations, got 64}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 32, lanes = 64>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.coop_matrix invocations must be in [16, 1024], got 8}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 8>} {
+  return
+}

@@ -145,3 +145,13 @@ func.func @sdpa_generic(%q: tensor<1x2x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: 
       : (tensor<1x2x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>, tensor<1x1x8x8xi1>, i64) -> (tensor<1x2x8x16xf32>, tensor<1x2x8xf32>)
   return %o#0, %o#1 : tensor<1x2x8x16xf32>, tensor<1x2x8xf32>
 }
+
+// The cooperative-matrix mapping: lanes defaults to 1 (elided when
+// printed); a subgroup per softmax row prints it.
+// CHECK-LABEL: func.func @coop_matrix_mapping(
+// CHECK-SAME: m1 = #attn.coop_matrix<invocations = 32>
+// CHECK-SAME: m2 = #attn.coop_matrix<invocations = 512, lanes = 32>
+// CHECK-SAME: m3 = #attn.coop_matrix<invocations = 64, scalar = true>
+func.func @coop_matrix_mapping() attributes {m1 = #attn.coop_matrix<invocations = 32, lanes = 1>, m2 = #attn.coop_matrix<invocations = 512, lanes = 32>, m3 = #attn.coop_matrix<invocations = 64, scalar = true>} {
+  return
+}
