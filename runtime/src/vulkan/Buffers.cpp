@@ -6,6 +6,7 @@
 #include "../Internal.h"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <mutex>
 #include <new>
@@ -86,10 +87,11 @@ template <typename F> attn_status guarded(const char *call, F &&f) {
 
 } // namespace
 
+/// The Submission serializes its own wait; `waited` says whether one
+/// finished (any thread's), for attn_vulkan_event_kernel_ms.
 struct attn_vulkan_event {
   std::shared_ptr<Submission> submission;
-  bool waited = false;
-  attn_status status = ATTN_OK;
+  std::atomic<bool> waited{false};
 };
 
 bool attn::vulkan::isDeviceAddress(const void *p) {
@@ -296,8 +298,7 @@ attn_status attn_vulkan_event_wait(attn_vulkan_event *event) {
                   std::string(call) + ": event is NULL");
     std::string error;
     attn_status s = event->submission->wait(error);
-    event->waited = true;
-    event->status = s;
+    event->waited.store(true);
     if (s != ATTN_OK)
       return fail(s, std::string(call) + ": " + error);
     setLastError("");
@@ -325,11 +326,13 @@ attn_status attn_vulkan_event_kernel_ms(attn_vulkan_event *event, double *ms) {
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
                   std::string(call) + ": " + (!event ? "event" : "ms") +
                       " is NULL");
-    if (!event->waited || event->status != ATTN_OK)
+    if (!event->waited.load())
       return fail(ATTN_ERROR_INVALID_ARGUMENT,
-                  std::string(call) +
-                      (event->waited ? ": the launch failed"
-                                     : ": the event was not waited on"));
+                  std::string(call) + ": the event was not waited on");
+    std::string error;
+    if (event->submission->wait(error) != ATTN_OK) // done: its status
+      return fail(ATTN_ERROR_INVALID_ARGUMENT,
+                  std::string(call) + ": the launch failed: " + error);
     double t = event->submission->kernelMs();
     if (t < 0)
       return fail(ATTN_ERROR_UNSUPPORTED,
