@@ -1,7 +1,7 @@
 /*===- vulkan-aot-test.c - vulkan AOT kernels and device buffers, C API only -===*
  *
  * Linked against libattn_runtime.so alone (no MLIR, no JIT, no C++ on the
- * test's side): loads an attn-translate --attn-to-spirv artifact, runs its
+ * test's side; attn-vulkan-aot-jit-test is the same against libattn.so): loads an attn-translate --attn-to-spirv artifact, runs its
  * kernel on random inputs and checks the output (and lse) against a float64
  * reference computed here. Modes (argv[1]):
  *
@@ -309,8 +309,12 @@ int main(int argc, char **argv) {
   CHECK_OK(attn_compile(ctx, &spec, ATTN_TARGET_VULKAN, &kernel));
   attn_kernel_info info;
   CHECK_OK(attn_kernel_get_info(kernel, &info));
-  printf("kernel: variant %s, source %s\n", info.variant,
-         attn_kernel_source(kernel) ? "yes" : "none (AOT)");
+  /* libattn_runtime.so: no source; libattn.so: the JIT took the loaded
+   * artifact and says so in the source's first line. */
+  const char *source = attn_kernel_source(kernel);
+  int firstLine = source ? (int)strcspn(source, "\n") : 0;
+  printf("kernel: variant %s, source %.*s\n", info.variant,
+         source ? firstLine : 10, source ? source : "none (AOT)");
 
   Problem p;
   setup(&p, &spec);
