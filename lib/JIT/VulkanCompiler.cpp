@@ -34,11 +34,9 @@
 
 #include "llvm/Support/raw_ostream.h"
 
-#include <atomic>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 using namespace mlir;
 
