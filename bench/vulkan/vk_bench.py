@@ -24,11 +24,14 @@ CUDA comparison, which bench/cuda/run_h100.py runs in its own process).
    32 at D = 64), f16 and bf16, causal and not, S = --sizes, next to the
    CUDA kernel's TFLOP/s.
 
-Timings come from `attn-run --bench=N --json`: median_ms is the whole
-attn_launch, which on the vulkan target stages every tensor through host
-memory; device_ms is the launch's dispatches alone (GPU timestamps), the
-number to set beside CUDA's (kernel time on device memory). A build whose
-attn-run has no device_ms gives only the former, and the tables say so.
+Timings come from `attn-run --bench=N --json`: device_ms is the launch's
+dispatches alone (GPU timestamps), the number to set beside CUDA's (kernel
+time on device memory); median_ms (e2e) is the launch end to end. Where
+attn-run reports "memory": "device" (JSON schema 3, attn_vulkan.h's device
+buffers: dense tensors) e2e is the submission to the wait, no copies; with
+"host" (older builds, or BSHD / broadcast masks) it is the whole
+attn_launch, which stages every tensor through host memory. A build whose
+attn-run has no device_ms gives only the latter, and the tables say so.
 
 Nothing new starts once --budget-s seconds have passed since --t0; each
 subprocess is killed past the budget (plus a little for the files).
@@ -352,7 +355,8 @@ def timed(kind, variant, dtype, flags, **cell):
                e2e_ms=r.get("median_ms"), device_ms=r.get("device_ms"),
                e2e_tflops=r.get("tflops"), device_tflops=r.get("device_tflops"),
                e2e_gbps=r.get("kv_gbps"), device_gbps=r.get("device_kv_gbps"),
-               compile_ms=r.get("compile_ms"), message=r.get("message", ""))
+               compile_ms=r.get("compile_ms"), memory=r.get("memory", "host"),
+               message=r.get("message", ""))
     if r["status"] == "FAIL":
         failures.append(f"timing {kind} {variant} {dtype} {cell}: {row['message'][:300]}")
     timings.append(row)
@@ -407,7 +411,7 @@ for t in timings:
 with open(os.path.join(args.out, "timings.csv"), "w", newline="") as f:
     keys = ["kind", "variant", "dtype", "B", "Hq", "Hkv", "Sq", "Skv", "D",
             "causal", "status", "kernel", "device_ms", "device_tflops",
-            "device_gbps", "e2e_ms", "e2e_tflops", "e2e_gbps", "compile_ms",
+            "device_gbps", "e2e_ms", "e2e_tflops", "e2e_gbps", "memory", "compile_ms",
             "cuda_kernel", "cuda_tflops", "flash_tflops", "cuda_gbps",
             "cuda_b2b_gbps", "flash_gbps", "message"]
     w = csv.writer(f)

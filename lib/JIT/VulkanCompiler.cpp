@@ -5,21 +5,24 @@
 // matrices and the spec fits, else portable; ATTN_VULKAN_VARIANT forces
 // one; split-KV (portable and coopmat) where asked for, where few workgroups
 // face a long key sequence, or where the device's loop budget needs it) -> SPIR-V
-// words + launch metadata (one or two dispatches, workspaces) -> a Vulkan
-// compute program (runtime/src/vulkan). Launch pointers are host memory:
-// the runtime stages them into device buffers (see Vulkan.h).
+// words + launch metadata (one or two dispatches, workspaces) -> the
+// runtime's vulkan executable (runtime/src/vulkan/Kernel.cpp), which also
+// runs kernels loaded ahead of time; a loaded artifact for the spec is
+// taken before compiling.
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/TilesToSIMT/TilesToSIMT.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
+#include "attn/JIT/Vulkan.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/SPIRV/SPIRVArtifact.h"
 #include "attn/runtime/KeyChunks.h"
 #include "attn/runtime/Backend.h"
 #include "attn/runtime/Checked.h"
 #include "attn/runtime/Vulkan.h"
+#include "attn/runtime/VulkanKernel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -31,203 +34,15 @@
 
 #include "llvm/Support/raw_ostream.h"
 
-#include <atomic>
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 using namespace mlir;
 
 namespace {
 
 namespace vk = ::attn::vulkan;
-
-size_t elemSize(attn_dtype t) {
-  return static_cast<size_t>(::attn::dtypeBytes(t));
-}
-
-vk::HostTensor hostTensor(const ::attn::TensorView &t, size_t es, bool input) {
-  vk::HostTensor h;
-  h.data = t.data;
-  h.rank = static_cast<int>(t.rank);
-  for (int i = 0; i < 4; ++i) {
-    h.shape[i] = t.shape[i];
-    h.strides[i] = t.strides[i];
-  }
-  h.elemSize = es;
-  h.input = input;
-  h.output = !input;
-  return h;
-}
-
-class VulkanExecutable final : public ::attn::Executable {
-public:
-  VulkanExecutable(std::unique_ptr<vk::Program> program,
-                   mlir::attn::SPIRVKernelArtifact artifact,
-                   std::vector<vk::Dispatch> dispatches, const attn_spec &spec,
-                   ::attn::KernelInfo info)
-      : program(std::move(program)), artifact(std::move(artifact)),
-        dispatches(std::move(dispatches)), spec(spec), info(std::move(info)) {}
-
-  void kernelInfo(::attn::KernelInfo &out) const override {
-    out = info;
-    // The chunk count is fixed in the module; it is reported once a
-    // launch ran it, as the other targets' counts of their last launch.
-    if (!launched.load(std::memory_order_relaxed))
-      out.kvSplits = 0;
-  }
-
-  attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
-    launched.store(true, std::memory_order_relaxed);
-    // Host function arguments in order: q, k, v, [mask], out, [lse], [seed].
-    size_t es = elemSize(spec.dtype);
-    std::vector<vk::HostTensor> args = {hostTensor(a.q, es, true),
-                                        hostTensor(a.k, es, true),
-                                        hostTensor(a.v, es, true)};
-    if (spec.mask != ATTN_MASK_NONE)
-      args.push_back(hostTensor(a.mask, elemSize(spec.mask_dtype), true));
-    args.push_back(hostTensor(a.out, es, false));
-    if (spec.return_lse)
-      args.push_back(hostTensor(a.lse, 4, false));
-    // The dropout seed, a 64-bit scalar argument, reaches the kernel as a
-    // one-element storage buffer (MLIR's SPIR-V ABI for scalar arguments).
-    uint64_t seed = a.seed;
-    if (spec.dropout_p > 0.0) {
-      vk::HostTensor t;
-      t.data = &seed;
-      t.rank = 1;
-      t.shape[0] = 1;
-      t.strides[0] = 1;
-      t.elemSize = sizeof(seed);
-      t.input = true;
-      t.output = false;
-      args.push_back(t);
-    }
-    if (args.size() != artifact.hostArgs) {
-      error = "vulkan: the kernel takes " + std::to_string(artifact.hostArgs) +
-              " tensors but the spec implies " + std::to_string(args.size());
-      return ATTN_ERROR_BACKEND;
-    }
-    if (!artifact.dynamic()) {
-      // Each tensor is staged once, whichever dispatches bind it; split-KV's
-      // workspaces live in the program.
-      return program->runDispatches(args, {}, dispatches, nullptr, error);
-    }
-    return runDynamic(args, error);
-  }
-
-private:
-  /// Dynamic sizes: the grids, the workspaces' sizes and the size buffers'
-  /// contents are the host function's expressions of this launch's shapes;
-  /// workspaces and size buffers follow the host arguments as buffers of
-  /// the run (SPIRVDynamicShapes.cpp).
-  attn_status runDynamic(std::vector<vk::HostTensor> &args,
-                         std::string &error) {
-    const unsigned hostArgs = artifact.hostArgs;
-    auto shape = [&](unsigned arg, unsigned dim) -> int64_t {
-      if (arg >= hostArgs || int(dim) >= args[arg].rank)
-        return -1; // evaluate() refuses it
-      return args[arg].shape[dim];
-    };
-    auto eval = [&](int id, int64_t &v) -> attn_status {
-      if (!artifact.evaluate(id, shape, v, error)) {
-        error = "vulkan: " + error;
-        return ATTN_ERROR_BACKEND;
-      }
-      return ATTN_OK;
-    };
-    std::vector<std::vector<int32_t>> sizeBuffers;
-    sizeBuffers.reserve(artifact.workspaces.size());
-    for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces) {
-      vk::HostTensor t;
-      t.rank = 1;
-      t.strides[0] = 1;
-      t.output = false;
-      if (w.hostWritten) {
-        std::vector<int32_t> &values = sizeBuffers.emplace_back();
-        for (int id : w.contents) {
-          int64_t v = 0;
-          if (attn_status st = eval(id, v))
-            return st;
-          // The kernels were built (and their loop budget checked) for
-          // sizes up to the clamp; a larger one would be read as the clamp.
-          // Refused before anything is staged.
-          if (int64_t cap = artifact.maxDynamicExtent; cap && v > cap) {
-            error = "vulkan: a size of " + std::to_string(v) +
-                    " is above the " + std::to_string(cap) +
-                    " this kernel was built for with dynamic sizes (its "
-                    "loops were checked against the device's loop budget "
-                    "up to that size; ATTN_VULKAN_MAX_DYNAMIC_EXTENT raises "
-                    "it, or give the sizes in the spec)";
-            return ATTN_ERROR_UNSUPPORTED;
-          }
-          // The kernels index in 32 bits: a size beyond that would wrap.
-          if (v < 0 || v > INT32_MAX) {
-            error = "vulkan: a size of " + std::to_string(v) +
-                    " is beyond 2^31 - 1, the largest the kernels' 32-bit "
-                    "indices hold";
-            return ATTN_ERROR_UNSUPPORTED;
-          }
-          values.push_back(static_cast<int32_t>(v));
-        }
-        t.data = values.data();
-        t.shape[0] = static_cast<int64_t>(values.size());
-        t.elemSize = sizeof(int32_t);
-        t.input = true;
-      } else {
-        // Scratch the kernels write before they read; never staged in or
-        // out.
-        int64_t elements = 1;
-        for (size_t d = 0; d < w.shape.size(); ++d) {
-          int64_t v = w.shape[d];
-          if (v < 0)
-            if (attn_status st = eval(w.shapeExprs[d], v))
-              return st;
-          if (v < 0 || !::attn::checkedMul(elements, v, elements) ||
-              elements > ::attn::kMaxSize) {
-            error = "vulkan: split-KV workspace " +
-                    std::to_string(&w - artifact.workspaces.data()) +
-                    " would have more than 2^62 elements for this launch";
-            return ATTN_ERROR_UNSUPPORTED;
-          }
-        }
-        t.data = nullptr;
-        t.shape[0] = elements;
-        t.elemSize = w.elementBytes;
-        t.input = false;
-      }
-      args.push_back(t);
-    }
-    std::vector<vk::Dispatch> run = dispatches;
-    for (size_t k = 0; k < run.size(); ++k)
-      for (int i = 0; i < 3; ++i)
-        if (int id = artifact.dispatches[k].gridExprs[i]; id >= 0) {
-          int64_t v = 0;
-          if (attn_status st = eval(id, v))
-            return st;
-          // Checked against the device's maxComputeWorkGroupCount when
-          // run; out of uint32_t range it would wrap into a valid-looking
-          // count first.
-          if (v < 1 || v > int64_t(UINT32_MAX)) {
-            error = "vulkan: workgroup count " + std::to_string(v) +
-                    " in dimension " + std::to_string(i) + " of dispatch " +
-                    std::to_string(k) + " is outside [1, 2^32 - 1]";
-            return ATTN_ERROR_UNSUPPORTED;
-          }
-          run[k].groups[i] = static_cast<uint32_t>(v);
-        }
-    return program->runDispatches(args, {}, run, nullptr, error);
-  }
-
-
-  std::unique_ptr<vk::Program> program;
-  mlir::attn::SPIRVKernelArtifact artifact;
-  std::vector<vk::Dispatch> dispatches;
-  attn_spec spec;
-  ::attn::KernelInfo info;
-  std::atomic<bool> launched{false};
-};
 
 /// VK_MAKE_API_VERSION(0, 1, 3, 0) (libattn does not include vulkan.h).
 constexpr uint32_t kVulkan13 = (1u << 22) | (3u << 12);
@@ -440,6 +255,19 @@ public:
     vk::DeviceInfo info;
     if (attn_status s = vk::deviceInfo(info, error))
       return s;
+    // A kernel loaded ahead of time for this spec (attn_vulkan_load_artifact)
+    // is taken as it is.
+    if (auto artifact = vk::findArtifact(spec)) {
+      ::attn::KernelInfo loaded;
+      loaded.variant = artifact->variant;
+      loaded.device = info.name;
+      loaded.blockQ = artifact->blockQ;
+      loaded.blockKv = artifact->blockKv;
+      loaded.kvSplits = artifact->kvSplits;
+      result.source = "// vulkan: loaded ahead of time (attn_vulkan_load_artifact)\n";
+      return vk::createExecutable(*artifact, spec, loaded, result.executable,
+                                  error);
+    }
     // What the portable variant does not do yet; each is a clear refusal.
     auto unsupported = [&](const std::string &why) {
       error = "vulkan: " + why;
@@ -657,7 +485,7 @@ public:
       options.subgroupSize = subgroupSize;
       options.blockKv = spec.block_kv; // 0: the pass fits shared memory
       options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
-      int64_t eltBytes = static_cast<int64_t>(elemSize(spec.dtype));
+      int64_t eltBytes = ::attn::dtypeBytes(spec.dtype);
       mlir::attn::ConfigureSIMTOptions simt;
       simt.blockKv = options.blockKv;
       simt.sharedMemoryBytes = options.sharedMemoryBytes;
@@ -964,60 +792,18 @@ public:
       error = "vulkan: " + error + diagnostics;
       return ATTN_ERROR_COMPILE;
     }
-    vk::ProgramDesc desc;
-    desc.spirv = artifact.words;
-    std::vector<vk::Dispatch> dispatches;
-    for (const mlir::attn::SPIRVDispatch &d : artifact.dispatches) {
-      vk::Dispatch dispatch;
-      auto it = std::find_if(
-          desc.entries.begin(), desc.entries.end(),
-          [&](const vk::EntryPointDesc &e) { return e.name == d.entry; });
-      dispatch.entry = static_cast<uint32_t>(it - desc.entries.begin());
-      if (it == desc.entries.end())
-        desc.entries.push_back(
-            {d.entry, static_cast<uint32_t>(d.bindings.size())});
-      for (int i = 0; i < 3; ++i)
-        dispatch.groups[i] = d.grid[i];
-      for (const mlir::attn::SPIRVBufferRef &ref : d.bindings)
-        dispatch.bindings.push_back(
-            artifact.dynamic() && ref.workspace
-                ? vk::BufferRef{false, artifact.hostArgs + ref.index}
-                : vk::BufferRef{ref.workspace, ref.index});
-      dispatches.push_back(std::move(dispatch));
-    }
-    desc.entry = desc.entries.front().name;
-    desc.numBuffers = desc.entries.front().numBuffers;
-    // Dynamic sizes: workspaces and size buffers are sized (and filled) at
-    // each launch, as buffers of the run; static ones live in the program.
-    if (!artifact.dynamic())
-      for (const mlir::attn::SPIRVWorkspace &w : artifact.workspaces)
-        desc.workspaceBytes.push_back(w.bytes);
-    desc.needsFloat16 = artifact.f16;
-    desc.needsInt16 = artifact.int16;
-    desc.needsBFloat16 = artifact.bf16;
-    desc.needsCooperativeMatrix = artifact.coopMat;
-    // The subgroup size the kernels were built for (coopmat, the portable
-    // subgroup kernel), from the module.
-    desc.requiredSubgroupSize = artifact.subgroupSize;
-    desc.requireFullSubgroups = artifact.subgroupSize > 0;
-    for (const mlir::attn::SPIRVDispatch &d : artifact.dispatches)
-      if (artifact.subgroupSize && d.block[0] % artifact.subgroupSize)
-        desc.requireFullSubgroups = false;
-    desc.needsSubgroupArithmetic = artifact.subgroupArithmetic;
-    desc.needsSubgroupShuffle = artifact.subgroupShuffle;
-    std::unique_ptr<vk::Program> program;
-    if (attn_status s = vk::createProgram(desc, program, error))
-      return s;
+    // The runtime's launch path, the same as for kernels loaded ahead of
+    // time (runtime/src/vulkan/Kernel.cpp).
+    vk::KernelMetadata metadata;
+    mlir::attn::jit::toVulkanKernelMetadata(artifact, variantName, metadata);
     ::attn::KernelInfo chosen;
     chosen.variant = variantName;
     chosen.device = info.name;
     chosen.blockQ = options.blockQ;
     chosen.blockKv = variantName == "tiled" || !bc ? options.blockKv : bc;
     chosen.kvSplits = splits;
-    result.executable = std::make_unique<VulkanExecutable>(
-        std::move(program), std::move(artifact), std::move(dispatches), spec,
-        std::move(chosen));
-    return ATTN_OK;
+    return vk::createExecutable(metadata, spec, chosen, result.executable,
+                                error);
   }
 };
 

@@ -5,6 +5,8 @@
 #include "attn/runtime/Backend.h"
 #include "attn/runtime/attn.h"
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -14,6 +16,7 @@
 struct attn_kernel {
   attn_spec spec;
   attn_target target;
+  uint64_t context = 0; // its context's id (device buffers check it)
   std::string source;
   std::unique_ptr<attn::Executable> executable;
   // What attn_kernel_get_info's strings point into.
@@ -69,8 +72,17 @@ bool isValidTarget(int target);
 } // namespace detail
 } // namespace attn
 
+namespace attn::detail {
+/// A process-unique id per context (never reused, unlike addresses).
+inline uint64_t nextContextId() {
+  static std::atomic<uint64_t> next{0};
+  return ++next;
+}
+} // namespace attn::detail
+
 /// The kernel cache. Kernels live as long as the context.
 struct attn_context {
+  const uint64_t id = attn::detail::nextContextId();
   mutable std::mutex mutex;
   std::map<attn::detail::CacheKey, std::unique_ptr<attn_kernel>> cache;
 };

@@ -172,6 +172,7 @@ attn_status attn_compile(attn_context *ctx, const attn_spec *spec,
     auto entry = std::make_unique<attn_kernel>();
     entry->spec = normalized;
     entry->target = target;
+    entry->context = ctx->id;
     entry->source = std::move(result.source);
     entry->executable = std::move(result.executable);
     *kernel = entry.get();
@@ -190,6 +191,7 @@ attn_status attn_launch(attn_kernel *kernel, const attn_launch_args *args) {
     std::string error;
     if (!validateLaunch(kernel->spec, kernel->target, *args, resolved, error))
       return failWith(ATTN_ERROR_INVALID_ARGUMENT, "attn_launch: " + error);
+    resolved.context = kernel->context;
     attn_status status = kernel->executable->run(resolved, error);
     if (status != ATTN_OK)
       return failWith(status, "attn_launch: " +

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Internal.h"
+#include "vulkan/Buffers.h"
 
 #include "attn/runtime/Checked.h"
 
@@ -370,6 +371,15 @@ public:
     for (Operand *o : all)
       if (o->present && !o->t->data)
         return fail(std::string(o->name) + ".data is NULL");
+    // A vulkan device buffer's address is no memory the other targets can
+    // reach (nor dereferenceable at all).
+    if (target != ATTN_TARGET_VULKAN)
+      for (Operand *o : all)
+        if (o->present && vulkan::isDeviceAddress(o->t->data))
+          return fail(std::string(o->name) +
+                      ".data is the address of a vulkan device buffer "
+                      "(attn_vulkan_buffer_pointer); the kernel is for the " +
+                      attn_target_name(target) + " target");
     for (Operand *o : all)
       if (o->present && !checkPositive(*o))
         return false;

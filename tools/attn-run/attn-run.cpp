@@ -15,6 +15,7 @@
 #include "attn/runtime/Vulkan.h"
 #include "attn/runtime/attn.h"
 #include "attn/runtime/attn_jit.h"
+#include "attn/runtime/attn_vulkan.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -62,6 +63,11 @@ times it. docs/attn-run.md describes every flag.
   --block-q=N --block-kv=N   tile sizes (0 = target default)
   --kv-splits=N              split-KV chunks (0 auto, 1 off)
   --layout=bhsd|bshd         storage of q/k/v/out (bshd: strides, no copy)
+  --memory=host|device       vulkan: launch on host memory (staged by every
+                             launch) or on device buffers (uploaded once,
+                             launched asynchronously); default device with
+                             --bench where the tensors are dense (bhsd, no
+                             broadcast mask), else host
   --static-shapes            compile with static B/H/S instead of dynamic
                              (the default for --target=vulkan, whose kernels
                              are then specialized to the shape and can use
@@ -113,6 +119,7 @@ struct Options {
   attn_variant variant = ATTN_VARIANT_DEFAULT;
   int64_t blockQ = 0, blockKv = 0, kvSplits = 0;
   bool bshd = false;
+  std::string memory; // --memory: "", "host" or "device"
   bool staticShapes = false;
   bool shapesGiven = false; // --static-shapes or --dynamic-shapes
   bool check = false;
@@ -251,6 +258,7 @@ Options parseArgs(int argc, char **argv) {
       "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
       "mask-broadcast", "dropout", "seed",      "scale",     "variant",
       "block-q",   "block-kv",  "kv-splits",    "layout",    "repeat-check",
+      "memory",
       "bench",     "data-seed", "input",        "save",      "load",
       "progress"};
   std::vector<std::string> allFlags = boolFlags;
@@ -377,6 +385,9 @@ Options parseArgs(int argc, char **argv) {
                             std::numeric_limits<int64_t>::max());
     } else if (name == "layout") {
       o.bshd = parseChoice<bool>(name, value, {{"bhsd", false}, {"bshd", true}});
+    } else if (name == "memory") {
+      o.memory = parseChoice<std::string>(name, value,
+                                          {{"host", "host"}, {"device", "device"}});
     } else if (name == "static-shapes") {
       o.staticShapes = true;
       o.shapesGiven = true;
@@ -978,7 +989,8 @@ Stats statsOf(std::vector<double> v) {
 /// 1 was the unversioned layout before it; 2 added schema, attn_version,
 /// device, kernel_variant, the effective scale and tiles, the time
 /// statistics, data_seed as a string, loaded_from and saved_to.
-constexpr int kJsonSchema = 2;
+/// 3 added memory (where the tensors live: host, or device buffers).
+constexpr int kJsonSchema = 3;
 
 /// The arrays --save writes and --load reads (inputs only, or all).
 std::vector<NpyArray> arraysOf(const Options &o, const Problem &p,
@@ -1103,22 +1115,70 @@ int main(int argc, char **argv) {
   // mirrors the host buffers here: inputs go up after they are made,
   // outputs come back after each launch.
   const bool onCuda = o.target == ATTN_TARGET_CUDA;
+  // Vulkan on device buffers (attn_vulkan.h): the tensors live on the
+  // device like cuda's, so a launch copies nothing; they must be dense.
+  if (!o.memory.empty() && o.target != ATTN_TARGET_VULKAN)
+    fatal("--memory is for --target=vulkan (cpu takes host memory, cuda "
+          "device memory)");
+  const bool denseTensors =
+      !o.bshd && (o.mask == ATTN_MASK_NONE || o.maskBroadcast == "none");
+  if (o.memory == "device" && !denseTensors)
+    fatal("--memory=device takes dense tensors: --layout=bhsd and, with a "
+          "mask, --mask-broadcast=none (device buffers hold each tensor "
+          "densely in its shape)");
+  const bool onVulkanDevice =
+      o.target == ATTN_TARGET_VULKAN &&
+      (o.memory == "device" || (o.memory.empty() && o.bench && denseTensors));
+  const std::string memory = onCuda || onVulkanDevice ? "device" : "host";
   CudaDevice cuda;
+  std::vector<attn_vulkan_buffer *> vulkanBuffers;
+  struct VulkanBuffersGuard {
+    std::vector<attn_vulkan_buffer *> &buffers;
+    ~VulkanBuffersGuard() {
+      for (attn_vulkan_buffer *b : buffers)
+        attn_vulkan_buffer_destroy(b);
+    }
+  } vulkanBuffersGuard{vulkanBuffers};
   attn_launch_args launchArgs = p.args;
   auto mirror = [&](const Buffer &b, attn_tensor &t) {
-    if (b.data())
+    if (!b.data())
+      return;
+    if (onCuda) {
       t.data = cuda.alloc(b.count * dtypeSize(b.dtype));
+      return;
+    }
+    attn_vulkan_buffer *buffer = nullptr;
+    checkStatus(attn_vulkan_buffer_create(ctx, b.count * dtypeSize(b.dtype),
+                                          &buffer),
+                "attn_vulkan_buffer_create");
+    vulkanBuffers.push_back(buffer);
+    t.data = attn_vulkan_buffer_pointer(buffer);
   };
   auto upload = [&](const Buffer &b, const attn_tensor &t) {
-    if (onCuda && b.data())
+    if (!b.data())
+      return;
+    if (onCuda)
       cuda.toDevice(t.data, b.data(), b.count * dtypeSize(b.dtype));
+    else if (onVulkanDevice)
+      checkStatus(attn_vulkan_buffer_upload(
+                      static_cast<attn_vulkan_buffer *>(t.data), 0, b.data(),
+                      b.count * dtypeSize(b.dtype)),
+                  "attn_vulkan_buffer_upload");
   };
   auto download = [&](Buffer &b, const attn_tensor &t) {
-    if (onCuda && b.data())
+    if (!b.data())
+      return;
+    if (onCuda)
       cuda.toHost(b.data(), t.data, b.count * dtypeSize(b.dtype));
+    else if (onVulkanDevice)
+      checkStatus(attn_vulkan_buffer_download(
+                      static_cast<attn_vulkan_buffer *>(t.data), 0, b.data(),
+                      b.count * dtypeSize(b.dtype)),
+                  "attn_vulkan_buffer_download");
   };
-  if (onCuda) {
-    cuda.open();
+  if (onCuda || onVulkanDevice) {
+    if (onCuda)
+      cuda.open();
     mirror(p.q, launchArgs.q);
     mirror(p.k, launchArgs.k);
     mirror(p.v, launchArgs.v);
@@ -1206,6 +1266,23 @@ int main(int argc, char **argv) {
       if (onCuda)
         cuda.check(cuda.cuEventRecord(cuda.start, nullptr), "cuEventRecord");
       auto start = std::chrono::steady_clock::now();
+      if (onVulkanDevice) {
+        // Submitted, then waited on: the time from the submit to the
+        // wait's return is the launch's end to end (no copies); the event
+        // has the dispatches' own time from GPU timestamps.
+        attn_vulkan_event *event = nullptr;
+        checkStatus(attn_vulkan_launch_async(kernel, &launchArgs, &event),
+                    "attn_vulkan_launch_async (bench)");
+        attn_status waited = attn_vulkan_event_wait(event);
+        hostTimes.push_back(msSince(start));
+        double ms = -1.0;
+        if (waited == ATTN_OK &&
+            attn_vulkan_event_kernel_ms(event, &ms) == ATTN_OK)
+          deviceTimes.push_back(ms);
+        attn_vulkan_event_destroy(event);
+        checkStatus(waited, "attn_vulkan_event_wait (bench)");
+        continue;
+      }
       checkStatus(attn_launch(kernel, &launchArgs), "attn_launch (bench)");
       if (onCuda) {
         cuda.check(cuda.cuEventRecord(cuda.stop, nullptr), "cuEventRecord");
@@ -1284,6 +1361,7 @@ int main(int argc, char **argv) {
        << ", \"lse\": " << (o.lse ? "true" : "false")
        << ", \"scale\": " << jsonNumber(scale)
        << ", \"layout\": " << jsonString(o.bshd ? "bshd" : "bhsd")
+       << ", \"memory\": " << jsonString(memory)
        << ", \"static_shapes\": " << (o.staticShapes ? "true" : "false")
        << ", \"block_q\": " << info.block_q
        << ", \"block_kv\": " << info.block_kv
@@ -1330,6 +1408,12 @@ int main(int argc, char **argv) {
                 maskText.c_str(), o.dropout, int(o.lse),
                 o.bshd ? "bshd" : "bhsd");
     std::printf("  device        %s\n", device.c_str());
+    if (o.target == ATTN_TARGET_VULKAN)
+      std::printf("  memory        %s\n",
+                  memory == "device"
+                      ? "device buffers (uploaded once; a launch copies "
+                        "nothing)"
+                      : "host (every launch stages its tensors)");
     std::printf("  kernel        %s (block_q %lld, block_kv %lld, kv_splits "
                 "%lld)\n",
                 kernelVariant.c_str(), (long long)info.block_q,

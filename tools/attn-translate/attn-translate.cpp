@@ -13,6 +13,7 @@
 #include "attn/InitAll.h"
 #include "attn/JIT/CUDA.h"
 #include "attn/JIT/JIT.h"
+#include "attn/JIT/Vulkan.h"
 #include "attn/runtime/CudaKernel.h"
 #include "attn/runtime/attn_jit.h"
 #include "attn/Pipelines/Pipelines.h"
@@ -287,15 +288,19 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
     if (!sdpa.getQuery().getDefiningOp<bufferization::ToTensorOp>())
       tensorLevel = true;
   });
+  // The spec goes into the metadata (the runtime loads the kernel under
+  // it); already-lowered IR has none.
+  attn_spec spec;
+  bool haveSpec = false;
   if (!lowered && tensorLevel) {
     std::string text;
     llvm::raw_string_ostream textOS(text);
     module->print(textOS);
-    attn_spec spec;
     if (attn_spec_from_mlir(text.c_str(), &spec) != ATTN_OK)
       return emitError(module.getLoc()) << attn_last_error();
     if (spec.value_dim == 0)
       spec.value_dim = spec.head_dim;
+    haveSpec = true;
     fromSpec = parseSourceString<ModuleOp>(
         mlir::attn::jit::buildDenseKernelSource(spec), module.getContext());
     if (!fromSpec)
@@ -344,7 +349,22 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
   if (ec)
     return emitError(module.getLoc(),
                      "cannot write " + mdPath + ": " + ec.message());
-  meta << mlir::attn::spirvKernelMetadataJSON(artifact, clVariant);
+  ::attn::vulkan::KernelMetadata metadata;
+  mlir::attn::jit::toVulkanKernelMetadata(artifact, clVariant, metadata);
+  metadata.binaryFile = binaryName;
+  metadata.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 0;
+  metadata.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 0;
+  metadata.kvSplits = clKvSplits.getNumOccurrences() ? clKvSplits : 1;
+  if (haveSpec) {
+    // The kernel's choices are the spec's: attn_compile with the spec
+    // attn_vulkan_load_artifact returns gets this kernel.
+    spec.block_q = metadata.blockQ;
+    spec.block_kv = metadata.blockKv;
+    spec.kv_splits = metadata.kvSplits;
+    metadata.spec = spec;
+    metadata.hasSpec = true;
+  }
+  meta << ::attn::vulkan::writeMetadata(metadata);
   return success();
 }
 } // namespace

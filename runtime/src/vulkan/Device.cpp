@@ -193,6 +193,8 @@ attn_status Device::open(std::string &error) {
   info.maxComputeWorkGroupInvocations = p.limits.maxComputeWorkGroupInvocations;
   info.maxPushConstantsSize = p.limits.maxPushConstantsSize;
   info.maxStorageBufferRange = p.limits.maxStorageBufferRange;
+  info.minStorageBufferOffsetAlignment =
+      p.limits.minStorageBufferOffsetAlignment;
   info.timestampPeriodNs = p.limits.timestampPeriod;
 
   uint32_t extCount = 0;
@@ -487,14 +489,37 @@ struct Buffer {
   VkDeviceSize size = 0;
 };
 
-/// Owns every Vulkan object of one run; destroys them on every exit path.
+} // namespace
+
+/// A device-local storage buffer the caller allocated (createDeviceBuffer):
+/// freed when the last reference goes (its handle's, or a run's in flight).
+struct attn::vulkan::DeviceBuffer {
+  Device &d;
+  Buffer b;
+  uint64_t bytes = 0; // as asked for; b.size rounds up to whole words
+  explicit DeviceBuffer(Device &d) : d(d) {}
+  ~DeviceBuffer() {
+    if (b.buffer)
+      d.vk.vkDestroyBuffer(d.device, b.buffer, nullptr);
+    if (b.memory)
+      d.vk.vkFreeMemory(d.device, b.memory, nullptr);
+  }
+};
+
+namespace {
+
+/// Owns every Vulkan object of one run (or one copy); destroys them on
+/// every exit path. A submitted run's are destroyed only after its fence
+/// signalled (VulkanSubmission).
 struct RunResources {
   Device &d;
   std::vector<Buffer> buffers;
   VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cb = VK_NULL_HANDLE;
   VkDescriptorPool descriptorPool = VK_NULL_HANDLE;
   VkQueryPool queries = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
+  bool timed = false;
   explicit RunResources(Device &d) : d(d) {}
   ~RunResources() {
     auto &vk = d.vk;
@@ -513,6 +538,13 @@ struct RunResources {
         vk.vkFreeMemory(d.device, b.memory, nullptr);
     }
   }
+
+  /// A command buffer, begun (one-time submit).
+  attn_status begin(VkCommandBuffer &out, std::string &error);
+  /// Ends the command buffer and submits it with a fresh fence.
+  attn_status submit(std::string &error);
+  /// Waits for the fence.
+  attn_status wait(std::string &error);
 };
 
 int64_t findMemoryType(const VkPhysicalDeviceMemoryProperties &mem,
@@ -619,7 +651,7 @@ void copyStrided(const HostTensor &t, uint8_t *dense, bool toDense) {
 /// The OpEntryPoint names of a SPIR-V module (passing a name the module
 /// lacks to vkCreateComputePipelines is undefined behaviour, so it is
 /// checked first).
-std::vector<std::string> entryPointNames(const std::vector<uint32_t> &words) {
+std::vector<std::string> spirvEntryPoints(const std::vector<uint32_t> &words) {
   std::vector<std::string> names;
   constexpr uint32_t kOpEntryPoint = 15;
   for (size_t i = 5; i < words.size();) {
@@ -648,6 +680,143 @@ std::vector<std::string> entryPointNames(const std::vector<uint32_t> &words) {
   }
   return names;
 }
+
+attn_status RunResources::begin(VkCommandBuffer &out, std::string &error) {
+  auto &vk = d.vk;
+  VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+  cpci.queueFamilyIndex = d.queueFamily;
+  VkResult r = vk.vkCreateCommandPool(d.device, &cpci, nullptr, &pool);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkCreateCommandPool", r);
+  VkCommandBufferAllocateInfo cbai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+  cbai.commandPool = pool;
+  cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+  cbai.commandBufferCount = 1;
+  r = vk.vkAllocateCommandBuffers(d.device, &cbai, &cb);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkAllocateCommandBuffers", r);
+  VkCommandBufferBeginInfo cbbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  cbbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  r = vk.vkBeginCommandBuffer(cb, &cbbi);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkBeginCommandBuffer", r);
+  out = cb;
+  return ATTN_OK;
+}
+
+attn_status RunResources::submit(std::string &error) {
+  auto &vk = d.vk;
+  VkResult r = vk.vkEndCommandBuffer(cb);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkEndCommandBuffer", r);
+  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+  r = vk.vkCreateFence(d.device, &fci, nullptr, &fence);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkCreateFence", r);
+  VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  {
+    std::lock_guard<std::mutex> lock(d.queueMutex);
+    r = vk.vkQueueSubmit(d.queue, 1, &si, fence);
+  }
+  if (r != VK_SUCCESS) {
+    // Never submitted: nothing waits on the fence.
+    vk.vkDestroyFence(d.device, fence, nullptr);
+    fence = VK_NULL_HANDLE;
+    return backend(error, "vkQueueSubmit", r);
+  }
+  return ATTN_OK;
+}
+
+attn_status RunResources::wait(std::string &error) {
+  VkResult r = d.vk.vkWaitForFences(d.device, 1, &fence, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkWaitForFences", r);
+  return ATTN_OK;
+}
+
+/// A submitted run: waits for its fence, reads its timestamps and copies
+/// host outputs back, once; its Vulkan objects (and its hold on device
+/// buffers) go with it. Destroyed unwaited, it waits first: nothing the
+/// device may still use is freed.
+class VulkanSubmission final : public attn::Submission {
+public:
+  VulkanSubmission(std::unique_ptr<RunResources> res,
+                   std::vector<HostTensor> tensors,
+                   std::vector<VkDeviceSize> sizes)
+      : res(std::move(res)), tensors(std::move(tensors)),
+        sizes(std::move(sizes)) {}
+  ~VulkanSubmission() override {
+    std::string ignored;
+    wait(ignored);
+  }
+
+  attn_status wait(std::string &error) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!finished) {
+      status = finish(message);
+      finished = true;
+      res.reset();
+      tensors.clear();
+    }
+    if (status != ATTN_OK)
+      error = message;
+    return status;
+  }
+
+  bool ready() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (finished)
+      return true;
+    return res->d.vk.vkGetFenceStatus(res->d.device, res->fence) !=
+           VK_NOT_READY;
+  }
+
+  double kernelMs() const override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return ms;
+  }
+
+private:
+  attn_status finish(std::string &error) {
+    Device &d = res->d;
+    auto &vk = d.vk;
+    if (attn_status s = res->wait(error))
+      return s;
+    if (res->timed) {
+      uint64_t stamps[2] = {0, 0};
+      VkResult r = vk.vkGetQueryPoolResults(
+          d.device, res->queries, 0, 2, sizeof(stamps), stamps,
+          sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+      if (r != VK_SUCCESS)
+        return backend(error, "vkGetQueryPoolResults", r);
+      ms = double(stamps[1] - stamps[0]) * d.info.timestampPeriodNs * 1e-6;
+    }
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (!tensors[i].output || tensors[i].buffer)
+        continue;
+      void *mapped = nullptr;
+      VkResult r = vk.vkMapMemory(d.device, res->buffers[2 * i].memory, 0,
+                                  VK_WHOLE_SIZE, 0, &mapped);
+      if (r != VK_SUCCESS)
+        return backend(error, "vkMapMemory (read-back)", r);
+      copyStrided(tensors[i], static_cast<uint8_t *>(mapped),
+                  /*toDense=*/false);
+      vk.vkUnmapMemory(d.device, res->buffers[2 * i].memory);
+    }
+    return ATTN_OK;
+  }
+
+  mutable std::mutex mutex;
+  std::unique_ptr<RunResources> res;
+  std::vector<HostTensor> tensors;
+  std::vector<VkDeviceSize> sizes;
+  bool finished = false;
+  attn_status status = ATTN_OK;
+  std::string message;
+  double ms = -1.0;
+};
 
 class VulkanProgram final : public Program {
 public:
@@ -731,8 +900,23 @@ public:
                             const std::vector<uint8_t> &pushConstants,
                             const std::vector<Dispatch> &dispatches,
                             double *gpuMs, std::string &error) override {
-    lastGpuMs = -1.0; // until this run's timestamps are read
+    std::shared_ptr<attn::Submission> done;
+    if (attn_status s = submit(tensors, pushConstants, dispatches,
+                               /*wait=*/true, done, error))
+      return s;
+    if (gpuMs)
+      *gpuMs = lastGpuMs;
+    return ATTN_OK;
+  }
+
+  attn_status submit(const std::vector<HostTensor> &tensors,
+                     const std::vector<uint8_t> &pushConstants,
+                     const std::vector<Dispatch> &dispatches, bool wait,
+                     std::shared_ptr<attn::Submission> &pending,
+                     std::string &error) override {
     auto &vk = d.vk;
+    if (wait)
+      lastGpuMs = -1.0; // until this run's timestamps are read
     if (pushConstants.size() != desc.pushConstantBytes) {
       error = "vulkan: the program takes " +
               std::to_string(desc.pushConstantBytes) +
@@ -784,17 +968,20 @@ public:
         }
       totalBindings += dp.bindings.size();
     }
-    // Runs share the workspaces: one at a time per program (the fence wait
-    // below ends each before the next starts).
-    std::unique_lock<std::mutex> workspaceLock(runMutex, std::defer_lock);
-    if (!workspaces.empty())
-      workspaceLock.lock();
+    // Runs of one program share its workspaces, and launches on device
+    // buffers may read what an earlier one wrote: every command buffer
+    // starts with a barrier after all earlier compute and transfer work on
+    // the queue (submission order), so runs in flight never overlap on
+    // them. No host lock is held across the wait.
 
-    RunResources res(d);
+    auto res = std::make_unique<RunResources>(d);
     const size_t n = tensors.size();
-    // Per tensor: staging (host-visible) at 2i, device-local at 2i+1.
-    res.buffers.resize(2 * n);
+    // Per host tensor: staging (host-visible) at 2i, device-local at 2i+1.
+    // Tensors already on the device (HostTensor::buffer) are bound in
+    // place: nothing is allocated or copied for them.
+    res->buffers.resize(2 * n);
     std::vector<VkDeviceSize> sizes(n);
+    std::vector<VkDescriptorBufferInfo> bound(n);
     for (size_t i = 0; i < n; ++i) {
       const HostTensor &t = tensors[i];
       int64_t count = elementCount(t), bytes = 0;
@@ -818,19 +1005,46 @@ public:
                 std::to_string(d.info.maxStorageBufferRange) + ")";
         return ATTN_ERROR_UNSUPPORTED;
       }
+      if (t.buffer) {
+        const uint64_t size = t.buffer->bytes;
+        if (t.offset > size || uint64_t(bytes) > size - t.offset) {
+          error = "vulkan: buffer " + std::to_string(i) + " needs " +
+                  std::to_string(bytes) + " bytes at offset " +
+                  std::to_string(t.offset) + " of a device buffer of " +
+                  std::to_string(size);
+          return ATTN_ERROR_INVALID_ARGUMENT;
+        }
+        const uint64_t align =
+            std::max<uint64_t>(d.info.minStorageBufferOffsetAlignment, 1);
+        if (t.offset % align) {
+          error = "vulkan: buffer " + std::to_string(i) + " starts at offset " +
+                  std::to_string(t.offset) +
+                  " of its device buffer, not a multiple of the device's "
+                  "minStorageBufferOffsetAlignment (" +
+                  std::to_string(align) + ")";
+          return ATTN_ERROR_INVALID_ARGUMENT;
+        }
+        // The kernels read whole words: the range takes the word holding
+        // the last element where the buffer has it (device buffers are
+        // allocated in whole words).
+        bound[i] = {t.buffer->b.buffer, t.offset,
+                    std::min<VkDeviceSize>(sizes[i], t.buffer->b.size - t.offset)};
+        continue;
+      }
       if (attn_status s = makeBuffer(d, sizes[i],
                                      VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                          VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                     true, res.buffers[2 * i], error))
+                                     true, res->buffers[2 * i], error))
         return s;
       if (attn_status s = makeBuffer(d, sizes[i],
                                      VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                                          VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                          VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-                                     false, res.buffers[2 * i + 1], error))
+                                     false, res->buffers[2 * i + 1], error))
         return s;
+      bound[i] = {res->buffers[2 * i + 1].buffer, 0, VK_WHOLE_SIZE};
       void *mapped = nullptr;
-      VkResult r = vk.vkMapMemory(d.device, res.buffers[2 * i].memory, 0,
+      VkResult r = vk.vkMapMemory(d.device, res->buffers[2 * i].memory, 0,
                                   VK_WHOLE_SIZE, 0, &mapped);
       if (r != VK_SUCCESS)
         return backend(error, "vkMapMemory", r);
@@ -840,7 +1054,7 @@ public:
         copyStrided(t, static_cast<uint8_t *>(mapped), /*toDense=*/true);
       else
         std::memset(mapped, 0, sizes[i]);
-      vk.vkUnmapMemory(d.device, res.buffers[2 * i].memory);
+      vk.vkUnmapMemory(d.device, res->buffers[2 * i].memory);
     }
 
     // A descriptor set per dispatch, in its entry point's layout.
@@ -852,7 +1066,7 @@ public:
     dpci.poolSizeCount = 1;
     dpci.pPoolSizes = &poolSize;
     VkResult r =
-        vk.vkCreateDescriptorPool(d.device, &dpci, nullptr, &res.descriptorPool);
+        vk.vkCreateDescriptorPool(d.device, &dpci, nullptr, &res->descriptorPool);
     if (r != VK_SUCCESS)
       return backend(error, "vkCreateDescriptorPool", r);
     std::vector<VkDescriptorSet> sets(dispatches.size());
@@ -860,7 +1074,7 @@ public:
       const Dispatch &dp = dispatches[k];
       VkDescriptorSetAllocateInfo dsai{
           VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-      dsai.descriptorPool = res.descriptorPool;
+      dsai.descriptorPool = res->descriptorPool;
       dsai.descriptorSetCount = 1;
       dsai.pSetLayouts = &entries[dp.entry].setLayout;
       r = vk.vkAllocateDescriptorSets(d.device, &dsai, &sets[k]);
@@ -871,9 +1085,9 @@ public:
       std::vector<VkWriteDescriptorSet> writes(nb);
       for (size_t i = 0; i < nb; ++i) {
         const BufferRef &ref = dp.bindings[i];
-        VkBuffer buffer = ref.workspace ? workspaces[ref.index].buffer
-                                        : res.buffers[2 * ref.index + 1].buffer;
-        infos[i] = {buffer, 0, VK_WHOLE_SIZE};
+        infos[i] = ref.workspace ? VkDescriptorBufferInfo{workspaces[ref.index].buffer,
+                                                          0, VK_WHOLE_SIZE}
+                                 : bound[ref.index];
         writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
         writes[i].dstSet = sets[k];
         writes[i].dstBinding = static_cast<uint32_t>(i);
@@ -886,50 +1100,43 @@ public:
                                   writes.data(), 0, nullptr);
     }
 
-    VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-    cpci.queueFamilyIndex = d.queueFamily;
-    r = vk.vkCreateCommandPool(d.device, &cpci, nullptr, &res.pool);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkCreateCommandPool", r);
-    VkCommandBufferAllocateInfo cbai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-    cbai.commandPool = res.pool;
-    cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    cbai.commandBufferCount = 1;
     VkCommandBuffer cb;
-    r = vk.vkAllocateCommandBuffers(d.device, &cbai, &cb);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkAllocateCommandBuffers", r);
+    if (attn_status s = res->begin(cb, error))
+      return s;
     // Timed whenever the queue can be (two timestamps): lastRunGpuMs()
-    // reports it without the caller asking.
+    // and Submission::kernelMs() report it without the caller asking.
     bool timed = d.info.timestamps;
     if (timed) {
       VkQueryPoolCreateInfo qpci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       qpci.queryType = VK_QUERY_TYPE_TIMESTAMP;
       qpci.queryCount = 2;
-      r = vk.vkCreateQueryPool(d.device, &qpci, nullptr, &res.queries);
+      r = vk.vkCreateQueryPool(d.device, &qpci, nullptr, &res->queries);
       if (r != VK_SUCCESS)
         return backend(error, "vkCreateQueryPool", r);
     }
-
-    VkCommandBufferBeginInfo cbbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-    cbbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    r = vk.vkBeginCommandBuffer(cb, &cbbi);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkBeginCommandBuffer", r);
+    bool anyOutput = false;
     for (size_t i = 0; i < n; ++i) {
+      if (tensors[i].buffer)
+        continue;
+      anyOutput |= tensors[i].output;
       VkBufferCopy region{0, 0, sizes[i]};
-      vk.vkCmdCopyBuffer(cb, res.buffers[2 * i].buffer,
-                         res.buffers[2 * i + 1].buffer, 1, &region);
+      vk.vkCmdCopyBuffer(cb, res->buffers[2 * i].buffer,
+                         res->buffers[2 * i + 1].buffer, 1, &region);
     }
+    // This run's staging copies and every earlier submission's shader and
+    // transfer work (workspaces, device buffers) before the dispatches.
     VkMemoryBarrier toShader{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    toShader.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    toShader.srcAccessMask =
+        VK_ACCESS_TRANSFER_WRITE_BIT | VK_ACCESS_SHADER_WRITE_BIT;
     toShader.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-    vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+    vk.vkCmdPipelineBarrier(cb,
+                            VK_PIPELINE_STAGE_TRANSFER_BIT |
+                                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
                             &toShader, 0, nullptr, 0, nullptr);
     if (timed) {
-      vk.vkCmdResetQueryPool(cb, res.queries, 0, 2);
-      vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, res.queries, 0);
+      vk.vkCmdResetQueryPool(cb, res->queries, 0, 2);
+      vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, res->queries, 0);
     }
     for (size_t k = 0; k < dispatches.size(); ++k) {
       const Dispatch &dp = dispatches[k];
@@ -957,72 +1164,39 @@ public:
     }
     if (timed)
       vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                             res.queries, 1);
-    VkMemoryBarrier toTransfer{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    toTransfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-    toTransfer.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
-    vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                            VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &toTransfer,
-                            0, nullptr, 0, nullptr);
-    for (size_t i = 0; i < n; ++i) {
-      if (!tensors[i].output)
-        continue;
-      VkBufferCopy region{0, 0, sizes[i]};
-      vk.vkCmdCopyBuffer(cb, res.buffers[2 * i + 1].buffer,
-                         res.buffers[2 * i].buffer, 1, &region);
+                             res->queries, 1);
+    if (anyOutput) {
+      VkMemoryBarrier toTransfer{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      toTransfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+      toTransfer.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+      vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                              VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                              &toTransfer, 0, nullptr, 0, nullptr);
+      for (size_t i = 0; i < n; ++i) {
+        if (!tensors[i].output || tensors[i].buffer)
+          continue;
+        VkBufferCopy region{0, 0, sizes[i]};
+        vk.vkCmdCopyBuffer(cb, res->buffers[2 * i + 1].buffer,
+                           res->buffers[2 * i].buffer, 1, &region);
+      }
+      VkMemoryBarrier toHost{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+      toHost.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+      toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+      vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                              VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0,
+                              nullptr, 0, nullptr);
     }
-    VkMemoryBarrier toHost{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-    toHost.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
-    toHost.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                            VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0,
-                            nullptr, 0, nullptr);
-    r = vk.vkEndCommandBuffer(cb);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkEndCommandBuffer", r);
-
-    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    r = vk.vkCreateFence(d.device, &fci, nullptr, &res.fence);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkCreateFence", r);
-    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
-    si.commandBufferCount = 1;
-    si.pCommandBuffers = &cb;
-    {
-      std::lock_guard<std::mutex> lock(d.queueMutex);
-      r = vk.vkQueueSubmit(d.queue, 1, &si, res.fence);
+    if (attn_status s = res->submit(error))
+      return s;
+    res->timed = timed;
+    auto submission = std::make_shared<VulkanSubmission>(std::move(res),
+                                                         tensors, sizes);
+    if (wait) {
+      if (attn_status s = submission->wait(error))
+        return s;
+      lastGpuMs = submission->kernelMs(); // lastRunGpuMs()
     }
-    if (r != VK_SUCCESS)
-      return backend(error, "vkQueueSubmit", r);
-    r = vk.vkWaitForFences(d.device, 1, &res.fence, VK_TRUE, UINT64_MAX);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkWaitForFences", r);
-
-    if (timed) {
-      uint64_t stamps[2] = {0, 0};
-      r = vk.vkGetQueryPoolResults(d.device, res.queries, 0, 2, sizeof(stamps),
-                                   stamps, sizeof(uint64_t),
-                                   VK_QUERY_RESULT_64_BIT |
-                                       VK_QUERY_RESULT_WAIT_BIT);
-      if (r != VK_SUCCESS)
-        return backend(error, "vkGetQueryPoolResults", r);
-      lastGpuMs =
-          double(stamps[1] - stamps[0]) * d.info.timestampPeriodNs * 1e-6;
-    }
-    if (gpuMs)
-      *gpuMs = lastGpuMs;
-
-    for (size_t i = 0; i < n; ++i) {
-      if (!tensors[i].output)
-        continue;
-      void *mapped = nullptr;
-      r = vk.vkMapMemory(d.device, res.buffers[2 * i].memory, 0, VK_WHOLE_SIZE,
-                         0, &mapped);
-      if (r != VK_SUCCESS)
-        return backend(error, "vkMapMemory (read-back)", r);
-      copyStrided(tensors[i], static_cast<uint8_t *>(mapped), /*toDense=*/false);
-      vk.vkUnmapMemory(d.device, res.buffers[2 * i].memory);
-    }
+    pending = std::move(submission);
     return ATTN_OK;
   }
 
@@ -1108,7 +1282,6 @@ private:
   VkShaderModule module = VK_NULL_HANDLE;
   std::vector<Entry> entries;
   std::vector<Buffer> workspaces;
-  std::mutex runMutex; // runs of a program with workspaces, one at a time
 };
 
 } // namespace
@@ -1248,7 +1421,7 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
   std::vector<EntryPointDesc> entries = desc.entries;
   if (entries.empty())
     entries.push_back({desc.entry, desc.numBuffers});
-  std::vector<std::string> names = entryPointNames(desc.spirv);
+  std::vector<std::string> names = spirvEntryPoints(desc.spirv);
   for (const EntryPointDesc &e : entries)
     if (std::find(names.begin(), names.end(), e.name) == names.end()) {
       std::string known;
@@ -1263,4 +1436,124 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
     return s;
   program = std::move(p);
   return ATTN_OK;
+}
+
+std::vector<std::string>
+attn::vulkan::entryPointNames(const std::vector<uint32_t> &words) {
+  return spirvEntryPoints(words);
+}
+
+attn_status attn::vulkan::createDeviceBuffer(uint64_t bytes,
+                                             std::shared_ptr<DeviceBuffer> &out,
+                                             std::string &error) {
+  Device *d = nullptr;
+  if (attn_status s = getDevice(d, error))
+    return s;
+  if (bytes == 0) {
+    error = "vulkan: a device buffer of 0 bytes";
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  // Whole words (the kernels read 32-bit words), without wrapping.
+  if (bytes > (uint64_t(1) << 62)) {
+    error = "vulkan: a device buffer of " + std::to_string(bytes) +
+            " bytes is more than 2^62";
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  auto buffer = std::make_shared<DeviceBuffer>(*d);
+  const VkDeviceSize size = (bytes + 3) & ~VkDeviceSize(3);
+  if (attn_status s = makeBuffer(*d, size,
+                                 VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                 /*hostVisible=*/false, buffer->b, error))
+    return s;
+  buffer->bytes = bytes;
+  out = std::move(buffer);
+  return ATTN_OK;
+}
+
+uint64_t attn::vulkan::deviceBufferSize(const DeviceBuffer &buffer) {
+  return buffer.bytes;
+}
+
+namespace {
+/// Copies between host memory and [offset, offset + bytes) of a device
+/// buffer through a staging buffer, after all earlier work on the queue
+/// (launches in flight included), and waits for it.
+attn_status copyDevice(DeviceBuffer &buffer, uint64_t offset, void *host,
+                       uint64_t bytes, bool toDevice, std::string &error) {
+  if (offset > buffer.bytes || bytes > buffer.bytes - offset) {
+    error = "vulkan: [" + std::to_string(offset) + ", " +
+            std::to_string(offset) + " + " + std::to_string(bytes) +
+            ") is outside the device buffer of " +
+            std::to_string(buffer.bytes) + " bytes";
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  if (bytes == 0)
+    return ATTN_OK;
+  Device &d = buffer.d;
+  auto &vk = d.vk;
+  RunResources res(d);
+  res.buffers.resize(1);
+  if (attn_status s = makeBuffer(d, bytes,
+                                 VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                     VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+                                 /*hostVisible=*/true, res.buffers[0], error))
+    return s;
+  void *mapped = nullptr;
+  VkResult r = vk.vkMapMemory(d.device, res.buffers[0].memory, 0,
+                              VK_WHOLE_SIZE, 0, &mapped);
+  if (r != VK_SUCCESS)
+    return backend(error, "vkMapMemory", r);
+  if (toDevice)
+    std::memcpy(mapped, host, bytes);
+  VkCommandBuffer cb;
+  if (attn_status s = res.begin(cb, error)) {
+    vk.vkUnmapMemory(d.device, res.buffers[0].memory);
+    return s;
+  }
+  VkMemoryBarrier before{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  before.srcAccessMask =
+      VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  before.dstAccessMask =
+      VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  vk.vkCmdPipelineBarrier(cb,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                              VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &before, 0,
+                          nullptr, 0, nullptr);
+  VkBufferCopy region = toDevice ? VkBufferCopy{0, offset, bytes}
+                                 : VkBufferCopy{offset, 0, bytes};
+  if (toDevice)
+    vk.vkCmdCopyBuffer(cb, res.buffers[0].buffer, buffer.b.buffer, 1, &region);
+  else
+    vk.vkCmdCopyBuffer(cb, buffer.b.buffer, res.buffers[0].buffer, 1, &region);
+  VkMemoryBarrier after{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  after.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+  after.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                          VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &after, 0, nullptr,
+                          0, nullptr);
+  attn_status s = res.submit(error);
+  if (s == ATTN_OK)
+    s = res.wait(error);
+  if (s == ATTN_OK && !toDevice)
+    std::memcpy(host, mapped, bytes);
+  vk.vkUnmapMemory(d.device, res.buffers[0].memory);
+  return s;
+}
+} // namespace
+
+attn_status attn::vulkan::uploadToDevice(DeviceBuffer &buffer, uint64_t offset,
+                                         const void *src, uint64_t bytes,
+                                         std::string &error) {
+  return copyDevice(buffer, offset, const_cast<void *>(src), bytes,
+                    /*toDevice=*/true, error);
+}
+
+attn_status attn::vulkan::downloadFromDevice(DeviceBuffer &buffer,
+                                             uint64_t offset, void *dst,
+                                             uint64_t bytes,
+                                             std::string &error) {
+  return copyDevice(buffer, offset, dst, bytes, /*toDevice=*/false, error);
 }

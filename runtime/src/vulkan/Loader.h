@@ -74,6 +74,7 @@ namespace attn::vulkan {
   X(vkCreateFence)                                                             \
   X(vkDestroyFence)                                                            \
   X(vkWaitForFences)                                                           \
+  X(vkGetFenceStatus)                                                          \
   X(vkQueueSubmit)
 
 // Optional: present only with VK_KHR_cooperative_matrix (not in Debian's

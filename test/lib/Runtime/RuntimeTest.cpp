@@ -621,6 +621,19 @@ TEST_F(RuntimeTest, LaunchNullRequiredPointers) {
   }
 }
 
+// A vulkan device buffer's address (attn_vulkan.h: tag 0xA in the top
+// bits) handed to another target's kernel is refused, never dereferenced.
+TEST_F(RuntimeTest, LaunchVulkanDeviceAddressOnAnotherTarget) {
+  allocate();
+  void *saved = args.k.data;
+  args.k.data = reinterpret_cast<void *>(uintptr_t(0xAull << 60) |
+                                         (uintptr_t(7) << 36));
+  expectRejected("k.data is the address of a vulkan device buffer "
+                 "(attn_vulkan_buffer_pointer); the kernel is for the cpu "
+                 "target");
+  args.k.data = saved;
+}
+
 TEST_F(RuntimeTest, LaunchAbsentTensorsMayBeAnything) {
   allocate();
   // Neither mask nor lse is in the spec: garbage there must not matter.

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/runtime/Vulkan.h"
+#include "attn/runtime/VulkanKernel.h"
 
 #include <gtest/gtest.h>
 
@@ -305,3 +306,156 @@ TEST(VulkanRuntime, RejectsBadRuns) {
 }
 
 } // namespace
+
+// Tensors already on the device (HostTensor::buffer): bound in place at
+// their offset, nothing staged; the same result as the host path, the
+// output read back with downloadFromDevice; submitted without waiting, the
+// runs take effect in order (the second reads what the first wrote).
+TEST(VulkanRuntime, RunsOnDeviceBuffers) {
+  ProgramDesc desc = axpyDesc();
+  ASSERT_FALSE(desc.spirv.empty()) << "set ATTN_TEST_SPV";
+  std::unique_ptr<Program> program;
+  std::string error;
+  ASSERT_EQ(createProgram(desc, program, error), ATTN_OK) << error;
+  DeviceInfo info;
+  ASSERT_EQ(deviceInfo(info, error), ATTN_OK);
+  const uint64_t align = std::max<uint64_t>(info.minStorageBufferOffsetAlignment, 4);
+  // b's offset: the first aligned one past a's 256 bytes.
+  const uint64_t bAt = (256 + align - 1) / align * align;
+
+  std::vector<float> a(64), b(64), out(64, -1.0f);
+  for (int i = 0; i < 64; ++i) {
+    a[i] = 0.25f * i;
+    b[i] = 3.0f - i;
+  }
+  // a and b in one buffer (b at an aligned offset), out in another.
+  std::shared_ptr<DeviceBuffer> ab, o;
+  ASSERT_EQ(createDeviceBuffer(bAt + 256, ab, error), ATTN_OK) << error;
+  ASSERT_EQ(createDeviceBuffer(256, o, error), ATTN_OK) << error;
+  ASSERT_EQ(uploadToDevice(*ab, 0, a.data(), 256, error), ATTN_OK) << error;
+  ASSERT_EQ(uploadToDevice(*ab, bAt, b.data(), 256, error), ATTN_OK) << error;
+  auto onDevice = [&](std::shared_ptr<DeviceBuffer> buf, uint64_t offset,
+                      bool input) {
+    HostTensor t = tensor2d(nullptr, 8, 8, 8, 1, input, !input);
+    t.buffer = std::move(buf);
+    t.offset = offset;
+    return t;
+  };
+  std::vector<HostTensor> tensors = {onDevice(ab, 0, true),
+                                     onDevice(ab, bAt, true),
+                                     onDevice(o, 0, false)};
+  const uint32_t groups[3] = {8, 8, 1};
+  ASSERT_EQ(program->run(tensors, {}, groups, nullptr, error), ATTN_OK) << error;
+  ASSERT_EQ(downloadFromDevice(*o, 0, out.data(), 256, error), ATTN_OK) << error;
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(out[i], 2.0f * a[i] + b[i]) << i;
+
+  // Asynchronous: out2 = 2 * out + b after out = 2a + b, both in flight.
+  std::shared_ptr<DeviceBuffer> o2;
+  ASSERT_EQ(createDeviceBuffer(256, o2, error), ATTN_OK) << error;
+  Dispatch first, second;
+  first.groups[0] = second.groups[0] = 8;
+  first.groups[1] = second.groups[1] = 8;
+  first.bindings = {{false, 0}, {false, 1}, {false, 2}};
+  second.bindings = {{false, 2}, {false, 1}, {false, 3}};
+  tensors.push_back(onDevice(o2, 0, false));
+  std::shared_ptr<attn::Submission> s1, s2;
+  ASSERT_EQ(program->submit(tensors, {}, {first}, false, s1, error), ATTN_OK)
+      << error;
+  ASSERT_EQ(program->submit(tensors, {}, {second}, false, s2, error), ATTN_OK)
+      << error;
+  ASSERT_EQ(s2->wait(error), ATTN_OK) << error;
+  EXPECT_TRUE(s2->ready());
+  ASSERT_EQ(s1->wait(error), ATTN_OK) << error;
+  ASSERT_EQ(downloadFromDevice(*o2, 0, out.data(), 256, error), ATTN_OK)
+      << error;
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(out[i], 2.0f * (2.0f * a[i] + b[i]) + b[i]) << i;
+
+  // Refused: a tensor past its buffer's end, a misaligned offset, copies
+  // outside the buffer.
+  std::vector<HostTensor> bad = tensors;
+  bad.resize(3);
+  bad[2] = onDevice(o, 4, false);
+  EXPECT_EQ(program->run(bad, {}, groups, nullptr, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(error.find("of a device buffer of 256"), std::string::npos) << error;
+  if (info.minStorageBufferOffsetAlignment > 4) {
+    bad[2] = onDevice(ab, 4, false);
+    EXPECT_EQ(program->run(bad, {}, groups, nullptr, error),
+              ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(error.find("minStorageBufferOffsetAlignment"), std::string::npos)
+        << error;
+  }
+  EXPECT_EQ(uploadToDevice(*o, 200, a.data(), 57, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(downloadFromDevice(*o, 8, out.data(), UINT64_MAX - 4, error),
+            ATTN_ERROR_INVALID_ARGUMENT);
+}
+
+// The artifact metadata (VulkanKernel.h): what writeMetadata writes,
+// parseMetadata reads back the same; a bad expression reference refused.
+TEST(VulkanRuntime, MetadataRoundTrip) {
+  KernelMetadata m;
+  m.variant = "portable";
+  m.binaryFile = "k.spv";
+  m.hostArgs = 5;
+  m.exprs = {{SizeExpr::Dim, 0, 0, 0}, {SizeExpr::Const, 16, 0, 0},
+             {SizeExpr::CeilDivU, 0, 0, 1}};
+  m.maxDynamicExtent = 4096;
+  WorkspaceDesc sizes;
+  sizes.shape = {2};
+  sizes.elementType = "i32";
+  sizes.elementBytes = 4;
+  sizes.bytes = 8;
+  sizes.hostWritten = true;
+  sizes.contents = {0, 2};
+  WorkspaceDesc partial;
+  partial.shape = {-1, 32};
+  partial.shapeExprs = {2, -1};
+  partial.elementType = "f32";
+  partial.elementBytes = 4;
+  m.workspaces = {sizes, partial};
+  DispatchDesc d;
+  d.entry = "k_0";
+  d.gridExprs[0] = 2;
+  d.grid[0] = 0;
+  d.block[0] = 64;
+  d.bindings = {{false, 0}, {false, 1}, {false, 2}, {false, 3}, {false, 4},
+                {true, 0}, {true, 1}};
+  m.dispatches = {d};
+  m.needsFloat16 = true;
+  m.subgroupSize = 8;
+  m.kvSplits = 2;
+  attn_spec_init(&m.spec);
+  m.spec.dtype = ATTN_DTYPE_F16;
+  m.spec.head_dim = 32;
+  m.spec.value_dim = 32;
+  m.spec.return_lse = 1;
+  m.spec.kv_splits = 2;
+  m.hasSpec = true;
+
+  const std::string text = writeMetadata(m);
+  KernelMetadata back;
+  std::string error;
+  ASSERT_TRUE(parseMetadata(text, back, error)) << error << "\n" << text;
+  EXPECT_EQ(writeMetadata(back), text);
+  EXPECT_EQ(back.exprs.size(), 3u);
+  EXPECT_EQ(back.workspaces[1].shapeExprs[0], 2);
+  EXPECT_EQ(back.dispatches[0].gridExprs[0], 2);
+  int64_t v = 0;
+  ASSERT_TRUE(back.evaluate(
+      2, [](unsigned, unsigned) -> int64_t { return 100; }, v, error))
+      << error;
+  EXPECT_EQ(v, 7); // ceil(100 / 16)
+
+  std::string forward = text;
+  size_t at = forward.find("[\"ceildivu\", 0, 1]");
+  ASSERT_NE(at, std::string::npos) << text;
+  forward.replace(at, 18, "[\"ceildivu\", 0, 2]");
+  EXPECT_FALSE(parseMetadata(forward, back, error));
+  EXPECT_NE(error.find("exprs[2] refers to an expression that does not "
+                       "precede it"),
+            std::string::npos)
+      << error;
+}

@@ -6,7 +6,6 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -96,12 +95,6 @@ struct SPIRVKernelArtifact {
   /// (0: no clamp).
   int64_t maxDynamicExtent = 0;
   bool dynamic() const { return !exprs.empty(); }
-  /// Expression `id` for host arguments of sizes `argShape(arg, dim)`;
-  /// false (with `error`) on a division by zero or a value outside
-  /// [0, 2^32).
-  bool evaluate(int id,
-                const std::function<int64_t(unsigned, unsigned)> &argShape,
-                int64_t &value, std::string &error) const;
 };
 
 /// Reads the artifact off a module after attn-to-spirv-pipeline; fails with
@@ -109,9 +102,9 @@ struct SPIRVKernelArtifact {
 LogicalResult extractSPIRVKernel(ModuleOp module, SPIRVKernelArtifact &out,
                                  std::string &error);
 
-/// The launch metadata attn-translate writes beside a .spv (JSON).
-std::string spirvKernelMetadataJSON(const SPIRVKernelArtifact &artifact,
-                                    const std::string &variant);
+// The launch metadata (attn-translate's .spv.json) and its evaluation at
+// launch are the runtime's: attn/runtime/VulkanKernel.h, filled from this
+// by mlir::attn::jit::toVulkanKernelMetadata (attn/JIT/Vulkan.h).
 
 } // namespace mlir::attn
 

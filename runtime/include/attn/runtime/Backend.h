@@ -35,6 +35,9 @@ struct KernelArgs {
   TensorView q, k, v, mask, out, lse;
   uint64_t seed = 0;
   void *stream = nullptr;
+  /// The context of the kernel launched (attn_context's id): device
+  /// buffers of another context are refused.
+  uint64_t context = 0;
 };
 
 /// What a compiled kernel is (attn_kernel_get_info): what the target chose
@@ -46,6 +49,19 @@ struct KernelInfo {
   int64_t kvSplits = 0; // key chunks of the last launch (0: none yet)
 };
 
+/// A launch submitted without waiting (attn_vulkan_launch_async).
+class Submission {
+public:
+  virtual ~Submission() = default;
+  /// Blocks until the launch finished and returns its status (the same on
+  /// every call); host outputs are written here.
+  virtual attn_status wait(std::string &error) = 0;
+  /// Whether the launch has finished (wait() would not block).
+  virtual bool ready() = 0;
+  /// The kernel's device time in ms, after wait() (negative: not measured).
+  virtual double kernelMs() const = 0;
+};
+
 /// A compiled kernel ready to run on one backend.
 class Executable {
 public:
@@ -53,6 +69,17 @@ public:
   /// Runs on validated arguments. On failure, sets `error` and returns a
   /// non-OK status.
   virtual attn_status run(const KernelArgs &args, std::string &error) = 0;
+  /// Submits a launch and returns it in `pending` without waiting unless
+  /// `wait`. Backends without asynchronous launches refuse.
+  virtual attn_status submit(const KernelArgs &args, bool wait,
+                             std::shared_ptr<Submission> &pending,
+                             std::string &error) {
+    (void)args;
+    (void)wait;
+    (void)pending;
+    error = "this target has no asynchronous launches";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
   /// Fills what the backend knows about the kernel; called from any thread
   /// (the split count of a launch in flight on another thread may or may
   /// not be the one reported).

@@ -4,17 +4,20 @@
 // SPIR-V compute kernels. libvulkan.so.1 is dlopen'ed on first use, so
 // nothing links against Vulkan and no Vulkan header is needed here.
 //
-// Memory model: the attn C API takes caller memory "on the target"; for the
-// vulkan target that memory is host memory. A run copies every input into a
-// device buffer through a host-visible staging buffer (packing strided
-// tensors densely), dispatches, and copies the outputs back into the
-// caller's strided memory. Nothing is written to an output unless the
-// dispatch succeeded.
+// Memory model: the attn C API takes caller memory "on the target". For the
+// vulkan target that is either host memory or device buffers the caller
+// allocated through the runtime (attn_vulkan.h, DeviceBuffer here). A run
+// copies every host input into a device buffer through a host-visible
+// staging buffer (packing strided tensors densely), dispatches, and copies
+// the host outputs back into the caller's strided memory; tensors in device
+// buffers are bound where they are, densely packed, nothing copied. Nothing
+// is written to a host output unless the dispatch succeeded.
 //
 //===----------------------------------------------------------------------===//
 #ifndef ATTN_RUNTIME_VULKAN_H
 #define ATTN_RUNTIME_VULKAN_H
 
+#include "attn/runtime/Backend.h"
 #include "attn/runtime/attn.h"
 
 #include <cstdint>
@@ -68,6 +71,8 @@ struct DeviceInfo {
   uint32_t maxComputeWorkGroupInvocations = 0;
   uint32_t maxPushConstantsSize = 0;
   uint32_t maxStorageBufferRange = 0;
+  /// Where a binding may start in a buffer (device-buffer tensors' offsets).
+  uint64_t minStorageBufferOffsetAlignment = 0;
   /// Loop iterations one invocation may run in total before the driver
   /// silently ends its loops; 0 = no such limit known. llvmpipe (lavapipe)
   /// has one: gallivm counts every iteration of every loop of a shader
@@ -103,6 +108,29 @@ attn_status deviceInfo(DeviceInfo &info, std::string &error);
 attn_status checkBufferRanges(const DeviceInfo &info, const attn_spec &spec,
                               std::string &error);
 
+/// A device-local storage buffer the caller owns (attn_vulkan_buffer_*),
+/// on the process's device. Shared: a run in flight holds it too.
+struct DeviceBuffer;
+
+/// Allocates `bytes` (> 0) of device-local memory (rounded up to whole
+/// 32-bit words). ATTN_ERROR_OUT_OF_MEMORY when the device has none left.
+attn_status createDeviceBuffer(uint64_t bytes,
+                               std::shared_ptr<DeviceBuffer> &buffer,
+                               std::string &error);
+/// The bytes it was created with.
+uint64_t deviceBufferSize(const DeviceBuffer &buffer);
+/// Copies host memory into [offset, offset + bytes) of `buffer`, or back,
+/// after every run submitted before (in queue order), and waits for the
+/// copy. ATTN_ERROR_INVALID_ARGUMENT when the range is outside the buffer.
+attn_status uploadToDevice(DeviceBuffer &buffer, uint64_t offset,
+                           const void *src, uint64_t bytes,
+                           std::string &error);
+attn_status downloadFromDevice(DeviceBuffer &buffer, uint64_t offset,
+                               void *dst, uint64_t bytes, std::string &error);
+
+/// The OpEntryPoint names of a SPIR-V module.
+std::vector<std::string> entryPointNames(const std::vector<uint32_t> &words);
+
 /// One host tensor bound to a storage buffer: rank-1..4 strided view with
 /// `elemSize`-byte elements. The device buffer holds it densely packed
 /// (row-major over `shape`), which is what the kernels index.
@@ -114,6 +142,11 @@ struct HostTensor {
   size_t elemSize = 0;
   bool input = true;   // copied host -> device before the dispatch
   bool output = false; // copied device -> host after it
+  /// Set: the tensor already lies densely packed in this device buffer at
+  /// byte `offset` (a multiple of minStorageBufferOffsetAlignment); it is
+  /// bound there, `data` and `strides` are not used, nothing is copied.
+  std::shared_ptr<DeviceBuffer> buffer;
+  uint64_t offset = 0;
 };
 
 /// One entry point of a program's SPIR-V module.
@@ -173,9 +206,9 @@ struct Dispatch {
   std::vector<BufferRef> bindings; // binding i of the entry point
 };
 
-/// A compute pipeline (one per entry point) on the device. Runs serialize
-/// on the device's queue; runs of a program with workspaces serialize on the
-/// program (they share its workspaces).
+/// A compute pipeline (one per entry point) on the device. Runs execute in
+/// submission order on the device's one queue, each after the writes of
+/// those before it (runs of a program share its workspaces).
 class Program {
 public:
   virtual ~Program() = default;
@@ -197,6 +230,16 @@ public:
                                     const std::vector<uint8_t> &pushConstants,
                                     const std::vector<Dispatch> &dispatches,
                                     double *gpuMs, std::string &error) = 0;
+  /// runDispatches without the wait unless `wait`: stages the host inputs,
+  /// submits, and returns the run in `pending` (its wait() copies the host
+  /// outputs back and reports the dispatches' time). Runs on the queue
+  /// execute in submission order, each after the earlier ones' writes.
+  virtual attn_status submit(const std::vector<HostTensor> &tensors,
+                             const std::vector<uint8_t> &pushConstants,
+                             const std::vector<Dispatch> &dispatches,
+                             bool wait,
+                             std::shared_ptr<attn::Submission> &pending,
+                             std::string &error) = 0;
 };
 
 /// The time of the dispatches of the calling thread's last run

@@ -1,0 +1,478 @@
+/*===- vulkan-aot-test.c - vulkan AOT kernels and device buffers, C API only -===*
+ *
+ * Linked against libattn_runtime.so alone (no MLIR, no JIT, no C++ on the
+ * test's side; attn-vulkan-aot-jit-test is the same against libattn.so): loads an attn-translate --attn-to-spirv artifact, runs its
+ * kernel on random inputs and checks the output (and lse) against a float64
+ * reference computed here. Modes (argv[1]):
+ *
+ *   load META            load only; print the spec or the error
+ *   host META            one launch on host memory
+ *   device META N        the host launch, then N launches on device buffers
+ *                        (inputs uploaded once) and N asynchronous ones,
+ *                        each equal to the host launch's output bit for bit
+ *   errors META          device-buffer and event misuse: each refused with
+ *                        ATTN_ERROR_INVALID_ARGUMENT and a message
+ *
+ * Static shapes only (the spec's); no mask or dropout. f32 or f16.
+ *===----------------------------------------------------------------------===*/
+#include "attn/runtime/attn.h"
+#include "attn/runtime/attn_vulkan.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+
+#define CHECK_OK(call)                                                         \
+  do {                                                                         \
+    attn_status s_ = (call);                                                   \
+    if (s_ != ATTN_OK) {                                                       \
+      fprintf(stderr, "FAIL %s:%d: %s: %s: %s\n", __FILE__, __LINE__, #call,   \
+              attn_status_string(s_), attn_last_error());                      \
+      exit(1);                                                                 \
+    }                                                                          \
+  } while (0)
+
+/* A call that must be refused with `want`; prints the message. */
+static void expect(attn_status got, attn_status want, const char *what) {
+  if (got != want) {
+    fprintf(stderr, "FAIL %s: got %s, expected %s (%s)\n", what,
+            attn_status_string(got), attn_status_string(want),
+            attn_last_error());
+    ++failures;
+    return;
+  }
+  printf("refused %s: %s\n", what, attn_last_error());
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static double uniform(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+static uint16_t toHalf(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t e = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+  uint32_t m = x & 0x7fffffu;
+  if (e <= 0)
+    return (uint16_t)sign; /* the inputs here are never that small */
+  if (e >= 31)
+    return (uint16_t)(sign | 0x7c00u);
+  uint32_t h = sign | ((uint32_t)e << 10) | (m >> 13);
+  if ((m & 0x1fffu) > 0x1000u || ((m & 0x1fffu) == 0x1000u && (h & 1u)))
+    ++h; /* round to nearest even */
+  return (uint16_t)h;
+}
+static double fromHalf(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : ldexp(m + 1024, e - 25);
+  return (h & 0x8000u) ? -v : v;
+}
+
+typedef struct {
+  attn_spec spec;
+  int64_t b, hq, hkv, sq, skv, d, dv;
+  size_t es;
+  void *q, *k, *v, *out, *lse;
+  size_t qBytes, kBytes, vBytes, outBytes, lseBytes;
+} Problem;
+
+static double elem(const Problem *p, const void *base, size_t i) {
+  return p->es == 2 ? fromHalf(((const uint16_t *)base)[i])
+                    : ((const float *)base)[i];
+}
+
+static void fill(const Problem *p, void *base, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    float f = (float)uniform();
+    if (p->es == 2)
+      ((uint16_t *)base)[i] = toHalf(f);
+    else
+      ((float *)base)[i] = f;
+  }
+}
+
+static void setup(Problem *p, const attn_spec *spec) {
+  memset(p, 0, sizeof(*p));
+  p->spec = *spec;
+  if (spec->batch < 1 || spec->heads_q < 1 || spec->heads_kv < 1 ||
+      spec->seq_q < 1 || spec->seq_kv < 1 || spec->mask != ATTN_MASK_NONE ||
+      spec->dropout_p != 0.0 ||
+      (spec->dtype != ATTN_DTYPE_F32 && spec->dtype != ATTN_DTYPE_F16)) {
+    fprintf(stderr, "FAIL: this test takes static f32/f16 specs without "
+                    "mask or dropout\n");
+    exit(1);
+  }
+  p->b = spec->batch;
+  p->hq = spec->heads_q;
+  p->hkv = spec->heads_kv;
+  p->sq = spec->seq_q;
+  p->skv = spec->seq_kv;
+  p->d = spec->head_dim;
+  p->dv = spec->value_dim ? spec->value_dim : spec->head_dim;
+  p->es = spec->dtype == ATTN_DTYPE_F16 ? 2 : 4;
+  p->qBytes = (size_t)(p->b * p->hq * p->sq * p->d) * p->es;
+  p->kBytes = (size_t)(p->b * p->hkv * p->skv * p->d) * p->es;
+  p->vBytes = (size_t)(p->b * p->hkv * p->skv * p->dv) * p->es;
+  p->outBytes = (size_t)(p->b * p->hq * p->sq * p->dv) * p->es;
+  p->lseBytes = spec->return_lse ? (size_t)(p->b * p->hq * p->sq) * 4 : 0;
+  p->q = malloc(p->qBytes);
+  p->k = malloc(p->kBytes);
+  p->v = malloc(p->vBytes);
+  p->out = malloc(p->outBytes);
+  p->lse = p->lseBytes ? malloc(p->lseBytes) : NULL;
+  fill(p, p->q, p->qBytes / p->es);
+  fill(p, p->k, p->kBytes / p->es);
+  fill(p, p->v, p->vBytes / p->es);
+}
+
+static attn_tensor dense(void *data, int64_t a, int64_t b, int64_t c,
+                         int64_t d) {
+  attn_tensor t;
+  t.data = data;
+  t.shape[0] = a;
+  t.shape[1] = b;
+  t.shape[2] = c;
+  t.shape[3] = d;
+  t.strides[3] = 1;
+  t.strides[2] = d;
+  t.strides[1] = c * d;
+  t.strides[0] = b * c * d;
+  return t;
+}
+
+/* Launch arguments over the given base pointers (host or device). */
+static attn_launch_args argsOf(const Problem *p, void *q, void *k, void *v,
+                               void *out, void *lse) {
+  attn_launch_args a;
+  memset(&a, 0, sizeof(a));
+  a.q = dense(q, p->b, p->hq, p->sq, p->d);
+  a.k = dense(k, p->b, p->hkv, p->skv, p->d);
+  a.v = dense(v, p->b, p->hkv, p->skv, p->dv);
+  a.out = dense(out, p->b, p->hq, p->sq, p->dv);
+  if (p->spec.return_lse) {
+    a.lse = dense(lse, p->b, p->hq, p->sq, 1);
+    a.lse.strides[2] = 1;
+    a.lse.strides[1] = p->sq;
+    a.lse.strides[0] = p->hq * p->sq;
+  }
+  return a;
+}
+
+/* The float64 reference; returns the worst error over tolerance (> 1 fails). */
+static double compare(const Problem *p, const void *out, const float *lse) {
+  const double scale =
+      p->spec.scale != 0.0 ? p->spec.scale : 1.0 / sqrt((double)p->d);
+  const double atol = p->es == 2 ? 2e-2 : 2e-4, rtol = p->es == 2 ? 2e-2 : 2e-4;
+  double worst = 0.0;
+  double *s = malloc(sizeof(double) * (size_t)p->skv);
+  for (int64_t b = 0; b < p->b; ++b)
+    for (int64_t h = 0; h < p->hq; ++h) {
+      int64_t hk = h / (p->hq / p->hkv);
+      for (int64_t i = 0; i < p->sq; ++i) {
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < p->skv; ++j) {
+          /* causal: bottom-right aligned */
+          if (p->spec.causal && j > i + (p->skv - p->sq)) {
+            s[j] = -INFINITY;
+            continue;
+          }
+          double acc = 0.0;
+          for (int64_t e = 0; e < p->d; ++e)
+            acc += elem(p, p->q, (size_t)(((b * p->hq + h) * p->sq + i) * p->d + e)) *
+                   elem(p, p->k, (size_t)(((b * p->hkv + hk) * p->skv + j) * p->d + e));
+          s[j] = acc * scale;
+          if (s[j] > mx)
+            mx = s[j];
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < p->skv; ++j)
+          sum += s[j] == -INFINITY ? 0.0 : exp(s[j] - mx);
+        for (int64_t e = 0; e < p->dv; ++e) {
+          double acc = 0.0;
+          for (int64_t j = 0; j < p->skv; ++j)
+            if (s[j] != -INFINITY)
+              acc += exp(s[j] - mx) / sum *
+                     elem(p, p->v, (size_t)(((b * p->hkv + hk) * p->skv + j) * p->dv + e));
+          double got = elem(p, out, (size_t)(((b * p->hq + h) * p->sq + i) * p->dv + e));
+          double err = fabs(got - acc) / (atol + rtol * fabs(acc));
+          if (!(err <= worst))
+            worst = isnan(err) ? INFINITY : err;
+        }
+        if (lse) {
+          double want = mx + log(sum);
+          double got = lse[(b * p->hq + h) * p->sq + i];
+          double err = fabs(got - want) / (1e-3 + 1e-3 * fabs(want));
+          if (!(err <= worst))
+            worst = isnan(err) ? INFINITY : err;
+        }
+      }
+    }
+  free(s);
+  return worst;
+}
+
+static void report(const char *what, double worst) {
+  printf("%s: worst error / tolerance %.3f: %s\n", what, worst,
+         worst <= 1.0 ? "ok" : "FAIL");
+  if (!(worst <= 1.0))
+    ++failures;
+}
+
+typedef struct {
+  attn_vulkan_buffer *q, *k, *v, *out, *lse;
+} DeviceProblem;
+
+static void upload(attn_context *ctx, const Problem *p, DeviceProblem *d) {
+  CHECK_OK(attn_vulkan_buffer_create(ctx, p->qBytes, &d->q));
+  CHECK_OK(attn_vulkan_buffer_create(ctx, p->kBytes, &d->k));
+  CHECK_OK(attn_vulkan_buffer_create(ctx, p->vBytes, &d->v));
+  CHECK_OK(attn_vulkan_buffer_create(ctx, p->outBytes, &d->out));
+  d->lse = NULL;
+  if (p->lseBytes)
+    CHECK_OK(attn_vulkan_buffer_create(ctx, p->lseBytes, &d->lse));
+  CHECK_OK(attn_vulkan_buffer_upload(d->q, 0, p->q, p->qBytes));
+  CHECK_OK(attn_vulkan_buffer_upload(d->k, 0, p->k, p->kBytes));
+  CHECK_OK(attn_vulkan_buffer_upload(d->v, 0, p->v, p->vBytes));
+}
+
+static attn_launch_args deviceArgs(const Problem *p, DeviceProblem *d) {
+  return argsOf(p, attn_vulkan_buffer_pointer(d->q),
+                attn_vulkan_buffer_pointer(d->k),
+                attn_vulkan_buffer_pointer(d->v),
+                attn_vulkan_buffer_pointer(d->out),
+                d->lse ? attn_vulkan_buffer_pointer(d->lse) : NULL);
+}
+
+static void release(DeviceProblem *d) {
+  CHECK_OK(attn_vulkan_buffer_destroy(d->q));
+  CHECK_OK(attn_vulkan_buffer_destroy(d->k));
+  CHECK_OK(attn_vulkan_buffer_destroy(d->v));
+  CHECK_OK(attn_vulkan_buffer_destroy(d->out));
+  CHECK_OK(attn_vulkan_buffer_destroy(d->lse));
+}
+
+/* Downloads the device output and compares it with the host launch's. */
+static void sameAsHost(const Problem *p, DeviceProblem *d, const char *what) {
+  void *out = malloc(p->outBytes);
+  memset(out, 0xff, p->outBytes); /* poisoned */
+  CHECK_OK(attn_vulkan_buffer_download(d->out, 0, out, p->outBytes));
+  int same = memcmp(out, p->out, p->outBytes) == 0;
+  if (p->lseBytes) {
+    void *lse = malloc(p->lseBytes);
+    memset(lse, 0xff, p->lseBytes);
+    CHECK_OK(attn_vulkan_buffer_download(d->lse, 0, lse, p->lseBytes));
+    same = same && memcmp(lse, p->lse, p->lseBytes) == 0;
+    free(lse);
+  }
+  printf("%s: %s the host-memory launch\n", what,
+         same ? "equal to" : "FAIL: differs from");
+  if (!same)
+    ++failures;
+  free(out);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s load|host|device|errors META [N]\n", argv[0]);
+    return 2;
+  }
+  const char *mode = argv[1], *meta = argv[2];
+  attn_spec spec;
+  attn_status s = attn_vulkan_load_artifact(meta, &spec);
+  if (strcmp(mode, "load") == 0) {
+    if (s != ATTN_OK) {
+      printf("load: %s: %s\n", attn_status_string(s), attn_last_error());
+      return 1;
+    }
+    printf("load: ok: %s B %lld Hq %lld Hkv %lld Sq %lld Skv %lld D %lld "
+           "causal %d lse %d kv_splits %lld\n",
+           attn_dtype_name(spec.dtype), (long long)spec.batch,
+           (long long)spec.heads_q, (long long)spec.heads_kv,
+           (long long)spec.seq_q, (long long)spec.seq_kv,
+           (long long)spec.head_dim, spec.causal, spec.return_lse,
+           (long long)spec.kv_splits);
+    return 0;
+  }
+  CHECK_OK(s);
+  attn_context *ctx = NULL;
+  CHECK_OK(attn_context_create(&ctx));
+  attn_kernel *kernel = NULL;
+  CHECK_OK(attn_compile(ctx, &spec, ATTN_TARGET_VULKAN, &kernel));
+  attn_kernel_info info;
+  CHECK_OK(attn_kernel_get_info(kernel, &info));
+  /* libattn_runtime.so: no source; libattn.so: the JIT took the loaded
+   * artifact and says so in the source's first line. */
+  const char *source = attn_kernel_source(kernel);
+  int firstLine = source ? (int)strcspn(source, "\n") : 0;
+  printf("kernel: variant %s, source %.*s\n", info.variant,
+         source ? firstLine : 10, source ? source : "none (AOT)");
+
+  Problem p;
+  setup(&p, &spec);
+  memset(p.out, 0xff, p.outBytes);
+  if (p.lse)
+    memset(p.lse, 0xff, p.lseBytes);
+  attn_launch_args host = argsOf(&p, p.q, p.k, p.v, p.out, p.lse);
+  CHECK_OK(attn_launch(kernel, &host));
+  report("host", compare(&p, p.out, p.lse));
+
+  if (strcmp(mode, "device") == 0) {
+    long n = argc > 3 ? strtol(argv[3], NULL, 10) : 3;
+    if (n < 1 || n > 1000)
+      n = 3;
+    DeviceProblem d;
+    upload(ctx, &p, &d);
+    attn_launch_args dev = deviceArgs(&p, &d);
+    for (long i = 0; i < n; ++i)
+      CHECK_OK(attn_launch(kernel, &dev));
+    sameAsHost(&p, &d, "device, repeated launches");
+    /* Asynchronous: N in flight, then the waits; each reports its time. */
+    attn_vulkan_event **events = calloc((size_t)n, sizeof(*events));
+    for (long i = 0; i < n; ++i)
+      CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &events[i]));
+    for (long i = 0; i < n; ++i) {
+      CHECK_OK(attn_vulkan_event_wait(events[i]));
+      int complete = 0;
+      CHECK_OK(attn_vulkan_event_query(events[i], &complete));
+      if (!complete) {
+        printf("FAIL: an event waited on is not complete\n");
+        ++failures;
+      }
+      double ms = -1.0;
+      attn_status t = attn_vulkan_event_kernel_ms(events[i], &ms);
+      if (t != ATTN_OK && t != ATTN_ERROR_UNSUPPORTED) {
+        printf("FAIL: kernel_ms: %s\n", attn_last_error());
+        ++failures;
+      } else if (t == ATTN_OK && !(ms >= 0.0)) {
+        printf("FAIL: kernel_ms %f\n", ms);
+        ++failures;
+      }
+      attn_vulkan_event_destroy(events[i]);
+    }
+    free(events);
+    sameAsHost(&p, &d, "device, asynchronous launches");
+    /* A download right after an asynchronous launch, without its wait,
+     * sees the launch's output (queue order). */
+    void *zeros = calloc(1, p.outBytes);
+    CHECK_OK(attn_vulkan_buffer_upload(d.out, 0, zeros, p.outBytes));
+    attn_vulkan_event *last = NULL;
+    CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &last));
+    sameAsHost(&p, &d, "device, download before the wait");
+    attn_vulkan_event_destroy(last);
+    free(zeros);
+    release(&d);
+  } else if (strcmp(mode, "errors") == 0) {
+    DeviceProblem d;
+    upload(ctx, &p, &d);
+    attn_launch_args dev = deviceArgs(&p, &d);
+    attn_launch_args bad;
+
+    /* A buffer too small for its tensor. */
+    attn_vulkan_buffer *small = NULL;
+    CHECK_OK(attn_vulkan_buffer_create(ctx, p.outBytes / 2, &small));
+    bad = dev;
+    bad.out.data = attn_vulkan_buffer_pointer(small);
+    expect(attn_launch(kernel, &bad), ATTN_ERROR_INVALID_ARGUMENT,
+           "out in a buffer half its size");
+    /* ... or the tensor at an offset that runs past the end. */
+    uint64_t align = 0;
+    CHECK_OK(attn_vulkan_buffer_alignment(&align));
+    bad = dev;
+    bad.out.data = (char *)attn_vulkan_buffer_pointer(d.out) + align;
+    expect(attn_launch(kernel, &bad), ATTN_ERROR_INVALID_ARGUMENT,
+           "out at an offset past which it does not fit");
+    /* Host and device memory mixed. */
+    bad = dev;
+    bad.q.data = p.q;
+    expect(attn_launch(kernel, &bad), ATTN_ERROR_INVALID_ARGUMENT,
+           "q in host memory, the rest in device buffers");
+    /* A buffer of another context. */
+    attn_context *other = NULL;
+    CHECK_OK(attn_context_create(&other));
+    attn_vulkan_buffer *foreign = NULL;
+    CHECK_OK(attn_vulkan_buffer_create(other, p.qBytes, &foreign));
+    bad = dev;
+    bad.q.data = attn_vulkan_buffer_pointer(foreign);
+    expect(attn_launch(kernel, &bad), ATTN_ERROR_INVALID_ARGUMENT,
+           "q in a buffer of another context");
+    /* Use after destroy: the launch, the copies, the handle's queries. */
+    attn_vulkan_buffer *gone = NULL;
+    CHECK_OK(attn_vulkan_buffer_create(ctx, p.qBytes, &gone));
+    void *goneAddress = attn_vulkan_buffer_pointer(gone);
+    CHECK_OK(attn_vulkan_buffer_destroy(gone));
+    bad = dev;
+    bad.q.data = goneAddress;
+    expect(attn_launch(kernel, &bad), ATTN_ERROR_INVALID_ARGUMENT,
+           "q in a destroyed buffer");
+    expect(attn_vulkan_buffer_upload(gone, 0, p.q, 4),
+           ATTN_ERROR_INVALID_ARGUMENT, "upload to a destroyed buffer");
+    expect(attn_vulkan_buffer_destroy(gone), ATTN_ERROR_INVALID_ARGUMENT,
+           "destroying a buffer twice");
+    if (attn_vulkan_buffer_size(gone) != 0 ||
+        attn_vulkan_buffer_pointer(gone) != NULL) {
+      printf("FAIL: a destroyed buffer still has a size or pointer\n");
+      ++failures;
+    }
+    /* Copies outside the buffer, including sizes that would wrap. */
+    expect(attn_vulkan_buffer_upload(d.q, p.qBytes - 2, p.q, 4),
+           ATTN_ERROR_INVALID_ARGUMENT, "upload past the end");
+    expect(attn_vulkan_buffer_download(d.q, 8, p.q, UINT64_MAX - 4),
+           ATTN_ERROR_INVALID_ARGUMENT, "download of 2^64 - 5 bytes");
+    attn_vulkan_buffer *huge = NULL;
+    expect(attn_vulkan_buffer_create(ctx, UINT64_MAX, &huge),
+           ATTN_ERROR_INVALID_ARGUMENT, "a buffer of 2^64 - 1 bytes");
+    expect(attn_vulkan_buffer_create(ctx, 0, &huge),
+           ATTN_ERROR_INVALID_ARGUMENT, "a buffer of 0 bytes");
+    /* A strided (BSHD) tensor in a device buffer. */
+    if (p.hq > 1 && p.sq > 1) {
+      bad = dev;
+      bad.q.strides[1] = p.d;
+      bad.q.strides[2] = p.hq * p.d;
+      expect(attn_launch(kernel, &bad), ATTN_ERROR_INVALID_ARGUMENT,
+             "a BSHD q in a device buffer");
+    }
+    /* An offset that is not a multiple of the alignment. */
+    if (align > p.es) {
+      attn_vulkan_buffer *roomy = NULL;
+      CHECK_OK(attn_vulkan_buffer_create(ctx, p.qBytes + align, &roomy));
+      bad = dev;
+      bad.q.data = (char *)attn_vulkan_buffer_pointer(roomy) + p.es;
+      expect(attn_launch(kernel, &bad), ATTN_ERROR_INVALID_ARGUMENT,
+             "q at a misaligned offset");
+      CHECK_OK(attn_vulkan_buffer_destroy(roomy));
+    }
+    /* Events: NULLs, and the time before a wait. */
+    attn_vulkan_event *event = NULL;
+    expect(attn_vulkan_launch_async(kernel, &dev, NULL),
+           ATTN_ERROR_INVALID_ARGUMENT, "launch_async without an event");
+    CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &event));
+    double ms = 0;
+    expect(attn_vulkan_event_kernel_ms(event, &ms),
+           ATTN_ERROR_INVALID_ARGUMENT, "kernel_ms before the wait");
+    /* Destroying a buffer an unwaited launch uses: the launch completes. */
+    CHECK_OK(attn_vulkan_buffer_destroy(d.v));
+    CHECK_OK(attn_vulkan_event_wait(event));
+    attn_vulkan_event_destroy(event);
+    expect(attn_vulkan_event_wait(NULL), ATTN_ERROR_INVALID_ARGUMENT,
+           "waiting on NULL");
+    /* Nothing ran on a refused launch: out still holds the good result. */
+    sameAsHost(&p, &d, "device output after the refused launches");
+    d.v = NULL;
+    CHECK_OK(attn_vulkan_buffer_destroy(small));
+    CHECK_OK(attn_vulkan_buffer_destroy(foreign));
+    attn_context_destroy(other);
+    release(&d);
+  }
+  attn_context_destroy(ctx);
+  printf("%s\n", failures ? "FAILED" : "PASSED");
+  return failures ? 1 : 0;
+}
