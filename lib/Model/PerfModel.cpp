@@ -249,7 +249,7 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
   const int64_t keyBlocks = ceilDiv(p.seqKv, g.blockKv);
 
   // Per query tile: key blocks visited and visible pairs.
-  double computedElems = 0, visible = 0, blockVisits = 0;
+  double computedElems = 0, visible = 0, blockVisits = 0, computedRows = 0;
   int64_t longestBlocks = 0, workgroups = 0;
   for (int64_t t = 0; t < tilesPerUnit; ++t) {
     int64_t r0 = t * g.blockQ, r1 = std::min(rowsPerUnit, r0 + g.blockQ);
@@ -272,11 +272,16 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
                                  : 1;
     workgroups += wgs;
     longestBlocks = std::max(longestBlocks, std::min(chunk, blocks));
-    computedElems += double(g.blockQ) * blocks * g.blockKv;
+    const int64_t rowsComputed =
+        g.rowGranule > 0 ? ceilDiv(r1 - r0, g.rowGranule) * g.rowGranule
+                         : g.blockQ;
+    computedElems += double(rowsComputed) * blocks * g.blockKv;
+    computedRows += double(rowsComputed) * blocks;
     blockVisits += blocks;
     visible += vis;
   }
   computedElems *= units;
+  computedRows *= units;
   blockVisits *= units;
   visible *= units;
   workgroups *= units;
@@ -287,7 +292,7 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
   out.usefulFlops = 2.0 * double(D + dv) * visible;
   out.matrixFlops = 2.0 * double(D + dv) * computedElems;
   // One exp per computed score, plus the rescale factor per row and block.
-  out.exps = computedElems + blockVisits * g.blockQ;
+  out.exps = computedElems + computedRows;
   // Element-wise f32 work per score: scale-and-subtract (an FMA, 2), row
   // max (1), row sum (1), conversion/packing (1); masks add a load and an
   // add or select (2), causal and tail edges a select on the diagonal
@@ -299,7 +304,7 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
     perScore += 2;
   if (p.dropout > 0)
     perScore += 21;
-  out.vectorOps = perScore * computedElems + 2.0 * dv * blockVisits * g.blockQ;
+  out.vectorOps = perScore * computedElems + 2.0 * dv * computedRows;
   if (!gpu && p.dtype != DType::F32)
     // The cpu widens K and V to f32 for each tile that reads them.
     out.vectorOps += blockVisits * g.blockKv * double(D + dv);
@@ -401,7 +406,12 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
     cpuEff = 1.0 / ((double(D) / (D + dv)) / eq + (double(dv) / (D + dv)) / ev);
   }
   const double tTensor = out.matrixFlops / (mrate * issue * cpuEff);
-  const double tSoft = out.exps / d.expRate + out.vectorOps / d.vectorFlops;
+  double tSoft = out.exps / d.expRate + out.vectorOps / d.vectorFlops;
+  if (!gpu && g.kvSplits > 1)
+    // The row ops inside the key loop of a cpu split-KV tile stay scalar
+    // loops (docs/Design.md, attn-cpu-vectorize-tiles' known gap): their
+    // exps and element-wise work run one lane of the 16 at a time.
+    tSoft *= 16;
   // The overlap rule inside a unit: mma.sync, the softmax's SFU and ALU
   // work and the ldmatrix reads of shared memory issue from the same
   // warps, so the largest of them bounds the unit and a share `overlap` of
@@ -420,10 +430,13 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
   // The longest workgroup (a split chunk, causal's last tile) shares its
   // unit with coResident - 1 others: it alone needs its share of the
   // device's work times units x coResident.
-  double perWgShare = blockVisits > 0 ? double(longestBlocks) * g.blockQ *
-                                            g.blockKv / computedElems * units
-                                      : 0;
-  double tLongest = perWgShare / double(units) * tIdeal * d.units * coResident;
+  double perWgShare =
+      computedElems > 0
+          ? double(longestBlocks) * g.blockKv *
+                std::min<double>(g.blockQ, computedRows / std::max(1.0, blockVisits)) /
+                computedElems
+          : 0;
+  double tLongest = perWgShare * tIdeal * d.units * coResident;
   double tCompute = std::max(tIdeal / out.utilization, tLongest);
   // DRAM: the device's streaming bandwidth, or what the workgroups in
   // flight keep outstanding (Little's law: bytes in flight / latency).
@@ -543,6 +556,10 @@ Geometry cpuGeometry(const Problem &p, int64_t blockQ, int64_t blockKv,
   // The cpu target's defaults (CPUCompiler.cpp, kDefaultBlock = 64) and
   // mlir::attn::chooseKvSplits (TileSdpa.cpp) with `threads` workers.
   Geometry g;
+  // 8-row register tiles of attn-cpu-vectorize-tiles
+  // (bench/results/cpu-vectorize-tiles-2026-11-27: "the micro-kernel's
+  // 8-row tiles").
+  g.rowGranule = 8;
   g.blockQ = blockQ > 0 ? blockQ : 64;
   g.blockKv = blockKv > 0 ? blockKv : 64;
   const int64_t floor = ::attn::minKvSplits(p.seqKv, g.blockKv);

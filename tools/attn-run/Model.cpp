@@ -124,6 +124,10 @@ ModelOutput runModel(const ModelInput &in) {
     }
   }
   m.ok = predict(p, m.geometry, *d, m.prediction, m.error);
+  // The split count the model would pick for the same tiles: a check of
+  // the target's fixed rule (chooseKvSplits), shown beside what it ran.
+  if (m.ok)
+    m.bestKvSplits = chooseKvSplitsByModel(p, m.geometry, *d);
   return m;
 }
 
@@ -143,6 +147,9 @@ void printModel(const ModelOutput &m, double measuredMs) {
               (long long)g.kvSplits, int(g.packHeads),
               (long long)pr.workgroups, (long long)pr.perUnit,
               (long long)pr.waves);
+  std::printf("  model_splits  %lld (the model's pick for these tiles; "
+              "the geometry has %lld)\n",
+              (long long)m.bestKvSplits, (long long)g.kvSplits);
   std::printf("  model_ms      %.4f (%.4f TFLOP/s, bound by %s)\n",
               pr.seconds * 1e3, pr.tflops, pr.bottleneck.c_str());
   std::printf("  model_terms_ms");
@@ -182,7 +189,8 @@ std::string modelJson(const ModelOutput &m, double measuredMs) {
      << ", \"exps\": " << num(pr.exps)
      << ", \"dram_bytes\": " << num(pr.dramBytes)
      << ", \"l2_bytes\": " << num(pr.l2Bytes)
-     << ", \"smem_bytes\": " << num(pr.smemBytes) << ", \"error\": "
+     << ", \"smem_bytes\": " << num(pr.smemBytes)
+     << ", \"best_kv_splits\": " << m.bestKvSplits << ", \"error\": "
      << (std::isfinite(measuredMs) && measuredMs > 0
              ? num(pr.seconds * 1e3 / measuredMs - 1)
              : "null")

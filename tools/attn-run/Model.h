@@ -31,6 +31,7 @@ struct ModelOutput {
   std::string device;
   attn::model::Geometry geometry;
   attn::model::Prediction prediction;
+  int64_t bestKvSplits = 0; // the model's own split count for this geometry
 };
 
 /// Predicts for `in` (the geometry the kernel reported where known, the

@@ -43,6 +43,10 @@ struct Geometry {
   bool packHeads = false; // GQA: one tile holds the query rows of a group
   bool causalSkip = true; // blocks above the diagonal are never visited
   bool qFromSmem = false; // gpu: Q fragments re-read from shared memory
+  // Rows the matrix code computes at once: a tile of r live rows costs
+  // roundup(r, rowGranule) rows (cpu: the micro-kernel's 8-row register
+  // tiles); 0: the whole block_q, live or not (gpu: every warp's m16 tiles).
+  int64_t rowGranule = 0;
 };
 
 enum class DeviceKind { GPU, CPU };

@@ -271,3 +271,40 @@ TEST(PerfModel, RejectsBadInput) {
   DType t;
   EXPECT_FALSE(parseDType("f64", t));
 }
+
+// The cpu micro-kernel computes 8-row register tiles: one live query row
+// costs 8 rows of the contractions, not the whole 64-row block.
+TEST(PerfModel, CpuRowsComputeInEightRowTiles) {
+  Problem p;
+  p.seqQ = 1;
+  p.seqKv = 4096;
+  p.headDim = 128;
+  Geometry g = cpuGeometry(p, 0, 0, 1, 2);
+  EXPECT_EQ(g.rowGranule, 8);
+  Prediction pr = run(p, g, cpu());
+  EXPECT_DOUBLE_EQ(pr.matrixFlops, 2.0 * 256 * 8 * 4096);
+  EXPECT_DOUBLE_EQ(pr.usefulFlops, 2.0 * 256 * 1 * 4096);
+}
+
+// The model as a check of the cpu split rule: where the rule splits (one
+// tile, two cores) the model splits too; three tiles on two cores would
+// balance better split, but a cpu split tile's row ops are scalar loops,
+// so neither splits.
+TEST(PerfModel, ChecksTheCpuSplitRule) {
+  Problem p;
+  p.seqQ = 1;
+  p.seqKv = 65536;
+  p.headDim = 128;
+  Geometry g = cpuGeometry(p, 0, 0, 0, 2);
+  EXPECT_EQ(g.kvSplits, 2);
+  EXPECT_EQ(chooseKvSplitsByModel(p, g, cpu()), 2);
+  p.headsQ = p.headsKv = 3;
+  p.seqQ = 64;
+  p.seqKv = 8192;
+  g = cpuGeometry(p, 0, 0, 0, 2);
+  EXPECT_EQ(g.kvSplits, 1);
+  EXPECT_EQ(chooseKvSplitsByModel(p, g, cpu()), 1);
+  Geometry two = g;
+  two.kvSplits = 2;
+  EXPECT_GT(run(p, two, cpu()).seconds, run(p, g, cpu()).seconds);
+}
