@@ -3,7 +3,8 @@
  * a STREAM-like copy and triad bandwidth, and the rate of a vector exp
  * (a degree-6 polynomial with a 2^n scale, the shape of what LLVM emits for
  * math.exp2 on the cpu path). Prints one JSON object.
- * Build: cc -O2 -mavx512f -mfma -fopenmp cpu_peaks.c -o cpu_peaks */
+ * Build: cc -O2 -mavx512f -mfma -fopenmp cpu_peaks.c -o cpu_peaks
+ * Run: cpu_peaks (everything) or cpu_peaks fma (the FMA rate alone). */
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
@@ -87,6 +88,12 @@ static double expRate(long n) {
 }
 
 int main(int argc, char **argv) {
+  /* "cpu_peaks fma": the FMA rate alone, in about 0.1 s: how much of the
+     cores a run gets now (bench/model_sweep.py's contention probe). */
+  if (argc > 1 && strcmp(argv[1], "fma") == 0) {
+    printf("{\"fma_f32_gflops\": %.1f}\n", fmaPeak(2000000L) / 1e9);
+    return 0;
+  }
   long n = 1L << 25; /* 32 Mi floats = 128 MiB per array, far above the L3 */
   float *a = aligned_alloc(64, n * 4), *b = aligned_alloc(64, n * 4), *c = aligned_alloc(64, n * 4);
 #pragma omp parallel for

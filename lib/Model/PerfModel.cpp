@@ -296,14 +296,18 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
   // Element-wise f32 work per score: scale-and-subtract (an FMA, 2), row
   // max (1), row sum (1), conversion/packing (1); masks add a load and an
   // add or select (2), causal and tail edges a select on the diagonal
-  // blocks (counted on all: 1), dropout a Philox draw (10 rounds of 2
-  // multiplies and xors for 4 numbers: ~20) and a select (1). The
+  // blocks (counted on all: 1), dropout a whole Philox-4x32-10 per score
+  // (Dropout.cpp keys it by (b, h, i, j) and keeps one word): 10 rounds of
+  // two 32x32->64 multiplies (4 IMADs), 2 three-input xors and 2 key adds,
+  // 80 integer ops at half the f32 rate (64 INT32 lanes per SM and clock
+  // against 128 FP32, CUDA C Programming Guide, cc 9.0): 160, plus the
+  // compare and select (2). The
   // accumulator's rescale: Dv FMAs per row per block.
   double perScore = 5 + 1;
   if (p.mask != Mask::None)
     perScore += 2;
   if (p.dropout > 0)
-    perScore += 21;
+    perScore += 2 * 80 + 2;
   out.vectorOps = perScore * computedElems + 2.0 * dv * computedRows;
   if (!gpu && p.dtype != DType::F32)
     // The cpu widens K and V to f32 for each tile that reads them.
