@@ -77,9 +77,12 @@ Device makeH100() {
   d.regsPerUnit = 65536;
   d.maxWarpsPerUnit = 64;
   d.maxBlocksPerUnit = 32;
-  // Four sub-partitions, each needing two warps (or row tiles) in flight to
-  // cover an mma.sync's latency: an assumption, not a measured number.
-  d.warpsToSaturate = 8;
+  // Four sub-partitions, each needing one warp (x row tiles) in flight: a
+  // warp's mma.sync chains over the key block's n-tiles are independent, so
+  // one warp per scheduler covers the latency. An assumption, not a
+  // measured number; 8 (two per sub-partition) predicted the B = 8,
+  // Sq = 2-16 decode cells of decode-alternatives call2 35-43% slow.
+  d.warpsToSaturate = 4;
   // A loaded HBM round trip (~0.6 us; microbenchmarks measure ~480-500
   // cycles unloaded): assumption, used only through Little's law.
   d.dramLatency = 0.6e-6;
