@@ -1339,7 +1339,10 @@ int main(int argc, char **argv) {
   attn_run::ModelOutput modelOut;
   const double measuredMs =
       std::isfinite(res.deviceMs) ? res.deviceMs : res.medianMs;
-  if (o.model)
+  if (o.model && o.variant == ATTN_VARIANT_MATH)
+    modelOut.error = "model: the model covers the tiled kernels, not "
+                     "--variant=math";
+  else if (o.model)
     modelOut = attn_run::runModel(modelInput(o, &info));
   std::string maskText = maskName(o.mask);
   if (o.mask != ATTN_MASK_NONE)
