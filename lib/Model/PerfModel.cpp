@@ -511,8 +511,12 @@ Geometry cudaGeometry(const Problem &p, int64_t kvSplits, int64_t smCount) {
   const bool huge = std::max(p.headDim, dv) > 128;
   const bool heavy = p.mask != Mask::None || p.dropout > 0;
   const bool decode = p.seqQ <= 16;
+  // The JIT (CUDACompiler.cpp) compiles a dynamic key length with split
+  // support whatever kv_splits says: the options' count is max(2, kv_splits),
+  // and the unsplit and split alternatives share that geometry.
+  const int64_t optionSplits = std::max<int64_t>(2, kvSplits);
   const bool wide = !small && !huge && !heavy && !decode &&
-                    !(p.causal && p.lse && kvSplits == 1);
+                    !(p.causal && p.lse && optionSplits == 1);
   g.warps = p.causal || small || huge || wide ? 4 : 8;
   if (decode)
     g.warps = p.seqQ <= 16 && small ? 1 : 2;
@@ -521,9 +525,12 @@ Geometry cudaGeometry(const Problem &p, int64_t kvSplits, int64_t smCount) {
   g.packHeads = p.seqQ == 1 && !heavy;
   g.maxRegisters = g.warps == 4 && g.rowTiles == 1 && small && !heavy ? 168 : 255;
   g.stages = wide && !p.causal ? 3 : 2;
-  g.blockKv = huge ? (p.causal || heavy || decode || kvSplits < 2 ? 16 : 32)
+  g.blockKv = huge ? (p.causal || heavy || decode || optionSplits < 2 ? 16 : 32)
               : g.rowTiles > 1 && !small ? 32
                                          : 64;
+  // The 2 <= Sq <= 16 alternative reads Q from shared memory under causal
+  // at D or Dv > 64 (ConfigureNVGPU.cpp: held, ptxas spilled).
+  g.qFromSmem = decode && p.seqQ > 1 && p.causal && std::max(p.headDim, dv) > 64;
   deriveCudaGeometry(p, g);
   // The runtime's split rule (cuda::chooseKvSplits, KernelMetadata.cpp):
   // about two waves of workgroups, each split at least 4 key blocks, at

@@ -199,10 +199,24 @@ TEST(PerfModel, CudaGeometryMirror) {
   g = cudaGeometry(prefill(4096, 64, true), 0, 132);
   EXPECT_EQ(g.blockQ, 128);
   EXPECT_EQ(g.blockKv, 64);
+  // D = 256: one row tile of 4 warps; 32-key blocks for the split-capable
+  // kernels the JIT compiles for a dynamic key length, 16 under causal.
   g = cudaGeometry(prefill(4096, 256, false), 0, 132);
   EXPECT_EQ(g.warps, 4);
   EXPECT_EQ(g.blockQ, 64);
+  EXPECT_EQ(g.blockKv, 32);
+  EXPECT_TRUE(g.qFromSmem);
+  g = cudaGeometry(prefill(4096, 256, true), 0, 132);
   EXPECT_EQ(g.blockKv, 16);
+  // Decode: Sq = 1 packs the GQA group's rows, 2 warps at D = 128.
+  Problem dec = prefill(4096, 128, false);
+  dec.seqQ = 1;
+  dec.headsQ = 32;
+  dec.headsKv = 8;
+  g = cudaGeometry(dec, 0, 132);
+  EXPECT_TRUE(g.packHeads);
+  EXPECT_EQ(g.warps, 2);
+  EXPECT_EQ(g.blockQ, 32);
 }
 
 // Coalescing: a head dim whose rows are not whole sectors costs whole
