@@ -50,7 +50,7 @@ done
 if m=$(missing "$LDP"); then die "libraries missing for attn-run: $m"; fi
 export LD_LIBRARY_PATH="$LDP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$ROOT/bin/attn-run" --target=cuda --probe >> "$OUT/run.log" 2>&1 || die "no cuda target"
-"$ROOT/bin/attn-run" --model-only --target=cuda >/dev/null 2>&1 ||
+"$ROOT/bin/attn-run" --model-only --target=cuda --dtype=f16 >/dev/null 2>&1 ||
   die "the carried attn-run has no --model (build issue21-model first)"
 ARGS=(--target cuda --attn-run "$ROOT/bin/attn-run" --bench "${BENCH:-10}" --out "$OUT/model-cuda")
 [ "${FULL:-0}" = 1 ] && ARGS+=(--full)
