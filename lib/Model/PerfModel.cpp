@@ -540,7 +540,7 @@ Geometry cudaGeometry(const Problem &p, int64_t kvSplits, int64_t smCount) {
   int64_t n = 1;
   if (kvSplits >= 1) {
     n = kvSplits;
-  } else if (!heavy || true) {
+  } else {
     const int64_t group = p.headsQ / std::max<int64_t>(1, p.headsKv);
     int64_t tiles = g.packHeads && group > 1
                         ? p.batch * p.headsKv * ceilDiv(group, g.blockQ)
