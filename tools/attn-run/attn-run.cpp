@@ -9,6 +9,7 @@
 // --probe), 2 an error (bad flag or file, unavailable target, API failure).
 //
 //===----------------------------------------------------------------------===//
+#include "Model.h"
 #include "attn/reference/Check.h"
 #include "attn/reference/Float.h"
 #include "attn/reference/Reference.h"
@@ -88,6 +89,17 @@ times it. docs/attn-run.md describes every flag.
                              stderr is a terminal and the run passes 3 s)
   --probe                    exit 0 iff the target is available here
   --dump-ir                  print the IR the kernel was compiled from
+  --model                    also print the performance model's prediction
+                             (time, TFLOP/s, bottleneck, per-bottleneck
+                             times) beside the measurement
+                             (docs/PerformanceModel.md)
+  --model-device=NAME        the model's device table: h100, h200, cpu
+                             (default: the target's)
+  --model-geometry=K=N,...   the model's geometry with these overrides
+                             (block_q, block_kv, warps, row_tiles, stages,
+                             kv_splits, max_registers): candidates to rank
+  --model-only               print the prediction for the target's default
+                             geometry without compiling or running anything
   --print-ir-after-all       print the IR after every pass of the target's
                              pipeline on stderr (as the environment
                              variable ATTN_PRINT_IR_AFTER_ALL=1 does)
@@ -128,6 +140,9 @@ struct Options {
   bool haveDataSeed = false;
   uint64_t dataSeed = 0;
   bool json = false, probe = false, dumpIr = false;
+  bool model = false, modelOnly = false; // --model, --model-only
+  std::string modelDevice;               // --model-device
+  std::string modelGeometry;             // --model-geometry
   std::string input; // --input: MLIR with one attn.sdpa
   std::string save, load; // --save / --load directories
   enum class Progress { Auto, Always, Never } progress = Progress::Auto;
@@ -252,7 +267,7 @@ Options parseArgs(int argc, char **argv) {
   const std::vector<std::string> boolFlags = {
       "causal", "lse",  "check",         "json",
       "probe",  "help", "static-shapes", "dynamic-shapes", "dump-ir",
-      "print-ir-after-all", "version"};
+      "print-ir-after-all", "version", "model", "model-only"};
   const std::vector<std::string> valueFlags = {
       "target",    "batch",     "heads",        "kv-heads",  "seq-q",
       "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
@@ -260,7 +275,7 @@ Options parseArgs(int argc, char **argv) {
       "block-q",   "block-kv",  "kv-splits",    "layout",    "repeat-check",
       "memory",
       "bench",     "data-seed", "input",        "save",      "load",
-      "progress"};
+      "progress",  "model-device", "model-geometry"};
   std::vector<std::string> allFlags = boolFlags;
   allFlags.insert(allFlags.end(), valueFlags.begin(), valueFlags.end());
   auto unknown = [&](const std::string &name) {
@@ -408,6 +423,14 @@ Options parseArgs(int argc, char **argv) {
       o.input = value;
     } else if (name == "json") {
       o.json = true;
+    } else if (name == "model") {
+      o.model = true;
+    } else if (name == "model-only") {
+      o.model = o.modelOnly = true;
+    } else if (name == "model-device") {
+      o.modelDevice = value;
+    } else if (name == "model-geometry") {
+      o.modelGeometry = value;
     } else if (name == "probe") {
       o.probe = true;
     } else if (name == "dump-ir") {
@@ -989,8 +1012,10 @@ Stats statsOf(std::vector<double> v) {
 /// 1 was the unversioned layout before it; 2 added schema, attn_version,
 /// device, kernel_variant, the effective scale and tiles, the time
 /// statistics, data_seed as a string, loaded_from and saved_to.
-/// 3 added memory (where the tensors live: host, or device buffers).
-constexpr int kJsonSchema = 3;
+/// 3 added memory (where the tensors live: host, or device buffers); 4
+/// added "model" (the performance model's prediction with --model, null
+/// without).
+constexpr int kJsonSchema = 4;
 
 /// The arrays --save writes and --load reads (inputs only, or all).
 std::vector<NpyArray> arraysOf(const Options &o, const Problem &p,
@@ -1012,8 +1037,57 @@ std::vector<NpyArray> arraysOf(const Options &o, const Problem &p,
   return a;
 }
 
+/// The model's input from the options (and what the kernel reported).
+attn_run::ModelInput modelInput(const Options &o, const attn_kernel_info *info) {
+  attn_run::ModelInput in;
+  in.target = o.target;
+  in.device = o.modelDevice;
+  in.geometry = o.modelGeometry;
+  if (info && info->device)
+    in.deviceSeen = info->device;
+  attn::model::Problem &p = in.problem;
+  p.batch = o.batch;
+  p.headsQ = o.heads;
+  p.headsKv = o.kvHeads;
+  p.seqQ = o.seqQ;
+  p.seqKv = o.seqKv;
+  p.headDim = o.headDim;
+  p.valueDim = o.valueDim;
+  p.dtype = o.dtype == ATTN_DTYPE_F16    ? attn::model::DType::F16
+            : o.dtype == ATTN_DTYPE_BF16 ? attn::model::DType::BF16
+                                         : attn::model::DType::F32;
+  p.causal = o.causal;
+  p.mask = o.mask == ATTN_MASK_BOOL       ? attn::model::Mask::Bool
+           : o.mask == ATTN_MASK_ADDITIVE ? attn::model::Mask::Additive
+                                          : attn::model::Mask::None;
+  p.maskBroadcast = o.maskBroadcastB && o.maskBroadcastH;
+  p.dropout = o.dropout;
+  p.lse = o.lse;
+  in.specKvSplits = o.kvSplits;
+  in.blockQ = info ? info->block_q : o.blockQ;
+  in.blockKv = info ? info->block_kv : o.blockKv;
+  in.kvSplits = info ? info->kv_splits : 0;
+  return in;
+}
+
 int main(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
+  // --model-only: the prediction alone, for any target, with no device or
+  // compiler needed (offline validation against committed timings).
+  if (o.modelOnly) {
+    if (o.variant == ATTN_VARIANT_MATH)
+      fatal("--model-only: the model covers the tiled kernels, not "
+            "--variant=math");
+    attn_run::ModelOutput m = attn_run::runModel(modelInput(o, nullptr));
+    if (o.json)
+      std::printf("{\"schema\": %d, \"target\": %s, \"model_only\": true, "
+                  "\"model\": %s}\n",
+                  kJsonSchema, jsonString(attn_target_name(o.target)).c_str(),
+                  attn_run::modelJson(m, NAN).c_str());
+    else
+      attn_run::printModel(m, NAN);
+    return m.ok ? 0 : 2;
+  }
   // The SPIR-V kernels are best compiled for one shape (docs/Vulkan.md:
   // the tiled variant needs it; with dynamic sizes the others read them at
   // launch).
@@ -1336,6 +1410,17 @@ int main(int argc, char **argv) {
   const std::string device = info.device ? info.device : "";
   const std::string kernelVariant = info.variant ? info.variant : "";
 
+  // --model: the prediction for the geometry the kernel reported, set
+  // against the device time where there is one (GPU timestamps), else the
+  // host's median.
+  attn_run::ModelOutput modelOut;
+  const double measuredMs =
+      std::isfinite(res.deviceMs) ? res.deviceMs : res.medianMs;
+  if (o.model && o.variant == ATTN_VARIANT_MATH)
+    modelOut.error = "model: the model covers the tiled kernels, not "
+                     "--variant=math";
+  else if (o.model)
+    modelOut = attn_run::runModel(modelInput(o, &info));
   std::string maskText = maskName(o.mask);
   if (o.mask != ATTN_MASK_NONE)
     maskText += "(" + o.maskBroadcast + ")";
@@ -1395,7 +1480,10 @@ int main(int argc, char **argv) {
        << ", \"device_stddev_ms\": " << jsonNumber(deviceStats.stddev)
        << ", \"device_tflops\": " << jsonNumber(res.deviceTflops)
        << ", \"device_kv_gbps\": " << jsonNumber(res.deviceKvGBps)
-       << ", \"compile_ms\": " << jsonNumber(res.compileMs) << "}";
+       << ", \"compile_ms\": " << jsonNumber(res.compileMs)
+       << ", \"model\": "
+       << (o.model ? attn_run::modelJson(modelOut, measuredMs) : "null")
+       << "}";
     std::printf("%s\n", js.str().c_str());
   } else {
     std::printf("attn-run: %s %s %s B=%lld Hq=%lld Hkv=%lld Sq=%lld Skv=%lld "
@@ -1462,6 +1550,8 @@ int main(int argc, char **argv) {
       std::printf("  device_tflops %.4f\n", res.deviceTflops);
       std::printf("  device_kv_gbps %.3f\n", res.deviceKvGBps);
     }
+    if (o.model)
+      attn_run::printModel(modelOut, measuredMs);
   }
   return res.ok ? 0 : 1;
 }
