@@ -274,9 +274,14 @@ attn_status attn_mha_compile(attn_context *ctx, const attn_mha_spec *spec,
     LayerCompileResult result;
     attn_status status = compiler->compileMha(normalized, result, error);
     if (status != ATTN_OK)
-      return failWith(status, std::string("attn_mha_compile: ") +
-                                  attn_target_name(target) + ": " +
-                                  (error.empty() ? "the compiler failed"
+      return failWith(status, "attn_mha_compile: " +
+                                  (status == ATTN_ERROR_UNSUPPORTED
+                                       ? std::string(attn_target_name(target)) +
+                                             ": "
+                                       : std::string()) +
+                                  (error.empty() ? std::string("the ") +
+                                                       attn_target_name(target) +
+                                                       " compiler failed"
                                                  : error));
     if (!result.executable)
       return failWith(ATTN_ERROR_COMPILE,

@@ -95,7 +95,8 @@ public:
   /// setting. Empty when nothing.
   virtual std::string configuration() const { return {}; }
   /// Compiles a validated, normalized layer spec. A target that cannot
-  /// (the default) returns ATTN_ERROR_UNSUPPORTED with `error` saying why.
+  /// (the default) returns ATTN_ERROR_UNSUPPORTED with `error` saying why
+  /// (attn_mha_compile prefixes it with the target's name).
   virtual attn_status compileMha(const attn_mha_spec &spec,
                                  LayerCompileResult &result,
                                  std::string &error) {
