@@ -1,6 +1,7 @@
 //===- CPUCompiler.cpp - the runtime's cpu target: pipeline + ExecutionEngine -===//
 #include "CPUAllocator.h"
 #include "RuntimeLibraries.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
@@ -251,15 +252,42 @@ private:
   std::map<int64_t, CompiledKernel> variants;
 };
 
+/// Compiles an entry function's source with the cpu pipeline (after
+/// attn-decompose-mha for a layer's source) into `kernel`.
+attn_status compileSource(const std::string &source,
+                          mlir::attn::AttnToCPUPipelineOptions &options,
+                          bool layer, CompiledKernel &kernel,
+                          std::string &error);
+
 attn_status compileKernel(const attn_spec &spec, std::string &source,
                           CompiledKernel &kernel, std::string &error) {
+  source = mlir::attn::jit::buildKernelSource(spec);
+  mlir::attn::AttnToCPUPipelineOptions options;
+  options.math = spec.variant == ATTN_VARIANT_MATH;
+  options.blockQ = spec.block_q > 0 ? spec.block_q : CPUExecutable::kDefaultBlock;
+  options.blockKv =
+      spec.block_kv > 0 ? spec.block_kv : CPUExecutable::kDefaultBlock;
+  options.kvSplits = spec.kv_splits;
+  // A static key length bounds the split count here (dynamic ones at each
+  // launch): never more chunks, or partials, than key blocks.
+  if (spec.kv_splits > 1 && spec.seq_kv != ATTN_DYNAMIC && !options.math)
+    options.kvSplits = mlir::attn::jit::clampKvSplits(
+        spec.kv_splits, spec.seq_kv, options.blockKv, /*powerOfTwo=*/false);
+  // A dynamic key length: the kernel covers max(1, kv_splits) chunks
+  // (run() sends longer launches to a variant that covers them).
+  options.maxDynamicKv = CPUExecutable::maxDynamicKvOf(spec);
+  return compileSource(source, options, /*layer=*/false, kernel, error);
+}
+
+attn_status compileSource(const std::string &source,
+                          mlir::attn::AttnToCPUPipelineOptions &options,
+                          bool layer, CompiledKernel &kernel,
+                          std::string &error) {
   static std::once_flag initOnce;
   std::call_once(initOnce, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
-
-  source = mlir::attn::jit::buildKernelSource(spec);
 
   DialectRegistry registry;
   mlir::attn::registerAllDialects(registry);
@@ -284,22 +312,8 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
     return ATTN_ERROR_INVALID_ARGUMENT;
   }
 
-  mlir::attn::AttnToCPUPipelineOptions options;
-  options.math = spec.variant == ATTN_VARIANT_MATH;
-  options.blockQ = spec.block_q > 0 ? spec.block_q : CPUExecutable::kDefaultBlock;
-  options.blockKv =
-      spec.block_kv > 0 ? spec.block_kv : CPUExecutable::kDefaultBlock;
-  options.kvSplits = spec.kv_splits;
-  // A static key length bounds the split count here (dynamic ones at each
-  // launch): never more chunks, or partials, than key blocks.
-  if (spec.kv_splits > 1 && spec.seq_kv != ATTN_DYNAMIC && !options.math)
-    options.kvSplits = mlir::attn::jit::clampKvSplits(
-        spec.kv_splits, spec.seq_kv, options.blockKv, /*powerOfTwo=*/false);
   options.parallelism = hostParallelism();
   options.vectorLanes = hostVectorLanes();
-  // A dynamic key length: the kernel covers max(1, kv_splits) chunks
-  // (run() sends longer launches to a variant that covers them).
-  options.maxDynamicKv = CPUExecutable::maxDynamicKvOf(spec);
   // Heap buffers through CPUAllocator.cpp: a failed one is an error status.
   options.checkedAlloc = true;
   PassManager pm(&context);
@@ -308,6 +322,10 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
     error = "cpu: bad pass-manager options: " + diagnostics;
     return ATTN_ERROR_INVALID_ARGUMENT;
   }
+  // A layer becomes its projections around one attn.sdpa first; the
+  // pipeline then lowers both.
+  if (layer)
+    pm.addPass(mlir::attn::createAttnDecomposeMhaPass());
   mlir::attn::buildAttnToCPUPipeline(pm, options);
   LogicalResult ran = pm.run(*module);
   // Known gap of the vector path: where the key loop folds away (one key
@@ -330,6 +348,8 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
       error = "cpu: bad pass-manager options: " + diagnostics;
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
+    if (layer)
+      scalar.addPass(mlir::attn::createAttnDecomposeMhaPass());
     mlir::attn::buildAttnToCPUPipeline(scalar, options);
     ran = scalar.run(*module);
   }
@@ -435,6 +455,87 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   return ATTN_OK;
 }
 
+/// A compiled attention layer: the entry takes dense descriptors of x,
+/// [kv], the weights, [the biases] and y, in buildMhaKernelSource's order.
+class CPULayerExecutable final : public ::attn::LayerExecutable {
+public:
+  CPULayerExecutable(CompiledKernel kernel, const attn_mha_spec &spec)
+      : kernel(std::move(kernel)), spec(spec) {}
+
+  attn_status run(const attn_mha_args &a, std::string &error) override {
+    const attn_mha_spec &s = spec;
+    const int64_t qw = s.heads_q * s.head_dim, kw = s.heads_kv * s.head_dim,
+                  vw = s.heads_kv * s.value_dim, ow = s.heads_q * s.value_dim;
+    // Descriptors of every rank live in one list; the packed call takes a
+    // pointer to a pointer to each.
+    std::vector<MemRefDescriptor<3>> d3;
+    std::vector<MemRefDescriptor<2>> d2;
+    std::vector<MemRefDescriptor<1>> d1;
+    d3.reserve(3);
+    d2.reserve(5);
+    d1.reserve(5);
+    std::vector<void *> ptrs;
+    ptrs.reserve(16);
+    auto dense = [](auto &d, const void *p, std::initializer_list<int64_t> shape) {
+      d.allocated = d.aligned = const_cast<void *>(p);
+      d.offset = 0;
+      int i = 0;
+      for (int64_t e : shape)
+        d.sizes[i++] = e;
+      int64_t stride = 1;
+      for (int j = i - 1; j >= 0; --j) {
+        d.strides[j] = stride;
+        stride *= d.sizes[j];
+      }
+    };
+    auto add3 = [&](const void *p, int64_t b, int64_t n, int64_t e) {
+      d3.emplace_back();
+      dense(d3.back(), p, {b, n, e});
+      ptrs.push_back(&d3.back());
+    };
+    auto add2 = [&](const void *p, int64_t r, int64_t c) {
+      d2.emplace_back();
+      dense(d2.back(), p, {r, c});
+      ptrs.push_back(&d2.back());
+    };
+    auto add1 = [&](const void *p, int64_t n) {
+      d1.emplace_back();
+      dense(d1.back(), p, {n});
+      ptrs.push_back(&d1.back());
+    };
+    add3(a.x, s.batch, s.seq, s.embed);
+    if (s.cross)
+      add3(a.kv, s.batch, s.seq_kv, s.kv_embed);
+    if (s.fused_qkv) {
+      add2(a.w_qkv, qw + kw + vw, s.embed);
+    } else {
+      add2(a.w_q, qw, s.embed);
+      add2(a.w_k, kw, s.kv_embed);
+      add2(a.w_v, vw, s.kv_embed);
+    }
+    add2(a.w_o, s.embed, ow);
+    if (s.bias) {
+      if (s.fused_qkv) {
+        add1(a.b_qkv, qw + kw + vw);
+      } else {
+        add1(a.b_q, qw);
+        add1(a.b_k, kw);
+        add1(a.b_v, vw);
+      }
+      add1(a.b_o, s.embed);
+    }
+    add3(a.y, s.batch, s.seq, s.embed);
+    std::vector<void *> args;
+    for (void *&p : ptrs)
+      args.push_back(&p);
+    return mlir::attn::jit::runChecked(kernel.fn, args.data(), error);
+  }
+
+private:
+  CompiledKernel kernel;
+  attn_mha_spec spec;
+};
+
 class CPUCompiler final : public ::attn::Compiler {
 public:
   // The cpu target needs only its support libraries.
@@ -452,6 +553,25 @@ public:
       return st;
     result.executable =
         std::make_unique<CPUExecutable>(std::move(kernel), spec);
+    return ATTN_OK;
+  }
+
+  attn_status compileMha(const attn_mha_spec &spec,
+                         ::attn::LayerCompileResult &result,
+                         std::string &error) override {
+    result.source = mlir::attn::jit::buildMhaKernelSource(spec);
+    // The attention inside uses the tiled path's defaults; the static
+    // shapes let attn-tile-sdpa choose split-KV itself.
+    mlir::attn::AttnToCPUPipelineOptions options;
+    options.blockQ = CPUExecutable::kDefaultBlock;
+    options.blockKv = CPUExecutable::kDefaultBlock;
+    options.kvSplits = 0;
+    CompiledKernel kernel;
+    if (attn_status st = compileSource(result.source, options,
+                                       /*layer=*/true, kernel, error))
+      return st;
+    result.executable =
+        std::make_unique<CPULayerExecutable>(std::move(kernel), spec);
     return ATTN_OK;
   }
 };

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 using namespace mlir::attn;
 
@@ -123,4 +124,72 @@ std::string jit::buildDenseKernelSource(const attn_spec &spec) {
     for (size_t pos; (pos = s.find(layout)) != std::string::npos;)
       s.erase(pos, std::strlen(layout));
   return s;
+}
+
+std::string jit::buildMhaKernelSource(const attn_mha_spec &s) {
+  const char *elt = eltType(s.dtype);
+  const int64_t qw = s.heads_q * s.head_dim, kw = s.heads_kv * s.head_dim,
+                vw = s.heads_kv * s.value_dim, ow = s.heads_q * s.value_dim;
+  struct Arg {
+    const char *name, *keyword; // keyword: the op's operand group
+    Shaped type;
+  };
+  std::vector<Arg> args = {{"x", nullptr, make({s.batch, s.seq, s.embed}, elt)}};
+  if (s.cross)
+    args.push_back({"kv", "kv", make({s.batch, s.seq_kv, s.kv_embed}, elt)});
+  if (s.fused_qkv) {
+    args.push_back({"w_qkv", "wqkv", make({qw + kw + vw, s.embed}, elt)});
+  } else {
+    args.push_back({"w_q", "wq", make({qw, s.embed}, elt)});
+    args.push_back({"w_k", "wk", make({kw, s.kv_embed}, elt)});
+    args.push_back({"w_v", "wv", make({vw, s.kv_embed}, elt)});
+  }
+  args.push_back({"w_o", "wo", make({s.embed, ow}, elt)});
+  if (s.bias) {
+    if (s.fused_qkv) {
+      args.push_back({"b_qkv", "bqkv", make({qw + kw + vw}, elt)});
+    } else {
+      args.push_back({"b_q", "bq", make({qw}, elt)});
+      args.push_back({"b_k", "bk", make({kw}, elt)});
+      args.push_back({"b_v", "bv", make({vw}, elt)});
+    }
+    args.push_back({"b_o", "bo", make({s.embed}, elt)});
+  }
+  Shaped y = make({s.batch, s.seq, s.embed}, elt);
+  // Dense memrefs: the layer's C API takes dense row-major tensors.
+  auto memref = [](const Shaped &t) { return "memref<" + t.dims + ">"; };
+
+  std::ostringstream os;
+  os << "// attn layer: dtype=" << elt << " E=" << s.embed
+     << " Hq=" << s.heads_q << " Hkv=" << s.heads_kv << " D=" << s.head_dim
+     << " Dv=" << s.value_dim << (s.cross ? " cross" : "")
+     << (s.fused_qkv ? " fused-qkv" : "") << (s.bias ? " bias" : "")
+     << (s.causal ? " causal" : "") << "\n";
+  os << "func.func @" << kEntryName << "(";
+  for (const Arg &a : args)
+    os << "%" << a.name << ": " << memref(a.type) << ", ";
+  os << "%y: " << memref(y) << ") attributes {llvm.emit_c_interface} {\n";
+  for (const Arg &a : args)
+    os << "  %" << a.name << "_t = bufferization.to_tensor %" << a.name
+       << " restrict : " << memref(a.type) << " to " << a.type.tensor()
+       << "\n";
+  os << "  %y_t = attn.mha %x_t";
+  for (const Arg &a : args)
+    if (a.keyword)
+      os << " " << a.keyword << "(%" << a.name << "_t : " << a.type.tensor()
+         << ")";
+  os << " heads(" << s.heads_q << ", " << s.heads_kv << ") head_dim("
+     << s.head_dim << ")";
+  if (s.value_dim != s.head_dim)
+    os << " value_dim(" << s.value_dim << ")";
+  if (s.causal)
+    os << " causal";
+  if (s.scale != 0.0)
+    os << " scale(" << fp(s.scale) << ")";
+  os << " : " << args.front().type.tensor() << " -> " << y.tensor() << "\n";
+  os << "  bufferization.materialize_in_destination %y_t in restrict "
+        "writable %y : ("
+     << y.tensor() << ", " << memref(y) << ") -> ()\n";
+  os << "  return\n}\n";
+  return os.str();
 }

@@ -24,8 +24,30 @@ struct attn_kernel {
   mutable attn::KernelInfo info;
 };
 
+/// A compiled attention layer.
+struct attn_mha_kernel {
+  attn_mha_spec spec;
+  attn_target target;
+  std::string source;
+  std::unique_ptr<attn::LayerExecutable> executable;
+};
+
 namespace attn {
 namespace detail {
+
+/// Checks a layer spec; on success writes it normalized (heads_kv,
+/// head_dim, value_dim, seq_kv, kv_embed filled in, flags 0/1).
+bool validateMhaSpec(const attn_mha_spec &spec, attn_target target,
+                     attn_mha_spec &normalized, std::string &error);
+
+/// Checks a layer launch's pointers against its normalized spec.
+bool validateMhaLaunch(const attn_mha_spec &spec, attn_target target,
+                       const attn_mha_args &args, std::string &error);
+
+/// Every field of a normalized layer spec, the target and the compiler's
+/// configuration, as one cache key.
+std::string mhaCacheKey(const attn_mha_spec &spec, attn_target target,
+                        const std::string &configuration);
 
 /// Every field that selects a distinct kernel, in a fixed order, so that two
 /// normalized specs compare equal exactly when they compile to the same code.
@@ -85,6 +107,7 @@ struct attn_context {
   const uint64_t id = attn::detail::nextContextId();
   mutable std::mutex mutex;
   std::map<attn::detail::CacheKey, std::unique_ptr<attn_kernel>> cache;
+  std::map<std::string, std::unique_ptr<attn_mha_kernel>> layers;
 };
 
 #endif // ATTN_RUNTIME_SRC_INTERNAL_H

@@ -239,6 +239,107 @@ attn_status attn_kernel_get_info(const attn_kernel *kernel,
   });
 }
 
+void attn_mha_spec_init(attn_mha_spec *spec) {
+  if (!spec) {
+    lastError = "attn_mha_spec_init: spec is NULL";
+    return;
+  }
+  *spec = attn_mha_spec{};
+  spec->dtype = ATTN_DTYPE_F32;
+}
+
+attn_status attn_mha_compile(attn_context *ctx, const attn_mha_spec *spec,
+                             attn_target target, attn_mha_kernel **kernel) {
+  return guarded("attn_mha_compile", [&] {
+    if (!ctx || !spec || !kernel)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      std::string("attn_mha_compile: ") +
+                          (!ctx ? "ctx" : !spec ? "spec" : "kernel") +
+                          " is NULL");
+    attn_mha_spec normalized;
+    std::string error;
+    if (!validateMhaSpec(*spec, target, normalized, error))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "attn_mha_compile: " + error);
+    std::shared_ptr<Compiler> compiler = findCompiler(target);
+    if (!compiler)
+      return failWith(ATTN_ERROR_UNAVAILABLE,
+                      "attn_mha_compile: " + noCompiler(target));
+    std::string key =
+        mhaCacheKey(normalized, target, compiler->configuration());
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    auto it = ctx->layers.find(key);
+    if (it != ctx->layers.end()) {
+      *kernel = it->second.get();
+      return succeed();
+    }
+    LayerCompileResult result;
+    attn_status status = compiler->compileMha(normalized, result, error);
+    if (status != ATTN_OK)
+      return failWith(status, "attn_mha_compile: " +
+                                  (status == ATTN_ERROR_UNSUPPORTED
+                                       ? std::string(attn_target_name(target)) +
+                                             ": "
+                                       : std::string()) +
+                                  (error.empty() ? std::string("the ") +
+                                                       attn_target_name(target) +
+                                                       " compiler failed"
+                                                 : error));
+    if (!result.executable)
+      return failWith(ATTN_ERROR_COMPILE,
+                      std::string("attn_mha_compile: the ") +
+                          attn_target_name(target) +
+                          " compiler reported success but returned no "
+                          "executable");
+    auto entry = std::make_unique<attn_mha_kernel>();
+    entry->spec = normalized;
+    entry->target = target;
+    entry->source = std::move(result.source);
+    entry->executable = std::move(result.executable);
+    *kernel = entry.get();
+    ctx->layers.emplace(std::move(key), std::move(entry));
+    return succeed();
+  });
+}
+
+attn_status attn_mha_launch(attn_mha_kernel *kernel,
+                            const attn_mha_args *args) {
+  return guarded("attn_mha_launch", [&] {
+    if (!kernel || !args)
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      std::string("attn_mha_launch: ") +
+                          (!kernel ? "kernel" : "args") + " is NULL");
+    std::string error;
+    if (!validateMhaLaunch(kernel->spec, kernel->target, *args, error))
+      return failWith(ATTN_ERROR_INVALID_ARGUMENT,
+                      "attn_mha_launch: " + error);
+    attn_status status = kernel->executable->run(*args, error);
+    if (status != ATTN_OK)
+      return failWith(status, "attn_mha_launch: " +
+                                  (error.empty()
+                                       ? std::string("the layer failed (") +
+                                             attn_status_string(status) + ")"
+                                       : error));
+    return succeed();
+  });
+}
+
+const attn_mha_spec *attn_mha_kernel_spec(const attn_mha_kernel *kernel) {
+  if (!kernel) {
+    lastError = "attn_mha_kernel_spec: kernel is NULL";
+    return nullptr;
+  }
+  return &kernel->spec;
+}
+
+const char *attn_mha_kernel_source(const attn_mha_kernel *kernel) {
+  if (!kernel) {
+    lastError = "attn_mha_kernel_source: kernel is NULL";
+    return nullptr;
+  }
+  return kernel->source.empty() ? nullptr : kernel->source.c_str();
+}
+
 size_t attn_context_cache_size(const attn_context *ctx) {
   if (!ctx) {
     lastError = "attn_context_cache_size: ctx is NULL";

@@ -103,6 +103,13 @@ times it. docs/attn-run.md describes every flag.
   --print-ir-after-all       print the IR after every pass of the target's
                              pipeline on stderr (as the environment
                              variable ATTN_PRINT_IR_AFTER_ALL=1 does)
+  --mha --embed=E            the multi-head attention layer (attn.mha)
+                             instead of attn.sdpa: x [B, seq-q, E], heads,
+                             kv-heads, head-dim (default E / heads),
+                             value-dim, causal, scale as above; cpu only
+  --kv-embed=N               with --mha and --seq-kv or --kv-embed:
+                             cross-attention on a kv input [B, seq-kv, N]
+  --fused-qkv --bias         with --mha: one fused QKV weight; biases
   --input=FILE               take the configuration from the one attn.sdpa
                              in an MLIR file (its static dims win)
   -h, --help                 this text
@@ -144,6 +151,12 @@ struct Options {
   std::string modelDevice;               // --model-device
   std::string modelGeometry;             // --model-geometry
   std::string input; // --input: MLIR with one attn.sdpa
+  // --mha: the layer (attn_mha_spec). Cross-attention when --seq-kv or
+  // --kv-embed is given.
+  bool mha = false, fusedQkv = false, bias = false;
+  int64_t embed = 0, kvEmbed = 0;
+  bool headDimGiven = false, seqKvGiven = false;
+  std::vector<std::string> sdpaOnly; // flags given that --mha refuses
   std::string save, load; // --save / --load directories
   enum class Progress { Auto, Always, Never } progress = Progress::Auto;
 };
@@ -267,7 +280,8 @@ Options parseArgs(int argc, char **argv) {
   const std::vector<std::string> boolFlags = {
       "causal", "lse",  "check",         "json",
       "probe",  "help", "static-shapes", "dynamic-shapes", "dump-ir",
-      "print-ir-after-all", "version", "model", "model-only"};
+      "print-ir-after-all", "version", "model", "model-only", "mha",
+      "fused-qkv", "bias"};
   const std::vector<std::string> valueFlags = {
       "target",    "batch",     "heads",        "kv-heads",  "seq-q",
       "seq-kv",    "head-dim",  "value-dim",    "dtype",     "mask",
@@ -275,7 +289,7 @@ Options parseArgs(int argc, char **argv) {
       "block-q",   "block-kv",  "kv-splits",    "layout",    "repeat-check",
       "memory",
       "bench",     "data-seed", "input",        "save",      "load",
-      "progress",  "model-device", "model-geometry"};
+      "progress",  "model-device", "model-geometry", "embed", "kv-embed"};
   std::vector<std::string> allFlags = boolFlags;
   allFlags.insert(allFlags.end(), valueFlags.begin(), valueFlags.end());
   auto unknown = [&](const std::string &name) {
@@ -319,6 +333,32 @@ Options parseArgs(int argc, char **argv) {
       if (a + 1 >= argc)
         fatal("--" + name + " needs a value");
       value = argv[++a];
+    }
+    for (const char *f : {"lse", "mask", "mask-broadcast", "dropout", "seed",
+                          "variant", "block-q", "block-kv", "kv-splits",
+                          "layout", "static-shapes", "dynamic-shapes",
+                          "save", "load", "input"})
+      if (name == f)
+        o.sdpaOnly.push_back(name);
+    if (name == "mha") {
+      o.mha = true;
+      continue;
+    } else if (name == "fused-qkv") {
+      o.fusedQkv = true;
+      continue;
+    } else if (name == "bias") {
+      o.bias = true;
+      continue;
+    } else if (name == "embed") {
+      o.embed = parseInt(name, value, 1, kMaxDim);
+      continue;
+    } else if (name == "kv-embed") {
+      o.kvEmbed = parseInt(name, value, 1, kMaxDim);
+      continue;
+    } else if (name == "head-dim") {
+      o.headDimGiven = true;
+    } else if (name == "seq-kv") {
+      o.seqKvGiven = true;
     }
     if (name == "help") {
       std::fputs(kUsage, stdout);
@@ -442,6 +482,29 @@ Options parseArgs(int argc, char **argv) {
     } else {
       unknown(name);
     }
+  }
+  if (o.mha) {
+    if (!o.sdpaOnly.empty())
+      fatal("--" + o.sdpaOnly.front() +
+            " is not a flag of the layer (--mha): it takes heads, kv-heads, "
+            "head-dim, value-dim, causal, scale, embed, kv-embed, seq-kv, "
+            "fused-qkv and bias");
+    if (o.embed == 0)
+      fatal("--mha needs --embed=E");
+    if (!o.headDimGiven) {
+      if (o.embed % o.heads != 0)
+        fatal("--embed=" + std::to_string(o.embed) +
+              " is not a multiple of --heads=" + std::to_string(o.heads) +
+              "; give --head-dim");
+      o.headDim = o.embed / o.heads;
+    }
+    if (o.fusedQkv && (o.seqKvGiven || o.kvEmbed))
+      fatal("--fused-qkv needs self-attention (no --seq-kv or --kv-embed)");
+  } else if (o.fusedQkv || o.bias || o.embed || o.kvEmbed) {
+    fatal(std::string("--") +
+          (o.fusedQkv ? "fused-qkv" : o.bias ? "bias" : o.embed ? "embed"
+                                                                : "kv-embed") +
+          " is a flag of the layer: add --mha");
   }
   if (!o.input.empty())
     applyInput(o);
@@ -1070,6 +1133,213 @@ attn_run::ModelInput modelInput(const Options &o, const attn_kernel_info *info) 
   return in;
 }
 
+/// --mha: compile the layer (attn_mha_compile), run it on random inputs
+/// with a poisoned output, check it against the float64 layer reference
+/// and/or time it.
+int runMha(const Options &o, attn_context *ctx) {
+  attn_mha_spec spec;
+  attn_mha_spec_init(&spec);
+  spec.dtype = o.dtype;
+  spec.batch = o.batch;
+  spec.seq = o.seqQ;
+  spec.embed = o.embed;
+  spec.heads_q = o.heads;
+  spec.heads_kv = o.kvHeads;
+  spec.head_dim = o.headDim;
+  spec.value_dim = o.valueDim;
+  spec.cross = o.seqKvGiven || o.kvEmbed;
+  spec.seq_kv = spec.cross ? o.seqKv : 0;
+  spec.kv_embed = spec.cross ? (o.kvEmbed ? o.kvEmbed : o.embed) : 0;
+  spec.fused_qkv = o.fusedQkv;
+  spec.bias = o.bias;
+  spec.causal = o.causal;
+  spec.scale = o.scale;
+
+  Outcome res;
+  attn_mha_kernel *kernel = nullptr;
+  auto compileStart = std::chrono::steady_clock::now();
+  checkStatus(attn_mha_compile(ctx, &spec, o.target, &kernel),
+              "attn_mha_compile");
+  res.compileMs = msSince(compileStart);
+  const attn_mha_spec &n = *attn_mha_kernel_spec(kernel);
+  if (o.dumpIr) {
+    std::fputs(attn_mha_kernel_source(kernel), stdout);
+    if (!o.check && !o.bench)
+      return 0;
+  }
+
+  const int64_t B = n.batch, S = n.seq, E = n.embed, Skv = n.seq_kv,
+                Ekv = n.kv_embed, qw = n.heads_q * n.head_dim,
+                kw = n.heads_kv * n.head_dim, vw = n.heads_kv * n.value_dim,
+                ow = n.heads_q * n.value_dim;
+  auto count = [](std::initializer_list<int64_t> dims) {
+    return elements("layer tensor", dims, ATTN_DTYPE_F32);
+  };
+  // Inputs of unit size (x, kv in [-1, 1]); weights and biases uniform in
+  // +-1/sqrt(fan_in), torch.nn.Linear's range, so every activation stays
+  // of order one whatever E.
+  struct In {
+    Buffer buf;
+    double scale;
+  };
+  std::vector<In> ins;
+  attn_mha_args args{};
+  auto input = [&](const void *&slot, std::initializer_list<int64_t> dims,
+                   double scale) {
+    ins.push_back({Buffer(o.dtype, count(dims)), scale});
+    slot = ins.back().buf.data();
+  };
+  ins.reserve(13);
+  input(args.x, {B, S, E}, 1.0);
+  if (n.cross)
+    input(args.kv, {B, Skv, Ekv}, 1.0);
+  const double inScale = 1.0 / std::sqrt(double(E)),
+               kvScale = 1.0 / std::sqrt(double(Ekv)),
+               oScale = 1.0 / std::sqrt(double(ow));
+  if (n.fused_qkv) {
+    input(args.w_qkv, {qw + kw + vw, E}, inScale);
+  } else {
+    input(args.w_q, {qw, E}, inScale);
+    input(args.w_k, {kw, Ekv}, kvScale);
+    input(args.w_v, {vw, Ekv}, kvScale);
+  }
+  input(args.w_o, {E, ow}, oScale);
+  if (n.bias) {
+    if (n.fused_qkv) {
+      input(args.b_qkv, {qw + kw + vw}, inScale);
+    } else {
+      input(args.b_q, {qw}, inScale);
+      input(args.b_k, {kw}, kvScale);
+      input(args.b_v, {vw}, kvScale);
+    }
+    input(args.b_o, {E}, oScale);
+  }
+  Buffer y(o.dtype, count({B, S, E}));
+  args.y = y.data();
+  attn_tensor yView{};
+  yView.data = y.data();
+  const int64_t yShape[4] = {B, 1, S, E}, yStrides[4] = {S * E, S * E, E, 1};
+  for (int d = 0; d < 4; ++d) {
+    yView.shape[d] = yShape[d];
+    yView.strides[d] = yStrides[d];
+  }
+
+  std::mt19937_64 rng(o.dataSeed);
+  const Tolerance tol = mhaToleranceFor(o.dtype);
+  if (o.check) {
+    const int64_t reps = std::max<int64_t>(1, o.repeatCheck);
+    for (int64_t rep = 0; rep < reps; ++rep) {
+      for (In &in : ins)
+        fillRandom(rng, o.dtype, in.buf.data(), in.buf.count, in.scale);
+      poison(o.dtype, y.data(), y.count);
+      checkStatus(attn_mha_launch(kernel, &args), "attn_mha_launch");
+      Result ref;
+      std::string error;
+      if (!computeMhaReference(n, args, ref, error))
+        fatal("reference: " + error);
+      record(res, compare(ref, o.dtype, yView, nullptr, tol));
+      if (!res.ok && !o.json)
+        std::fprintf(stderr, "attn-run: check %lld failed: %s\n",
+                     static_cast<long long>(rep), res.message.c_str());
+      if (!res.ok)
+        break;
+    }
+  } else {
+    for (In &in : ins)
+      fillRandom(rng, o.dtype, in.buf.data(), in.buf.count, in.scale);
+  }
+
+  // Multiply-adds x 2: the projections, the attention (visible pairs),
+  // the output projection.
+  const bool halfCausal = n.causal && S == Skv;
+  const double flops =
+      2.0 * B * S * E * double(qw) + 2.0 * B * Skv * Ekv * double(kw + vw) +
+      2.0 * B * n.heads_q * S * double(Skv) * double(n.head_dim + n.value_dim) *
+          (halfCausal ? 0.5 : 1.0) +
+      2.0 * B * S * double(ow) * E;
+  Stats times;
+  if (o.bench) {
+    for (int w = 0; w < 2; ++w)
+      checkStatus(attn_mha_launch(kernel, &args), "attn_mha_launch (warm-up)");
+    std::vector<double> ms;
+    for (int64_t r = 0; r < o.bench; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      checkStatus(attn_mha_launch(kernel, &args), "attn_mha_launch (bench)");
+      ms.push_back(msSince(start));
+    }
+    times = statsOf(ms);
+    res.medianMs = times.median;
+    res.tflops = flops / (res.medianMs * 1e-3) / 1e12;
+  }
+
+  if (o.json) {
+    std::ostringstream js;
+    js << "{\"schema\": " << kJsonSchema
+       << ", \"attn_version\": " << jsonString(attn_version())
+       << ", \"op\": \"mha\""
+       << ", \"target\": " << jsonString(attn_target_name(o.target))
+       << ", \"dtype\": " << jsonString(attn_dtype_name(o.dtype))
+       << ", \"batch\": " << B << ", \"seq\": " << S
+       << ", \"seq_kv\": " << Skv << ", \"embed\": " << E
+       << ", \"kv_embed\": " << Ekv << ", \"heads\": " << n.heads_q
+       << ", \"kv_heads\": " << n.heads_kv
+       << ", \"head_dim\": " << n.head_dim
+       << ", \"value_dim\": " << n.value_dim
+       << ", \"cross\": " << (n.cross ? "true" : "false")
+       << ", \"fused_qkv\": " << (n.fused_qkv ? "true" : "false")
+       << ", \"bias\": " << (n.bias ? "true" : "false")
+       << ", \"causal\": " << (n.causal ? "true" : "false")
+       << ", \"scale\": "
+       << jsonNumber(n.scale > 0 ? n.scale
+                                 : 1.0 / std::sqrt(double(n.head_dim)))
+       << ", \"data_seed\": " << jsonString(std::to_string(o.dataSeed))
+       << ", \"checked\": " << (res.checked ? "true" : "false")
+       << ", \"ok\": " << (res.ok ? "true" : "false")
+       << ", \"max_abs_err\": "
+       << (res.checked ? jsonNumber(res.maxAbsErr) : "null")
+       << ", \"rel_l2_err\": "
+       << (res.checked ? jsonNumber(res.relL2Err) : "null")
+       << ", \"rel_l2_tol\": "
+       << (res.checked ? jsonNumber(res.relL2Tol) : "null");
+    if (!res.ok)
+      js << ", \"message\": " << jsonString(res.message);
+    js << ", \"compile_ms\": " << jsonNumber(res.compileMs)
+       << ", \"median_ms\": " << jsonNumber(res.medianMs)
+       << ", \"min_ms\": " << jsonNumber(times.min)
+       << ", \"tflops\": " << jsonNumber(res.tflops) << "}\n";
+    std::fputs(js.str().c_str(), stdout);
+  } else {
+    std::printf("attn-run: mha target=%s dtype=%s B=%lld S=%lld Skv=%lld "
+                "E=%lld Ekv=%lld Hq=%lld Hkv=%lld D=%lld Dv=%lld%s%s%s%s\n",
+                attn_target_name(o.target), attn_dtype_name(o.dtype),
+                (long long)B, (long long)S, (long long)Skv, (long long)E,
+                (long long)Ekv, (long long)n.heads_q, (long long)n.heads_kv,
+                (long long)n.head_dim, (long long)n.value_dim,
+                n.cross ? " cross" : "", n.fused_qkv ? " fused-qkv" : "",
+                n.bias ? " bias" : "", n.causal ? " causal" : "");
+    std::printf("  data_seed     %llu\n", (unsigned long long)o.dataSeed);
+    std::printf("  compile_ms    %.3f\n", res.compileMs);
+    if (res.checked) {
+      std::printf("  check         %s (%lld run%s)\n", res.ok ? "ok" : "FAILED",
+                  (long long)res.checks, res.checks == 1 ? "" : "s");
+      std::printf("  max_abs_err   %.3g (tol %.3g x max(1,|ref|))\n",
+                  res.maxAbsErr, tol.maxAbs);
+      std::printf("  rel_l2_err    %.3g (tol %.3g)\n", res.relL2Err,
+                  res.relL2Tol);
+      if (!res.ok)
+        std::printf("  failure       %s\n", res.message.c_str());
+    }
+    if (std::isfinite(res.medianMs)) {
+      std::printf("  median_ms     %.4f\n", res.medianMs);
+      std::printf("  times_ms      min %.4f mean %.4f stddev %.4f (%lld "
+                  "runs)\n",
+                  times.min, times.mean, times.stddev, (long long)times.count);
+      std::printf("  tflops        %.4f\n", res.tflops);
+    }
+  }
+  return res.ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   Options o = parseArgs(argc, argv);
   // --model-only: the prediction alone, for any target, with no device or
@@ -1121,6 +1391,9 @@ int main(int argc, char **argv) {
     fatal(std::string("target ") + attn_target_name(o.target) +
           " is not available here: " + why);
   }
+
+  if (o.mha)
+    return runMha(o, ctx);
 
   attn_spec spec;
   attn_spec_init(&spec);

@@ -31,6 +31,12 @@ inline constexpr const char *kEntryName = "attn_kernel";
 /// spec has dropout. Static spec dimensions are static in the types.
 std::string buildKernelSource(const attn_spec &spec);
 
+/// The source IR of an attention layer (attn_mha_compile) for a
+/// validated, normalized spec: `func.func @attn_kernel` over dense memrefs
+/// x, [kv], the weights (w_q, w_k, w_v or w_qkv, then w_o), [the biases in
+/// the same order], y, wrapping one attn.mha.
+std::string buildMhaKernelSource(const attn_mha_spec &spec);
+
 /// buildKernelSource with dense (identity-layout) memrefs: what the SPIR-V
 /// kernels take (the Vulkan runtime stages every tensor packed, so the
 /// kernel never needs strides).

@@ -70,13 +70,41 @@ bool computeReference(const attn_spec &spec, const attn_launch_args &args,
             std::to_string(Sq) + ", " + std::to_string(Skv) + "]";
     return false;
   }
+  return computeReferenceF64(spec, {B, Hq, Hkv, Sq, Skv, D, Dv},
+                             toDense(q, spec.dtype), toDense(k, spec.dtype),
+                             toDense(v, spec.dtype), args, result, error);
+}
+
+bool computeReferenceF64(const attn_spec &spec, const DenseShape &shape,
+                         const std::vector<double> &qd,
+                         const std::vector<double> &kd,
+                         const std::vector<double> &vd,
+                         const attn_launch_args &args, Result &result,
+                         std::string &error) {
+  const attn_tensor &m = args.mask;
+  const int64_t B = shape.batch, Hq = shape.headsQ, Hkv = shape.headsKv,
+                Sq = shape.seqQ, Skv = shape.seqKv, D = shape.headDim,
+                Dv = shape.valueDim;
+  const auto count = [](std::initializer_list<int64_t> dims) {
+    size_t n = 1;
+    for (int64_t d : dims)
+      n *= static_cast<size_t>(d);
+    return n;
+  };
+  if (qd.size() != count({B, Hq, Sq, D}) ||
+      kd.size() != count({B, Hkv, Skv, D}) ||
+      vd.size() != count({B, Hkv, Skv, Dv}) ||
+      (Hkv == 0 ? Hq != 0 : Hq % Hkv != 0)) {
+    error = "dense q, k, v do not match the shape";
+    return false;
+  }
+  const bool hasMask = spec.mask != ATTN_MASK_NONE;
   const attn_dtype maskType =
       spec.mask == ATTN_MASK_BOOL ? ATTN_DTYPE_BOOL : spec.mask_dtype;
   const double scale = spec.scale == 0.0 ? 1.0 / std::sqrt(double(D)) : spec.scale;
   const double p = spec.dropout_p;
   const double inf = std::numeric_limits<double>::infinity();
 
-  std::vector<double> kd = toDense(k, spec.dtype), vd = toDense(v, spec.dtype);
   result.batch = B;
   result.headsQ = Hq;
   result.seqQ = Sq;
@@ -95,7 +123,7 @@ bool computeReference(const attn_spec &spec, const attn_launch_args &args,
     const double *vbase = vd.data() + (b * Hkv + hk) * Skv * Dv;
     for (int64_t i = 0; i < Sq; ++i) {
       for (int64_t d = 0; d < D; ++d)
-        qrow[d] = loadElement(spec.dtype, q.data, offsetOf(q, b, h, i, d));
+        qrow[d] = qd[static_cast<size_t>(((b * Hq + h) * Sq + i) * D + d)];
       double rowMax = -inf;
       for (int64_t j = 0; j < Skv; ++j) {
         double score;

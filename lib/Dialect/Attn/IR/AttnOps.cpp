@@ -210,6 +210,177 @@ LogicalResult SdpaOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// MhaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MhaOp::verify() {
+  Operation *op = getOperation();
+  const int64_t dyn = ShapedType::kDynamic;
+  auto xTy = getInputType();
+  if (failed(checkShape(op, "input", xTy, {dyn, dyn, dyn}, "[B, S, E]")))
+    return failure();
+  Type elt = xTy.getElementType();
+  if (!isSupportedElementType(elt))
+    return emitOpError() << "input element type must be f16, bf16 or f32, got "
+                         << elt;
+  int64_t b = xTy.getDimSize(0), s = xTy.getDimSize(1), e = xTy.getDimSize(2);
+  if (ShapedType::isDynamic(e))
+    return emitOpError() << "embedding dimension E must be static";
+
+  // Every static extent positive and every tensor within kMaxElements (as
+  // attn.sdpa), so no product the decomposition forms overflows.
+  auto checkSizes = [&](StringRef name, ShapedType ty) -> LogicalResult {
+    for (int64_t d : ty.getShape())
+      if (!ShapedType::isDynamic(d) && (d <= 0 || d > kMaxElements))
+        return emitOpError() << name << " has extent " << d
+                             << "; static extents must be in [1, "
+                             << kMaxElements << "]";
+    if (auto n = staticElements(ty); n && *n > kMaxElements)
+      return emitOpError() << name << " has more than " << kMaxElements
+                           << " elements";
+    return success();
+  };
+  auto sameElt = [&](StringRef name, ShapedType ty) -> LogicalResult {
+    if (ty.getElementType() != elt)
+      return emitOpError() << name << " element type " << ty.getElementType()
+                           << " must match input element type " << elt;
+    return success();
+  };
+  if (failed(checkSizes("input", xTy)))
+    return failure();
+
+  int64_t skv = s, ekv = e;
+  if (Value kv = getKvInput()) {
+    auto kvTy = cast<ShapedType>(kv.getType());
+    if (failed(checkShape(op, "kv", kvTy, {b, dyn, dyn}, "[B, Skv, Ekv]")) ||
+        failed(sameElt("kv", kvTy)) || failed(checkSizes("kv", kvTy)))
+      return failure();
+    skv = kvTy.getDimSize(1);
+    ekv = kvTy.getDimSize(2);
+    if (ShapedType::isDynamic(ekv))
+      return emitOpError() << "key/value embedding dimension Ekv must be "
+                              "static";
+  }
+
+  int64_t hq = getNumHeads(), hkv = getNumKvHeads(), d = getHeadDim(),
+          dv = getEffectiveValueDim();
+  if (hq <= 0 || hkv <= 0)
+    return emitOpError() << "head counts must be positive, got heads(" << hq
+                         << ", " << hkv << ")";
+  if (hq % hkv != 0)
+    return emitOpError() << "query heads (" << hq
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  if (d <= 0 || dv <= 0 || d > kMaxTileExtent || dv > kMaxTileExtent)
+    return emitOpError() << "head dimensions must be in [1, "
+                         << kMaxTileExtent << "], got D = " << d
+                         << ", Dv = " << dv;
+  // Projected widths; heads beyond kMaxElements make them overflow-free
+  // to form (each factor <= 2^40 would not be: check the products).
+  auto width = [&](int64_t heads, int64_t dim, int64_t &out) {
+    if (heads > kMaxElements / dim)
+      return false;
+    out = heads * dim;
+    return true;
+  };
+  int64_t qw, kw, vw, ow;
+  if (!width(hq, d, qw) || !width(hkv, d, kw) || !width(hkv, dv, vw) ||
+      !width(hq, dv, ow) || qw + kw > kMaxElements - vw)
+    return emitOpError() << "projected widths (heads x head dims) exceed "
+                         << kMaxElements;
+
+  auto checkWeight = [&](StringRef name, Value w, int64_t rows,
+                         int64_t cols) -> LogicalResult {
+    auto ty = cast<ShapedType>(w.getType());
+    std::string layout = "[" + std::to_string(rows) + ", " +
+                         std::to_string(cols) + "] ([out, in])";
+    if (failed(checkShape(op, name, ty, {rows, cols}, layout)) ||
+        failed(sameElt(name, ty)) || failed(checkSizes(name, ty)))
+      return failure();
+    if (!ty.hasStaticShape())
+      return emitOpError() << name << " must have a static shape";
+    return success();
+  };
+  auto checkBias = [&](StringRef name, Value bias, StringRef weight,
+                       bool hasWeight, int64_t n) -> LogicalResult {
+    if (!bias)
+      return success();
+    if (!hasWeight)
+      return emitOpError() << name << " given without " << weight;
+    auto ty = cast<ShapedType>(bias.getType());
+    if (failed(checkShape(op, name, ty, {n},
+                          "[" + std::to_string(n) + "]")) ||
+        failed(sameElt(name, ty)))
+      return failure();
+    if (!ty.hasStaticShape())
+      return emitOpError() << name << " must have a static shape";
+    return success();
+  };
+
+  bool separate = getWQ() || getWK() || getWV();
+  if (getWQkv()) {
+    if (separate)
+      return emitOpError() << "takes either wqkv or wq, wk and wv, not both";
+    if (getKvInput())
+      return emitOpError() << "a fused wqkv needs self-attention (no kv "
+                              "input: its K and V project the input)";
+    if (failed(checkWeight("wqkv", getWQkv(), qw + kw + vw, e)))
+      return failure();
+  } else {
+    if (!getWQ() || !getWK() || !getWV())
+      return emitOpError() << "needs wq, wk and wv (or one fused wqkv)";
+    if (failed(checkWeight("wq", getWQ(), qw, e)) ||
+        failed(checkWeight("wk", getWK(), kw, ekv)) ||
+        failed(checkWeight("wv", getWV(), vw, ekv)))
+      return failure();
+  }
+  if (failed(checkWeight("wo", getWO(), e, ow)))
+    return failure();
+  if (failed(checkBias("bq", getBQ(), "wq", static_cast<bool>(getWQ()), qw)) ||
+      failed(checkBias("bk", getBK(), "wk", static_cast<bool>(getWK()), kw)) ||
+      failed(checkBias("bv", getBV(), "wv", static_cast<bool>(getWV()), vw)) ||
+      failed(checkBias("bqkv", getBQkv(), "wqkv",
+                       static_cast<bool>(getWQkv()), qw + kw + vw)) ||
+      failed(checkBias("bo", getBO(), "wo", true, e)))
+    return failure();
+
+  auto outTy = cast<ShapedType>(getOut().getType());
+  if (failed(checkShape(op, "out", outTy, {b, s, e}, "[B, S, E]")) ||
+      failed(sameElt("out", outTy)))
+    return failure();
+
+  if (Value mask = getMask()) {
+    auto mTy = cast<ShapedType>(mask.getType());
+    if (failed(checkShape(op, "mask", mTy, {dyn, dyn, s, skv},
+                          "[1|B, 1|Hq, S, Skv]")) ||
+        failed(checkSizes("mask", mTy)))
+      return failure();
+    int64_t mb = mTy.getDimSize(0), mh = mTy.getDimSize(1);
+    if (!ShapedType::isDynamic(mb) && mb != 1 && !compatible(mb, b))
+      return emitOpError() << "mask dimension 0 must be 1 or B (" << dimStr(b)
+                           << "), got " << mb;
+    if (!ShapedType::isDynamic(mh) && mh != 1 && mh != hq)
+      return emitOpError() << "mask dimension 1 must be 1 or Hq (" << hq
+                           << "), got " << mh;
+    Type mElt = mTy.getElementType();
+    if (!isKeepMaskType(mElt) && !isAdditiveMaskType(mElt))
+      return emitOpError()
+             << "mask element type must be i1 or i8 (keep-mask) or f16, "
+                "bf16, f32 or f64 (additive), got "
+             << mElt;
+  }
+  if (auto sc = getScale()) {
+    double v = sc->convertToDouble();
+    if (!std::isfinite(v))
+      return emitOpError() << "scale must be finite, got " << v;
+  }
+  std::optional<double> p;
+  if (auto a = getDropoutP())
+    p = a->convertToDouble();
+  return checkDropout(op, p, static_cast<bool>(getSeed()));
+}
+
+//===----------------------------------------------------------------------===//
 // OnlineAttentionOp
 //===----------------------------------------------------------------------===//
 

@@ -93,6 +93,19 @@ struct CompileResult {
   std::string source;
 };
 
+/// A compiled attention layer (attn_mha_compile) ready to run.
+class LayerExecutable {
+public:
+  virtual ~LayerExecutable() = default;
+  /// Runs on validated arguments (the pointers the spec uses are set).
+  virtual attn_status run(const attn_mha_args &args, std::string &error) = 0;
+};
+
+struct LayerCompileResult {
+  std::unique_ptr<LayerExecutable> executable;
+  std::string source;
+};
+
 /// Turns specs into executables for one target.
 class Compiler {
 public:
@@ -108,6 +121,20 @@ public:
   /// so that a context does not hand out a kernel compiled under another
   /// setting. Empty when nothing.
   virtual std::string configuration() const { return {}; }
+  /// Compiles a validated, normalized layer spec. A target that cannot
+  /// (the default) returns ATTN_ERROR_UNSUPPORTED with `error` saying why
+  /// (attn_mha_compile prefixes it with the target's name).
+  virtual attn_status compileMha(const attn_mha_spec &spec,
+                                 LayerCompileResult &result,
+                                 std::string &error) {
+    (void)spec;
+    (void)result;
+    error = "this target does not compile attention layers (attn.mha) yet: "
+            "its pipeline maps only attn.sdpa's tiles onto the device, and "
+            "the layer's projections (linalg contractions outside any tile) "
+            "have no mapping there (docs/Runtime.md, \"Layers\")";
+    return ATTN_ERROR_UNSUPPORTED;
+  }
 };
 
 /// Installs the compiler for a target (replacing any previous one). Called

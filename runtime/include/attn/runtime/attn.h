@@ -164,6 +164,79 @@ attn_status attn_kernel_get_info(const attn_kernel *kernel,
 /* Number of cache entries (compiles that were not cache hits so far). */
 size_t attn_context_cache_size(const attn_context *ctx);
 
+/*===----------------------------------------------------------------------===*
+ * The multi-head attention layer (attn.mha, docs/Semantics.md): the Q, K, V
+ * projections of x (and, for cross-attention, of kv), attention as attn.sdpa
+ * over the heads, and the output projection:
+ *
+ *   q = x Wq^T + bq,  k = c Wk^T + bk,  v = c Wv^T + bv   (c = kv or x)
+ *   y = concat_h(sdpa(q_h, k_{h/g}, v_{h/g})) Wo^T + bo
+ *
+ * Weights are [out, in] as torch.nn.functional.linear takes them; head h
+ * owns rows h*D .. h*D + D - 1 of Wq (Wk, Wv likewise per kv head). Every
+ * tensor is dense row-major: x [B, S, E], kv [B, Skv, Ekv], Wq [Hq*D, E],
+ * Wk [Hkv*D, Ekv], Wv [Hkv*Dv, Ekv], the fused Wqkv [Hq*D + Hkv*D + Hkv*Dv,
+ * E] (torch's in_proj_weight: Wq, Wk, Wv stacked), Wo [E, Hq*Dv], biases
+ * [out], y [B, S, E]. All dimensions are static (compiled in).
+ *
+ * Targets: cpu. cuda and vulkan refuse a layer with
+ * ATTN_ERROR_UNSUPPORTED (docs/Runtime.md, "Layers").
+ *===----------------------------------------------------------------------===*/
+
+typedef struct attn_mha_spec {
+  attn_dtype dtype;   /* every tensor (f16, bf16, f32)                   */
+  int64_t batch;      /* B  (required, > 0)                              */
+  int64_t seq;        /* S  (required, > 0)                              */
+  int64_t embed;      /* E  (required, > 0)                              */
+  int64_t heads_q;    /* Hq (required, > 0)                              */
+  int64_t heads_kv;   /* Hkv (0 = heads_q; must divide heads_q)          */
+  int64_t head_dim;   /* D  (0 = embed / heads_q, which must divide)     */
+  int64_t value_dim;  /* Dv (0 = head_dim)                               */
+  int cross;          /* keys and values from a separate input kv        */
+  int64_t seq_kv;     /* Skv (0 = seq; only with cross)                  */
+  int64_t kv_embed;   /* Ekv (0 = embed; only with cross)                */
+  int fused_qkv;      /* one weight w_qkv instead of w_q, w_k, w_v
+                         (self-attention only)                          */
+  int bias;           /* biases on every projection (b_q, b_k, b_v or
+                         b_qkv, and b_o)                                */
+  int causal;         /* as attn_spec.causal, with Sq = S               */
+  double scale;       /* 0 = 1/sqrt(D)                                  */
+} attn_mha_spec;
+
+/* Host (cpu) pointers to dense tensors of spec.dtype, aligned to their
+ * element size. Pointers the spec does not use must be NULL (a set one is
+ * refused: it is likely a mistake in the spec). */
+typedef struct attn_mha_args {
+  const void *x;      /* [B, S, E]                                       */
+  const void *kv;     /* [B, Skv, Ekv] (cross)                           */
+  const void *w_q, *w_k, *w_v; /* separate projection weights            */
+  const void *w_qkv;  /* fused projection weight (fused_qkv)             */
+  const void *w_o;    /* [E, Hq*Dv]                                      */
+  const void *b_q, *b_k, *b_v, *b_qkv, *b_o; /* biases (bias)            */
+  void *y;            /* [B, S, E] output                                */
+  void *stream;       /* must be NULL (cpu)                              */
+} attn_mha_args;
+
+typedef struct attn_mha_kernel attn_mha_kernel;
+
+/* Fills a layer spec with defaults: f32, every required field 0 (to be
+ * set), no cross-attention, separate weights, no biases, not causal. */
+void attn_mha_spec_init(attn_mha_spec *spec);
+
+/* Validates the spec (every size overflow-checked against the limits of
+ * attn_spec; docs/Runtime.md, "Layers") and compiles, or fetches from the
+ * context's cache, the layer for `target`. */
+attn_status attn_mha_compile(attn_context *ctx, const attn_mha_spec *spec,
+                             attn_target target, attn_mha_kernel **kernel);
+
+/* Runs a layer on caller memory; every pointer is checked first. */
+attn_status attn_mha_launch(attn_mha_kernel *kernel,
+                            const attn_mha_args *args);
+
+/* The normalized spec a layer was compiled for, and its source IR. */
+const attn_mha_spec *attn_mha_kernel_spec(const attn_mha_kernel *kernel);
+const char *attn_mha_kernel_source(const attn_mha_kernel *kernel);
+
 /* The message of the last failed call on this thread ("" if none). */
 const char *attn_last_error(void);
 

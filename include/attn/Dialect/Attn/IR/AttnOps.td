@@ -95,6 +95,124 @@ def Attn_SdpaOp : Attn_Op<"sdpa", [Pure, AttrSizedOperandSegments]> {
 }
 
 //===----------------------------------------------------------------------===//
+// L0: attn.mha, the multi-head attention layer around attn.sdpa.
+//===----------------------------------------------------------------------===//
+
+def Attn_MhaOp : Attn_Op<"mha", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Multi-head attention layer: Q, K, V projections, attn.sdpa, "
+                "output projection";
+  let description = [{
+    The layer of `torch.nn.MultiheadAttention` (with GQA and separate
+    head dims): projections of the input into per-head queries, keys and
+    values, `attn.sdpa` over them, and the output projection. Weights
+    follow `torch.nn.functional.linear`: a weight `W` is `[out, in]` and a
+    projection is `y = x W^T + b`. With `x` `[B, S, E]`, the key/value
+    source `c` = `kv` `[B, Skv, Ekv]` when given (cross-attention), else
+    `x` (self-attention, `Skv = S`, `Ekv = E`):
+
+    ```
+    q[b,h,s,d]  = sum_e x[b,s,e] * Wq[h*D + d, e]  + bq[h*D + d]     Wq [Hq*D,  E]
+    k[b,g,t,d]  = sum_e c[b,t,e] * Wk[g*D + d, e]  + bk[g*D + d]     Wk [Hkv*D, Ekv]
+    v[b,g,t,d]  = sum_e c[b,t,e] * Wv[g*Dv + d, e] + bv[g*Dv + d]    Wv [Hkv*Dv, Ekv]
+    o           = attn.sdpa(q, k, v, mask, causal, scale, dropout)  [B, Hq, S, Dv]
+    y[b,s,e]    = sum_{h,d} o[b,h,s,d] * Wo[e, h*Dv + d] + bo[e]    Wo [E, Hq*Dv]
+    ```
+
+    - The fused weight `wqkv` (self-attention only) is `Wq`, `Wk` and `Wv`
+      stacked along the output dimension, `[Hq*D + Hkv*D + Hkv*Dv, E]`
+      (torch's `in_proj_weight`), and `bqkv` the biases likewise; it
+      replaces `wq`, `wk`, `wv` (and their biases).
+    - Heads are contiguous blocks of the projected features: head `h` owns
+      rows `h*D .. h*D + D - 1` of `Wq` (torch's `view(B, S, H, D)`).
+    - `heads(Hq, Hkv)`: `Hq % Hkv == 0`; query head `h` reads key/value
+      head `h / (Hq / Hkv)`, as in `attn.sdpa`.
+    - `head_dim(D)` and `value_dim(Dv)` (default `D`) are static, at most
+      2^20; E and Ekv are static; B, S and Skv may be dynamic.
+    - `mask`, `causal`, `scale` (default `1/sqrt(D)`) and `dropout` have
+      exactly `attn.sdpa`'s meaning, with Sq = S; the mask is
+      `[1|B, 1|Hq, S, Skv]`.
+    - Element types: `x`, `kv`, every weight and bias and the result share
+      one of f16, bf16, f32. Projections accumulate in f32 and round once
+      to the element type (the q, k, v and o that `attn.sdpa` reads and
+      writes are in the element type).
+
+    `attn-decompose-mha` rewrites the op into linalg projections around
+    one `attn.sdpa`.
+
+    Example (GQA self-attention, E = 512, 8 query and 2 key/value heads):
+
+    ```mlir
+    %y = attn.mha %x wq(%wq : tensor<512x512xf16>)
+        wk(%wk : tensor<128x512xf16>) wv(%wv : tensor<128x512xf16>)
+        wo(%wo : tensor<512x512xf16>) bo(%bo : tensor<512xf16>)
+        heads(8, 2) head_dim(64) causal
+        : tensor<2x128x512xf16> -> tensor<2x128x512xf16>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyRankedTensor:$input,
+    Optional<AnyRankedTensor>:$kv_input,
+    Optional<AnyRankedTensor>:$w_q,
+    Optional<AnyRankedTensor>:$w_k,
+    Optional<AnyRankedTensor>:$w_v,
+    Optional<AnyRankedTensor>:$w_qkv,
+    AnyRankedTensor:$w_o,
+    Optional<AnyRankedTensor>:$b_q,
+    Optional<AnyRankedTensor>:$b_k,
+    Optional<AnyRankedTensor>:$b_v,
+    Optional<AnyRankedTensor>:$b_qkv,
+    Optional<AnyRankedTensor>:$b_o,
+    Optional<AnyRankedTensor>:$mask,
+    Optional<I64>:$seed,
+    I64Attr:$num_heads,
+    I64Attr:$num_kv_heads,
+    I64Attr:$head_dim,
+    OptionalAttr<I64Attr>:$value_dim,
+    UnitAttr:$causal,
+    OptionalAttr<F64Attr>:$scale,
+    OptionalAttr<F64Attr>:$dropout_p
+  );
+  let results = (outs AnyRankedTensor:$out);
+
+  let assemblyFormat = [{
+    $input
+    (`kv` `(` $kv_input^ `:` type($kv_input) `)`)?
+    (`wq` `(` $w_q^ `:` type($w_q) `)`)?
+    (`wk` `(` $w_k^ `:` type($w_k) `)`)?
+    (`wv` `(` $w_v^ `:` type($w_v) `)`)?
+    (`wqkv` `(` $w_qkv^ `:` type($w_qkv) `)`)?
+    `wo` `(` $w_o `:` type($w_o) `)`
+    (`bq` `(` $b_q^ `:` type($b_q) `)`)?
+    (`bk` `(` $b_k^ `:` type($b_k) `)`)?
+    (`bv` `(` $b_v^ `:` type($b_v) `)`)?
+    (`bqkv` `(` $b_qkv^ `:` type($b_qkv) `)`)?
+    (`bo` `(` $b_o^ `:` type($b_o) `)`)?
+    (`mask` `(` $mask^ `:` type($mask) `)`)?
+    `heads` `(` $num_heads `,` $num_kv_heads `)`
+    `head_dim` `(` $head_dim `)`
+    (`value_dim` `(` $value_dim^ `)`)?
+    (`causal` $causal^)?
+    (`scale` `(` $scale^ `)`)?
+    (`dropout` `(` $dropout_p^ `,` `seed` $seed `)`)?
+    attr-dict `:` type($input) `->` type($out)
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    RankedTensorType getInputType() { return getInput().getType(); }
+    /// Dv: the value_dim attribute, or head_dim.
+    int64_t getEffectiveValueDim() {
+      return getValueDim() ? static_cast<int64_t>(*getValueDim())
+                           : static_cast<int64_t>(getHeadDim());
+    }
+    /// The key/value source: kv when given, else the input.
+    Value getKvSource() { return getKvInput() ? getKvInput() : getInput(); }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // L1: the online-softmax tile step and its companions.
 //===----------------------------------------------------------------------===//
 

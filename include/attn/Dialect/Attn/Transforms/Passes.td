@@ -4,6 +4,43 @@
 
 include "mlir/Pass/PassBase.td"
 
+def AttnDecomposeMhaPass : Pass<"attn-decompose-mha"> {
+  let summary = "Decompose attn.mha into linalg projections around attn.sdpa";
+  let description = [{
+    Rewrites every `attn.mha` into its pieces, following the op's
+    definition: the Q, K and V projections, one `attn.sdpa`, and the output
+    projection. After it the layer is ordinary `attn.sdpa` plus linalg, so
+    every pipeline that lowers both lowers the layer.
+
+    Each projection is one `linalg.generic` contraction over the embedding
+    (accumulating into an f32 tensor filled with zeros) whose output
+    indexing map is already the layout `attn.sdpa` reads, `[B, H, S, D]`,
+    with the weight viewed as `[H, D, E]` by a `tensor.expand_shape`; the
+    bias and the rounding to the element type follow in one elementwise
+    `linalg.generic`. The output projection contracts `attn.sdpa`'s
+    `[B, Hq, S, Dv]` result over (h, d) against `Wo` viewed as
+    `[E, Hq, Dv]`. No tensor is transposed or copied between the pieces:
+
+    ```
+    q32 = generic (b,h,s,d,e): x[b,s,e] * Wq[h,d,e]          -> [B,Hq,S,D] f32
+    q   = generic (b,h,s,d):   elt(q32 + bq[h,d])            -> [B,Hq,S,D]
+    (k, v likewise from kv or x; a fused wqkv is sliced into its three rows)
+    o   = attn.sdpa q, k, v (mask, causal, scale, dropout)  -> [B,Hq,S,Dv]
+    y32 = generic (b,s,e,h,d): o[b,h,s,d] * Wo[e,h,d]        -> [B,S,E] f32
+    y   = generic (b,s,e):     elt(y32 + bo[e])
+    ```
+
+    Requires: verified `attn.mha` ops on tensors.
+    Guarantees: no `attn.mha` is left; exactly one `attn.sdpa` per layer,
+    carrying the layer's mask, causal, scale and dropout; the contractions
+    carry fastmath `contract`; dynamic B, S and Skv are read with
+    `tensor.dim`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
   let summary = "Tile attn.sdpa into FlashAttention-2 form (L0 -> L1)";
   let description = [{

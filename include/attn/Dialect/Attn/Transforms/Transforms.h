@@ -78,6 +78,10 @@ std::pair<Value, Value> splitKeyBlocks(OpBuilder &b, Location loc, Value blocks,
 /// Patterns decomposing the L1 online-softmax ops into linalg on tensors.
 void populateDecomposeOnlineAttentionPatterns(RewritePatternSet &patterns);
 
+/// attn.mha -> Q/K/V projections (linalg, writing [B, H, S, D]), one
+/// attn.sdpa and the output projection (attn-decompose-mha).
+void populateDecomposeMhaPatterns(RewritePatternSet &patterns);
+
 /// attn.kv_split_count as its default count, for targets where no runtime
 /// chooses it per launch.
 void populateLowerKvSplitCountPatterns(RewritePatternSet &patterns);

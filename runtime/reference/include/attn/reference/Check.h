@@ -30,6 +30,11 @@ struct Tolerance {
 /// docs/Testing.md say why).
 Tolerance toleranceFor(attn_dtype dtype);
 
+/// The layer's (attn.mha) tolerances for y against computeMhaReference:
+/// attn.sdpa's, though the kernel rounds q, k, v and the attention output
+/// to the element type between its stages (Check.cpp says why they hold).
+Tolerance mhaToleranceFor(attn_dtype dtype);
+
 /// Fills `count` elements of a dense buffer of `dtype` with values uniform
 /// in [-scale, scale], rounded to the dtype. Bool buffers get 0 or a
 /// nonzero byte (uniform in 1-255: any nonzero byte attends), nonzero with

@@ -34,6 +34,32 @@ struct Result {
 bool computeReference(const attn_spec &spec, const attn_launch_args &args,
                       Result &result, std::string &error);
 
+/// Extents of dense [B, H, S, D] problems.
+struct DenseShape {
+  int64_t batch, headsQ, headsKv, seqQ, seqKv, headDim, valueDim;
+};
+
+/// computeReference's attention on dense float64 q [B, Hq, Sq, D], k [B,
+/// Hkv, Skv, D] and v [B, Hkv, Skv, Dv], taken as they are (no rounding
+/// to spec.dtype): for callers whose q, k, v are themselves float64
+/// results (the layer's reference). `args` supplies the mask and seed
+/// only. The one place the reference attention is written.
+bool computeReferenceF64(const attn_spec &spec, const DenseShape &shape,
+                         const std::vector<double> &q,
+                         const std::vector<double> &k,
+                         const std::vector<double> &v,
+                         const attn_launch_args &args, Result &result,
+                         std::string &error);
+
+/// The layer attn.mha (attn_mha_spec, normalized as attn_mha_compile
+/// does) in float64 on the dense host tensors of `args`: projections in
+/// double from the stored inputs, computeReferenceF64 for the attention,
+/// the output projection in double. The result is y as [B, 1, S, E]
+/// (headsQ = 1, valueDim = E), magnitude the sum of |terms| of the output
+/// projection, no lse.
+bool computeMhaReference(const attn_mha_spec &spec, const attn_mha_args &args,
+                         Result &result, std::string &error);
+
 } // namespace attn::reference
 
 #endif // ATTN_REFERENCE_REFERENCE_H
