@@ -29,7 +29,8 @@
 # Environment: PYTHON (default python3), ROOT, CARRY (default
 # .carry/python when it has attn.tar.xz, from bench/python/make_carry.sh,
 # the library alone; else .carry/vulkan), NO_COMPILE=1 (skip the torch.compile checks), SKIP_CPU=1,
-# SKIP_NUMPY=1.
+# SKIP_NUMPY=1, MHA=1 (also bench/cuda/mha_streams.py with MHA_ARGS:
+# mha.log, mha.jsonl).
 # Exit status: 0 when every check passed; 1 when one FAILed; 2 when the
 # set-up failed (no archive, missing libraries, no torch, no GPU).
 set -uo pipefail
@@ -113,6 +114,14 @@ if [ -x "$ROOT/bin/attn-run" ]; then
   run "attn-run cuda save" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f16 --seq-q=64 --seq-kv=200 --head-dim=64 --check --save="$OUT/npy"
   run "attn-run cuda load" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f16 --seq-q=64 --seq-kv=200 --head-dim=64 --check --load="$OUT/npy"
   rm -rf "$OUT/npy"
+fi
+# 2c. with MHA=1: seed 003's question (bench/cuda/mha_streams.py: the layer
+# on one stream vs per-head streams vs nn.MultiheadAttention and F.linear +
+# SDPA, each checked against torch), its JSON lines to mha.jsonl
+if [ "${MHA:-0}" = 1 ]; then
+  : > "$OUT/mha.log"
+  run "mha streams" "$OUT/mha.log" "$PY" bench/cuda/mha_streams.py ${MHA_ARGS:-}
+  grep -h '^{' "$OUT/mha.log" > "$OUT/mha.jsonl" || true
 fi
 # 3. cpu tensors
 if [ "$CPU_JIT" != 1 ]; then

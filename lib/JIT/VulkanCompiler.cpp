@@ -95,10 +95,12 @@ std::string coopMatDeviceGap(const vk::DeviceInfo &info, attn_dtype dtype) {
 /// The coopmat kernel's tiles for `spec`, or why it does not fit.
 /// `invocations`: the workgroup's (coopmat: whole subgroups of the
 /// device), 0 for coopmat-scalar, whose workgroup grows with block_q;
-/// `lanes`: the invocations per row of its softmax (1 or a subgroup).
+/// `lanes`: the invocations per row of its softmax (1 or a subgroup);
+/// `defaultBlockQ`: block_q where the spec leaves it to the target.
 std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
                            int64_t invocations, int64_t lanes,
-                           int64_t &blockQ, int64_t &blockKv) {
+                           int64_t defaultBlockQ, int64_t &blockQ,
+                           int64_t &blockKv) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   if (spec.dtype != ATTN_DTYPE_F16 && spec.dtype != ATTN_DTYPE_BF16)
     return "the coopmat kernel is f16 or bf16 only (x the same + f32)";
@@ -115,7 +117,7 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
     return mlir::attn::coopMatrixSharedBytes(bq, bkv, d, dv);
   };
   const int64_t limit = info.maxComputeSharedMemorySize;
-  blockQ = spec.block_q > 0 ? spec.block_q : 16;
+  blockQ = spec.block_q > 0 ? spec.block_q : defaultBlockQ;
   // Unless given, the largest key block that fits, as attn-configure-simt
   // chooses it (tails are padded: any length works).
   mlir::attn::ConfigureSIMTOptions simt;
@@ -346,6 +348,32 @@ public:
       }
       coopLanes = n;
     }
+    // The coopmat kernel's geometry where neither the spec (block_q) nor
+    // the environment chooses it (measured on the H200's Vulkan driver,
+    // bench/results/vulkan-coopmat-geometry-2026-11-27): a tile of 64 rows
+    // on 4 subgroups, a row per invocation, where its workgroup memory fits
+    // (D = Dv = 64: 16-key blocks); else 16 rows of a subgroup each, the
+    // softmax on the subgroup's lanes, where D and Dv are multiples of the
+    // subgroup size (D = 128); else 16 rows on one subgroup.
+    int64_t coopBlockQ0 = 16;
+    const bool coopGeometryGiven =
+        spec.block_q > 0 || std::getenv("ATTN_VULKAN_COOP_SUBGROUPS") ||
+        std::getenv("ATTN_VULKAN_COOP_LANES");
+    if (!coopGeometryGiven && forced != "coopmat-scalar") {
+      const int64_t sg = info.subgroupSize, d = spec.head_dim,
+                    dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+      const int64_t maxInv = info.maxComputeWorkGroupInvocations;
+      if (sg > 0 && 64 % sg == 0 && 4 * sg <= maxInv && 4 * sg >= 64 &&
+          mlir::attn::coopMatrixSharedBytes(64, 16, d, dv) <=
+              int64_t(info.maxComputeSharedMemorySize)) {
+        coopSubgroups = 4;
+        coopBlockQ0 = 64;
+      } else if (sg >= 16 && d % sg == 0 && dv % sg == 0 &&
+                 16 * sg <= maxInv) {
+        coopSubgroups = 16;
+        coopLanes = sg;
+      }
+    }
     std::string coopGap;
     bool simt = forced == "portable" || forced == "tiled" ||
                 forced == "portable-subgroup" || forced == "portable-rows";
@@ -359,13 +387,23 @@ public:
                   " subgroups is more than the device's " +
                   std::to_string(info.maxComputeWorkGroupInvocations) +
                   " invocations";
-      if (coopGap.empty())
+      if (coopGap.empty()) {
         coopGap = coopMatSpecGap(
             spec, info,
             forced == "coopmat-scalar" && coopLanes == 1
                 ? 0
                 : coopSubgroups * int64_t(info.subgroupSize),
-            coopLanes, coopBlockQ, coopBlockKv);
+            coopLanes, coopBlockQ0, coopBlockQ, coopBlockKv);
+        // A default geometry that does not fit (a key block that is no
+        // multiple of the lanes): the single-subgroup one.
+        if (!coopGap.empty() && !coopGeometryGiven &&
+            (coopSubgroups != 1 || coopLanes != 1)) {
+          coopSubgroups = 1;
+          coopLanes = 1;
+          coopGap = coopMatSpecGap(spec, info, int64_t(info.subgroupSize), 1,
+                                   16, coopBlockQ, coopBlockKv);
+        }
+      }
       if (forced != "auto" && !coopGap.empty())
         return unsupported("ATTN_VULKAN_VARIANT=" + forced + ": " + coopGap);
     }
@@ -776,6 +814,22 @@ public:
                      : coopmat        ? " (auto)"
                                       : " (auto: " + coopGap + ")") +
                     portableKernel +
+                    (variantName == "coopmat" ||
+                             (variantName == "coopmat-scalar" && coopLanes > 1)
+                         ? "\n// vulkan coopmat geometry: " +
+                               std::to_string(coopSubgroups) +
+                               " subgroup(s) per workgroup, block_q " +
+                               std::to_string(coopBlockQ) + ", " +
+                               (coopLanes > 1
+                                    ? "a subgroup of " +
+                                          std::to_string(coopLanes) +
+                                          " lanes per softmax row"
+                                    : std::string("an invocation per softmax "
+                                                  "row")) +
+                               (coopGeometryGiven
+                                    ? " (block_q or ATTN_VULKAN_COOP_*)"
+                                    : " (default)")
+                         : std::string()) +
                     "\n// vulkan kv splits: " + std::to_string(splits) + " (" +
                     splitWhy + ")\n" +
                     (!dynamic ? std::string()
