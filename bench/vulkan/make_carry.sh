@@ -84,7 +84,8 @@ cp "$BUILD/bin/attn-run" "$A/bin/"
 # The numeric tests (gtest, linked to libattn.so): device_run.sh runs their
 # Vulkan cases on the device's own variants (coopmat on the H100).
 cp "$BUILD/bin/attn-numeric-tests" "$BUILD/bin/attn-long-keys-tests" "$A/bin/"
-cp "$BUILD/lib/libattn.so" "$A/lib/"
+# (libattn.so and its versioned names: the tests load it by its SONAME)
+cp -P "$BUILD"/lib/libattn.so "$BUILD"/lib/libattn.so.[0-9]* "$A/lib/"
 # vk-info calls the runtime's C++ internals, which the shared libraries do
 # not export (runtime/attn.map): it links the static runtime.
 g++ -std=c++17 -O2 -I runtime/include -I "$BUILD/runtime/include" bench/vulkan/vk_info.cpp \
