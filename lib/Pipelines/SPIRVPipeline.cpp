@@ -238,11 +238,12 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
               "workgroup";
       return failure();
     }
-    if (opts.rowLanes != 1 &&
-        (opts.rowLanes != coopSubgroup || opts.subgroupSize <= 0)) {
+    if (opts.rowLanes != 1 && (opts.rowLanes != coopSubgroup ||
+                               (scalar && opts.subgroupSize <= 0))) {
       error = "attn-to-spirv-pipeline: row-lanes is " +
               std::to_string(int64_t(opts.rowLanes)) +
-              "; it must be 1, or the subgroup size given as subgroup-size";
+              "; it must be 1, or the subgroup size (subgroup-size, 32 by "
+              "default for coopmat; given for coopmat-scalar)";
       return failure();
     }
     // coopmat-scalar without subgroup rows has no subgroups: its workgroup

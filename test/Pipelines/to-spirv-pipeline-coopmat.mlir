@@ -1,6 +1,10 @@
 // RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat block-q=16 block-kv=32" | FileCheck %s
 // RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroup-size=64" | FileCheck %s --check-prefix=SG64
 // RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat-scalar" | FileCheck %s --check-prefix=SCALAR
+// RUN: attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroups=4 block-q=32 block-kv=32" | FileCheck %s --check-prefix=SG4
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %s | attn-opt --attn-to-spirv-pipeline="variant=coopmat subgroups=16 row-lanes=32 block-q=16 block-kv=32" | FileCheck %s --check-prefix=LANES
+// RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroups=16 row-lanes=32" 2>&1 | FileCheck %s --check-prefix=LANES16
+// RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat row-lanes=8" 2>&1 | FileCheck %s --check-prefix=LANESIZE
 
 // variant=coopmat-scalar: a Vulkan 1.1 module without cooperative matrices.
 // SCALAR: spirv.module @__spv__attn_kernel_kernels Logical GLSL450 requires #spirv.vce<v1.0,
@@ -55,6 +59,28 @@
 // CHECK: spirv.ExecutionMode @attn_kernel "LocalSize", 32, 1, 1
 
 // SG64: spirv.ExecutionMode @attn_kernel "LocalSize", 64, 1, 1
+
+// subgroups=4: a workgroup of 4 subgroups of 32 (the subgroup built-ins
+// declare GroupNonUniform); whole tiles of Q, K and V staged as matrix
+// loads from the buffers (row stride 16 elements) stored into workgroup
+// memory, the tail element by element; the products' matrices shared out
+// by subgroup id, stepping by the number of subgroups.
+// SG4: requires #spirv.vce<v1.6, [{{.*}}GroupNonUniform{{.*}}]
+// SG4-DAG: spirv.GlobalVariable @{{.*}} built_in("SubgroupId")
+// SG4-DAG: spirv.GlobalVariable @{{.*}} built_in("NumSubgroups")
+// SG4: spirv.KHR.CooperativeMatrixLoad {{.*}}, %cst16_i32, <RowMajor> : !spirv.ptr<f16, StorageBuffer>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixAcc>
+// SG4: spirv.KHR.CooperativeMatrixStore {{.*}}, <RowMajor>, <NonPrivatePointer> : !spirv.ptr<f16, Workgroup>, !spirv.coopmatrix<16x16xf16, Subgroup, MatrixAcc>
+// SG4: spirv.KHR.CooperativeMatrixMulAdd
+// SG4: spirv.ExecutionMode @attn_kernel "LocalSize", 128, 1, 1
+
+// row-lanes=32 (D = Dv = 32): a subgroup per softmax row, its max and sum
+// as subgroup reductions, 16 rows x 32 lanes.
+// LANES: GroupNonUniformArithmetic
+// LANES: spirv.GroupNonUniformFMax <Subgroup> <Reduce>
+// LANES: spirv.GroupNonUniformFAdd <Subgroup> <Reduce>
+// LANES: spirv.ExecutionMode @attn_kernel "LocalSize", 512, 1, 1
+// LANES16: the cooperative-matrix mapping with a row per 32 lanes needs D, Dv and block-kv multiples of them, got D = 16, Dv = 16
+// LANESIZE: attn-to-spirv-pipeline: row-lanes is 8; it must be 1, or the subgroup size (subgroup-size, 32 by default for coopmat; given for coopmat-scalar)
 func.func @attn_kernel(%q: memref<1x2x32x16xf16>, %k: memref<1x2x64x16xf16>, %v: memref<1x2x64x16xf16>, %mask: memref<1x2x32x64xi1>, %out: memref<1x2x32x16xf16>, %lse: memref<1x2x32xf32>) {
   %q_t = bufferization.to_tensor %q restrict : memref<1x2x32x16xf16> to tensor<1x2x32x16xf16>
   %k_t = bufferization.to_tensor %k restrict : memref<1x2x64x16xf16> to tensor<1x2x64x16xf16>
