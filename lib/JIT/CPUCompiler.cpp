@@ -194,11 +194,19 @@ private:
     if (n > 0)
       return n;
     const int64_t skv = a.k.shape[2];
-    if (spec.kv_splits == 0)
-      return autoSplit ? 1
-                       : mlir::attn::chooseKvSplits(a.q.shape[0], a.q.shape[1],
-                                                    a.q.shape[2], skv, blockQ,
-                                                    blockKv, hostParallelism());
+    if (spec.kv_splits == 0) {
+      if (autoSplit)
+        return 1;
+      // The tiles attn-tile-sdpa made (pack-decode-heads: a group's heads
+      // as the rows of one tile per K/V head).
+      const int64_t hq = a.q.shape[1], hkv = a.k.shape[1];
+      const bool packed = mlir::attn::packsDecodeHeads(
+          hq, a.q.shape[2], hkv, spec.mask != ATTN_MASK_NONE);
+      return mlir::attn::chooseKvSplits(
+          a.q.shape[0], packed ? hkv : hq,
+          packed ? hq / hkv : a.q.shape[2], skv, blockQ, blockKv,
+          hostParallelism());
+    }
     int64_t given = spec.kv_splits;
     if (given > 1)
       given = mlir::attn::jit::clampKvSplits(given, skv, blockKv,

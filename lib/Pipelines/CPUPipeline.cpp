@@ -34,6 +34,7 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
     tile.kvSplits = opts.kvSplits;
     tile.parallelism = opts.parallelism;
     tile.maxDynamicKv = opts.maxDynamicKv;
+    tile.packDecodeHeads = opts.packDecodeHeads;
     pm.addPass(createAttnTileSdpaPass(tile));
     pm.addPass(createAttnDecomposeOnlineAttentionPass());
   }

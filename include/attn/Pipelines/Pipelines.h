@@ -55,6 +55,13 @@ struct AttnToCPUPipelineOptions
                      "host's); 0 leaves the tiles to LLVM's loop "
                      "vectorizer"),
       llvm::cl::init(16)};
+  Option<bool> packDecodeHeads{
+      *this, "pack-decode-heads",
+      llvm::cl::desc("Tile GQA decode steps (static query length 1, no "
+                     "mask) with a group's query heads as a tile's rows, "
+                     "so K and V are read once per group "
+                     "(attn-tile-sdpa's pack-decode-heads)"),
+      llvm::cl::init(true)};
   Option<int64_t> maxDynamicKv{
       *this, "max-dynamic-kv",
       llvm::cl::desc("The largest dynamic key length this kernel is launched "

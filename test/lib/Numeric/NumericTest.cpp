@@ -664,6 +664,39 @@ TEST(Numeric, StaticShapesAndScale) {
   check(c, rng);
 }
 
+// GQA decode steps with static shapes, which the cpu target tiles with a
+// group's query heads as one tile's rows (pack-decode-heads): group sizes
+// 2-8 (3 too, an odd tile), every dtype, causal (no effect on one row),
+// dropout (whose decision follows each row's own head), lse, both layouts,
+// automatic and given splits, key lengths from 1 past a key block.
+TEST(Numeric, PackedDecodeHeads) {
+  auto rng = testRng();
+  const int64_t ratios[][2] = {{8, 1}, {4, 2}, {6, 2}, {32, 8}};
+  int n = 0;
+  for (attn_dtype dt : {ATTN_DTYPE_F32, ATTN_DTYPE_F16, ATTN_DTYPE_BF16})
+    for (const auto &r : ratios) {
+      Case c;
+      c.dtype = dt;
+      c.staticShapes = true;
+      c.B = uniform(rng, 1, 2);
+      c.Hq = r[0];
+      c.Hkv = r[1];
+      c.Sq = 1;
+      c.Skv = n % 4 == 0 ? 1 : uniform(rng, 2, 700);
+      c.D = n % 2 ? 128 : 64;
+      c.causal = n % 3 == 1;
+      c.lse = true;
+      c.bshd = n % 2 == 1;
+      c.kvSplits = n % 5 == 2 ? 3 : 0;
+      if (n % 4 == 3) {
+        c.dropout = 0.25;
+        c.seed = 7 + n;
+      }
+      check(c, rng);
+      ++n;
+    }
+}
+
 // Dropout reveals its kept pattern: with q = k = 0 every probability is
 // 1/Skv and with one-hot V rows out[i, j] = keep(i, j) / (Skv (1 - p)), so
 // the test reads the exact decision of every element back.

@@ -333,8 +333,10 @@ private:
 };
 
 int64_t autoKvSplits(const SdpaInfo &info, int64_t parallelism) {
-  auto b = getConstantIntValue(info.batch), hq = getConstantIntValue(info.hq),
-       sq = getConstantIntValue(info.sq), skv = getConstantIntValue(info.skv);
+  // Packed heads: the tiles run over (B, Hkv, the group's rows).
+  auto b = getConstantIntValue(info.batch),
+       hq = getConstantIntValue(info.packHeads ? info.hkv : info.hq),
+       sq = getConstantIntValue(info.rows), skv = getConstantIntValue(info.skv);
   if (!b || !hq || !sq || !skv)
     return 1;
   return chooseKvSplits(*b, *hq, *sq, *skv, info.br, info.bc, parallelism);
@@ -435,10 +437,26 @@ std::pair<Value, Value> mlir::attn::splitKeyBlocks(OpBuilder &b, Location loc,
   return {begin, end};
 }
 
+bool mlir::attn::packsDecodeHeads(int64_t headsQ, int64_t seqQ,
+                                  int64_t headsKv, bool masked) {
+  // (Dynamic extents are negative, ShapedType::kDynamic or ATTN_DYNAMIC.)
+  return !masked && seqQ == 1 && headsKv > 0 && headsQ > headsKv &&
+         headsQ % headsKv == 0;
+}
+
 TilingAttr mlir::attn::resolveTiling(SdpaOp op,
                                      const SdpaTilingOptions &options) {
   if (auto t = op.getTilingAttr())
     return t;
+  RankedTensorType q = op.getQueryType(), k = op.getKeyType();
+  if (options.packDecodeHeads &&
+      packsDecodeHeads(q.getDimSize(1), q.getDimSize(2), k.getDimSize(1),
+                       static_cast<bool>(op.getMask())))
+    return TilingAttr::get(op.getContext(), options.blockQ, options.blockKv,
+                             options.kvSplits, /*launchSplits=*/false,
+                             /*staticTiles=*/false, /*packHeads=*/true,
+                             /*rescaleThreshold=*/0, Type(),
+                             /*heaviestFirst=*/0, Attribute());
   return TilingAttr::get(op.getContext(), options.blockQ, options.blockKv,
                          options.kvSplits);
 }
@@ -483,16 +501,6 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
   if (info.packHeads && getConstantIntValue(info.sq) != 1)
     return op.emitOpError() << "pack_heads needs a static query length of 1 "
                                "(decode)";
-  // A tile larger than a static extent only makes the types dynamic
-  // (static tiles keep their shape: the target maps it onto hardware).
-  if (!info.staticTiles) {
-    if (auto s = getConstantIntValue(info.sq); s && *s > 0)
-      br = std::min(br, *s);
-    if (auto s = getConstantIntValue(info.skv); s && *s > 0)
-      bc = std::min(bc, *s);
-  }
-  info.br = br;
-  info.bc = bc;
   // One packed query row sees every key: causal changes nothing.
   info.causal = op.getCausal() && !info.packHeads;
   info.scale = rewriter.getF64FloatAttr(op.getEffectiveScale());
@@ -520,6 +528,17 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
                   ? m.apply({info.group, info.sq},
                             [](ArrayRef<AffineExpr> s) { return s[0] * s[1]; })
                   : info.sq;
+  // A tile larger than a static extent (the query rows, packed or not;
+  // the keys) only makes the types dynamic (static tiles keep their
+  // shape: the target maps it onto hardware).
+  if (!info.staticTiles) {
+    if (auto s = getConstantIntValue(info.rows); s && *s > 0)
+      br = std::min(br, *s);
+    if (auto s = getConstantIntValue(info.skv); s && *s > 0)
+      bc = std::min(bc, *s);
+  }
+  info.br = br;
+  info.bc = bc;
 
   if (splits == 0)
     splits = autoKvSplits(info, options.parallelism);
@@ -857,6 +876,7 @@ struct AttnTileSdpaPass
     options.parallelism = parallelism;
     options.accuracySplits = accuracySplits;
     options.maxDynamicKv = maxDynamicKv;
+    options.packDecodeHeads = packDecodeHeads;
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());

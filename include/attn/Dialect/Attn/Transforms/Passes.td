@@ -115,7 +115,13 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
     Option<"maxDynamicKv", "max-dynamic-kv", "int64_t", /*default=*/"0",
            "The largest dynamic key length the target launches (0 = "
            "unbounded): the count is then static, at least the key-chunk "
-           "floor of that length (1, unsplit, up to 2^16 keys)">
+           "floor of that length (1, unsplit, up to 2^16 keys)">,
+    Option<"packDecodeHeads", "pack-decode-heads", "bool",
+           /*default=*/"false",
+           "Tile a GQA decode step (static query length 1, static heads "
+           "with Hq / Hkv > 1, no mask, no tiling attribute) with "
+           "pack_heads: a tile's rows are a group's query heads, which "
+           "then read their K/V head once">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",

@@ -43,6 +43,11 @@ struct SdpaTilingOptions {
   /// floor of the bound (1 where it fits one chunk); without, a dynamic
   /// key length gets a count that grows with it.
   int64_t maxDynamicKv = 0;
+  /// An op without a tiling attribute that is a GQA decode step (static
+  /// query length 1, static heads with Hq / Hkv > 1, no mask) is tiled
+  /// with `pack_heads`: a tile's rows are the query heads that share one
+  /// K/V head, so K and V are read once per group, not once per head.
+  bool packDecodeHeads = false;
 };
 
 /// The automatic split-KV rule (kv_splits = 0): split only when the
@@ -60,8 +65,16 @@ int64_t chooseKvSplits(int64_t batch, int64_t headsQ, int64_t seqQ,
                        int64_t seqKv, int64_t blockQ, int64_t blockKv,
                        int64_t parallelism);
 
+/// Whether a decode step packs a GQA group's query heads into a tile's
+/// rows (SdpaTilingOptions::packDecodeHeads): query length 1, `headsQ` a
+/// multiple larger than 1 of `headsKv`, no mask. The tiles then run over
+/// (batch, headsKv, ceil(group / blockQ)).
+bool packsDecodeHeads(int64_t headsQ, int64_t seqQ, int64_t headsKv,
+                      bool masked);
+
 /// The tiling of `op`: its `tiling` attribute, else block_q, block_kv and
-/// kv_splits from `options`.
+/// kv_splits from `options` (with `pack_heads` where
+/// `options.packDecodeHeads` and the op is a GQA decode step).
 TilingAttr resolveTiling(SdpaOp op, const SdpaTilingOptions &options);
 
 /// Rewrites one attn.sdpa into its tiled FlashAttention-2 form.

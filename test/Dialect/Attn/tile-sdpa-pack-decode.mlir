@@ -1,0 +1,39 @@
+// RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1 pack-decode-heads" -split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1" -split-input-file | FileCheck %s --check-prefix=OFF
+
+// pack-decode-heads: a GQA decode step (Sq = 1, Hq = 4 Hkv, no mask) is
+// tiled over (B, Hkv, rows): the four query heads of a K/V head are one
+// tile's rows (block_q clamped to them), so the key loop reads that head's
+// K and V once for all four.
+// CHECK-LABEL: func.func @gqa_decode
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 4, 1, 64] : tensor<2x8x1x64xf32> into tensor<2x2x4x1x64xf32>
+// CHECK: %[[Q:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<2x2x4x1x64xf32> into tensor<2x2x4x64xf32>
+// CHECK: scf.forall (%[[B:.+]], %[[HKV:.+]], %[[QB:.+]], %{{.+}}) in (2, 2, 1, %{{.+}})
+// CHECK: tensor.extract_slice %[[Q]][%[[B]], %[[HKV]], %{{.+}}, 0] [1, 1, 4, 64]
+// CHECK: attn.online_attention {{.+}} packed(%{{.+}}) {{.+}} : tensor<4x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<4x64xf32>, tensor<4xf32>, tensor<4xf32>
+// CHECK: {attn.tiling = #attn.tiling<block_q = 4, block_kv = 64, pack_heads = true>}
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x4x1x64xf32> into tensor<2x8x1x64xf32>
+// OFF-LABEL: func.func @gqa_decode
+// OFF-NOT: pack_heads
+// OFF: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) in (2, 8, 1, %{{.+}})
+// OFF-NOT: pack_heads
+func.func @gqa_decode(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x64xf32>) -> tensor<2x8x1x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<2x8x1x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x1x64xf32>
+  return %o : tensor<2x8x1x64xf32>
+}
+
+// -----
+
+// Not a packed decode step: a mask (its rows would have to be gathered
+// per head), more than one query row, no GQA group, a dynamic head count.
+// CHECK-LABEL: func.func @not_packed
+// CHECK-NOT: pack_heads
+// CHECK: return
+func.func @not_packed(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x64xf32>, %m: tensor<2x8x1x?xi1>,
+                      %q2: tensor<2x8x2x64xf32>, %q3: tensor<2x2x1x64xf32>, %q4: tensor<2x?x1x64xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x2x64xf32>, tensor<2x2x1x64xf32>, tensor<2x?x1x64xf32>) {
+  %a = attn.sdpa %q, %k, %v mask(%m : tensor<2x8x1x?xi1>) : tensor<2x8x1x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x1x64xf32>
+  %b = attn.sdpa %q2, %k, %v : tensor<2x8x2x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x2x64xf32>
+  %c = attn.sdpa %q3, %k, %v : tensor<2x2x1x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x2x1x64xf32>
+  %d = attn.sdpa %q4, %k, %v : tensor<2x?x1x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x?x1x64xf32>
+  return %a, %b, %c, %d : tensor<2x8x1x64xf32>, tensor<2x8x2x64xf32>, tensor<2x2x1x64xf32>, tensor<2x?x1x64xf32>
+}
