@@ -27,7 +27,9 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <dlfcn.h>
+#include <string>
 #include <functional>
 #include <map>
 #include <atomic>
@@ -74,19 +76,32 @@ int64_t hostParallelism() {
   return static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+/// Whether the host CPU has feature `name` (LLVM's spelling).
+bool hostHas(llvm::StringRef name) {
+  static const llvm::StringMap<bool> features =
+      llvm::sys::getHostCPUFeatures();
+  auto it = features.find(name);
+  return it != features.end() && it->second;
+}
+
 /// f32 lanes of the host's widest vector registers, for the register tiles
 /// of attn-cpu-vectorize-tiles (the code is generated for the host).
 int64_t hostVectorLanes() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto has = [&](llvm::StringRef name) {
-    auto it = features.find(name);
-    return it != features.end() && it->second;
-  };
-  if (has("avx512f"))
+  if (hostHas("avx512f"))
     return 16;
-  if (has("avx"))
+  if (hostHas("avx"))
     return 8;
   return 4;
+}
+
+/// Whether bf16 Q·Kᵀ tiles use AVX512-BF16 dot products: where the host
+/// has them, unless ATTN_CPU_BF16_DOT=0 (the f32 FMA micro-kernel, for
+/// comparing the two in one run).
+bool hostBf16Dot() {
+  const char *env = std::getenv("ATTN_CPU_BF16_DOT");
+  if (env && std::string(env) == "0")
+    return false;
+  return hostVectorLanes() == 16 && hostHas("avx512bf16");
 }
 
 class CPUExecutable final : public ::attn::Executable {
@@ -322,6 +337,7 @@ attn_status compileSource(const std::string &source,
 
   options.parallelism = hostParallelism();
   options.vectorLanes = hostVectorLanes();
+  options.bf16Dot = hostBf16Dot();
   // Heap buffers through CPUAllocator.cpp: a failed one is an error status.
   options.checkedAlloc = true;
   PassManager pm(&context);

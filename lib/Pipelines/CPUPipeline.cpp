@@ -45,6 +45,7 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   if (opts.vectorLanes > 0 && !opts.math) {
     CPUVectorizeTilesPassOptions vectorize;
     vectorize.lanes = opts.vectorLanes;
+    vectorize.bf16Dot = opts.bf16Dot;
     pm.addNestedPass<func::FuncOp>(createCPUVectorizeTilesPass(vectorize));
     pm.addPass(createCSEPass());
   }
@@ -105,6 +106,8 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // element by element).
   vectorToLLVM.vectorTransposeLowering =
       vector::VectorTransposeLowering::Shuffle16x16;
+  // x86vector.avx512.dot (bf16-dot) -> llvm.x86.avx512bf16.dpbf16ps.
+  vectorToLLVM.x86Vector = opts.bf16Dot;
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   FinalizeMemRefToLLVMConversionPassOptions toLLVM;
   toLLVM.useGenericFunctions = opts.checkedAlloc;

@@ -55,6 +55,13 @@ struct AttnToCPUPipelineOptions
                      "host's); 0 leaves the tiles to LLVM's loop "
                      "vectorizer"),
       llvm::cl::init(16)};
+  Option<bool> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("bf16 Q·Kᵀ tiles as AVX512-BF16 dot products "
+                     "(attn-cpu-vectorize-tiles' bf16-dot; needs "
+                     "vector-lanes=16 and a host with avx512bf16; the JIT "
+                     "sets it from the host)"),
+      llvm::cl::init(false)};
   Option<bool> packDecodeHeads{
       *this, "pack-decode-heads",
       llvm::cl::desc("Tile GQA decode steps (static query length 1, no "

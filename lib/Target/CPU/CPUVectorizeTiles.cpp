@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/ValueBoundsOpInterface.h"
@@ -432,6 +433,225 @@ linalg::GenericOp packOperands(RewriterBase &rewriter, linalg::GenericOp op,
   return packed;
 }
 
+/// Whether `v` is a `linalg.fill` of +0.0.
+bool zeroFilled(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  auto cst = fill.getInputs()[0].getDefiningOp<arith::ConstantOp>();
+  auto f = cst ? dyn_cast<FloatAttr>(cst.getValue()) : FloatAttr();
+  return f && f.getValue().isPosZero();
+}
+
+/// Contraction `op` = `A · Bᵀ` of bf16 operands (A [m, k], B [n, k], k
+/// static and a multiple of 2 * lanes, an f32 result accumulated from
+/// zero) as AVX512-BF16 dot products (`x86vector.avx512.dot`: per lane
+/// acc += a0 b0 + a1 b1 over a pair of k). B is packed once per tile into
+/// a `k/2 x n` panel of 32-bit pairs (its lanes x lanes blocks transposed
+/// as i32 in registers), A into `m x k/2` pairs; the register tiles are
+/// `r x vectors*lanes` over the bounds of m and n (rows past an extent
+/// repeat the last row into the tile's dead part) and the live part of the
+/// result is sliced out. Returns failure (op untouched) where the shape
+/// does not fit.
+LogicalResult bf16DotContraction(RewriterBase &rewriter, linalg::GenericOp op,
+                                 const Contraction &c, int64_t lanes,
+                                 int64_t rows, int64_t vectors) {
+  MLIRContext *ctx = op.getContext();
+  AffineMap rhsMap = op.getIndexingMapsArray()[c.rhs];
+  if (rhsMap.getResult(0) != getAffineDimExpr(c.n, ctx))
+    return failure(); // B given as [k, n]: P·V, whose P is f32
+  Value lhs = op.getDpsInputs()[c.lhs], rhs = op.getDpsInputs()[c.rhs];
+  Value init = op.getDpsInits()[0];
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  if (!lhsType.getElementType().isBF16() ||
+      !rhsType.getElementType().isBF16() || !zeroFilled(init))
+    return failure();
+  Block *body = op.getBody();
+  if (!convertibleArg(body->getArgument(c.lhs)) ||
+      !convertibleArg(body->getArgument(c.rhs)))
+    return failure();
+  if (lhsType.isDynamicDim(1) || rhsType.isDynamicDim(1) ||
+      lhsType.getDimSize(1) != rhsType.getDimSize(1))
+    return failure();
+  const int64_t k = lhsType.getDimSize(1), words = k / 2;
+  std::optional<int64_t> mBound = dimUpperBound(lhs, 0),
+                         nBound = dimUpperBound(rhs, 0);
+  if (k % (2 * lanes) != 0 || !mBound || !nBound || *mBound < 1 ||
+      *nBound < 1 || *mBound > 4096 || *nBound > 4096)
+    return failure();
+  const int64_t m = *mBound, n = llvm::alignTo(*nBound, lanes);
+  int64_t r = std::min(rows, m);
+  while (m % r != 0)
+    --r;
+  int64_t v = std::min(vectors, n / lanes);
+  while ((n / lanes) % v != 0)
+    --v;
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type(),
+       bf16 = rewriter.getBF16Type();
+  auto index = [&](OpBuilder &b, int64_t x) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, x);
+  };
+  auto lastRow = [&](Value t) -> Value {
+    Value extent = tensor::DimOp::create(rewriter, loc, t, 0);
+    return arith::MaxSIOp::create(
+        rewriter, loc, arith::SubIOp::create(rewriter, loc, extent, index(rewriter, 1)),
+        index(rewriter, 0));
+  };
+  Value zeroBf16 = arith::ConstantOp::create(rewriter, loc,
+                                             rewriter.getZeroAttr(bf16));
+  Value zeroI32 = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getZeroAttr(i32));
+  auto minor = AffineMapAttr::get(
+      AffineMap::get(2, 0, rewriter.getAffineDimExpr(1), ctx));
+  // Row `row` (clamped to `last`) of a bf16 [*, k] tensor from column
+  // `col`: `width` bf16 read, as width / 2 pairs.
+  auto readPairs = [&](OpBuilder &b, Value src, Value last, Value row,
+                       Value col, int64_t width) -> Value {
+    row = arith::MinSIOp::create(b, loc, row, last);
+    Value x = vector::TransferReadOp::create(
+        b, loc, VectorType::get({width}, bf16), src, ValueRange{row, col},
+        minor, zeroBf16, /*mask=*/Value(), b.getBoolArrayAttr({true}));
+    return vector::BitCastOp::create(b, loc,
+                                     VectorType::get({width / 2}, i32), x);
+  };
+  auto forLoop = [&](OpBuilder &b, int64_t ub, int64_t step, Value init,
+                     function_ref<Value(OpBuilder &, Value, Value)> fn) {
+    return scf::ForOp::create(
+               b, loc, index(b, 0), index(b, ub), index(b, step),
+               ValueRange{init},
+               [&](OpBuilder &bb, Location, Value iv, ValueRange args) {
+                 scf::YieldOp::create(bb, loc, fn(bb, iv, args.front()));
+               })
+        .getResult(0);
+  };
+
+  // B: panel[w, j] = the pair (B[j, 2w], B[j, 2w + 1]), a lanes x lanes
+  // block of pairs at a time: read whole (rows past B's extent, in its
+  // last block only, read as zero), transposed as i32.
+  const bool rowsInBounds =
+      !rhsType.isDynamicDim(0) && rhsType.getDimSize(0) == n;
+  Value rowsB = tensor::DimOp::create(rewriter, loc, rhs, 0);
+  auto bf16Block = VectorType::get({lanes, 2 * lanes}, bf16);
+  Value panel = tensor::EmptyOp::create(rewriter, loc,
+                                        ArrayRef<int64_t>{words, n}, i32);
+  panel = forLoop(rewriter, n, lanes, panel, [&](OpBuilder &b, Value j0,
+                                                 Value acc) {
+    return forLoop(b, words, lanes, acc, [&](OpBuilder &b2, Value w0,
+                                             Value acc2) -> Value {
+      Value col = arith::MulIOp::create(b2, loc, w0, index(b2, 2));
+      auto read = [&](OpBuilder &rb, bool inBounds) -> Value {
+        return vector::TransferReadOp::create(
+            rb, loc, bf16Block, rhs, ValueRange{j0, col}, zeroBf16,
+            ArrayRef<bool>{inBounds, true});
+      };
+      Value block;
+      if (rowsInBounds) {
+        block = read(b2, true);
+      } else {
+        Value full = arith::CmpIOp::create(
+            b2, loc, arith::CmpIPredicate::sle,
+            arith::AddIOp::create(b2, loc, j0, index(b2, lanes)), rowsB);
+        block = scf::IfOp::create(
+                    b2, loc, full,
+                    [&](OpBuilder &t, Location) {
+                      scf::YieldOp::create(t, loc, read(t, true));
+                    },
+                    [&](OpBuilder &e, Location) {
+                      scf::YieldOp::create(e, loc, read(e, false));
+                    })
+                    .getResult(0);
+      }
+      block = vector::BitCastOp::create(
+          b2, loc, VectorType::get({lanes, lanes}, i32), block);
+      block = vector::TransposeOp::create(b2, loc, block,
+                                          ArrayRef<int64_t>{1, 0});
+      return vector::TransferWriteOp::create(b2, loc, block, acc2,
+                                             ValueRange{w0, j0},
+                                             ArrayRef<bool>{true, true})
+          .getResult();
+    });
+  });
+  // A: pairs[i, w], rows past the extent repeating the last.
+  Value lastA = lastRow(lhs);
+  Value pairs = tensor::EmptyOp::create(rewriter, loc,
+                                        ArrayRef<int64_t>{m, words}, i32);
+  pairs = forLoop(rewriter, m, 1, pairs, [&](OpBuilder &b, Value i,
+                                             Value acc) -> Value {
+    Value row = readPairs(b, lhs, lastA, i, index(b, 0), k);
+    return vector::TransferWriteOp::create(b, loc, row, acc,
+                                           ValueRange{i, index(b, 0)},
+                                           minor, /*mask=*/Value(),
+                                           b.getBoolArrayAttr({true}))
+        .getResult();
+  });
+
+  // The register tiles: r x v accumulators over the pairs of k.
+  auto accType = VectorType::get({lanes}, f32);
+  auto wordsType = VectorType::get({lanes}, i32);
+  auto pairType = VectorType::get({2 * lanes}, bf16);
+  auto splat = AffineMapAttr::get(
+      AffineMap::get(2, 0, getAffineConstantExpr(0, ctx), ctx));
+  Value zeroAcc = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getZeroAttr(accType));
+  Value result = tensor::EmptyOp::create(rewriter, loc,
+                                         ArrayRef<int64_t>{m, n}, f32);
+  result = forLoop(rewriter, m, r, result, [&](OpBuilder &b, Value i0,
+                                               Value out) {
+    return forLoop(b, n, v * lanes, out, [&](OpBuilder &b2, Value j0,
+                                             Value out2) -> Value {
+      SmallVector<Value> zeros(r * v, zeroAcc);
+      auto kLoop = scf::ForOp::create(
+          b2, loc, index(b2, 0), index(b2, words), index(b2, 1), zeros,
+          [&](OpBuilder &bk, Location, Value w, ValueRange accs) {
+            SmallVector<Value> bs, next;
+            for (int64_t x = 0; x < v; ++x) {
+              Value j = arith::AddIOp::create(bk, loc, j0,
+                                              index(bk, x * lanes));
+              Value bw = vector::TransferReadOp::create(
+                  bk, loc, wordsType, panel, ValueRange{w, j}, minor,
+                  zeroI32, /*mask=*/Value(), bk.getBoolArrayAttr({true}));
+              bs.push_back(
+                  vector::BitCastOp::create(bk, loc, pairType, bw));
+            }
+            for (int64_t y = 0; y < r; ++y) {
+              Value i = arith::AddIOp::create(bk, loc, i0, index(bk, y));
+              Value aw = vector::TransferReadOp::create(
+                  bk, loc, wordsType, pairs, ValueRange{i, w}, splat,
+                  zeroI32, /*mask=*/Value(), bk.getBoolArrayAttr({true}));
+              Value a = vector::BitCastOp::create(bk, loc, pairType, aw);
+              for (int64_t x = 0; x < v; ++x)
+                next.push_back(x86vector::DotBF16Op::create(
+                    bk, loc, accs[y * v + x], a, bs[x]));
+            }
+            scf::YieldOp::create(bk, loc, next);
+          });
+      Value tile = out2;
+      for (int64_t y = 0; y < r; ++y)
+        for (int64_t x = 0; x < v; ++x) {
+          Value i = arith::AddIOp::create(b2, loc, i0, index(b2, y));
+          Value j = arith::AddIOp::create(b2, loc, j0, index(b2, x * lanes));
+          tile = vector::TransferWriteOp::create(
+                     b2, loc, kLoop.getResult(y * v + x), tile,
+                     ValueRange{i, j}, minor, /*mask=*/Value(),
+                     b2.getBoolArrayAttr({true}))
+                     .getResult();
+        }
+      return tile;
+    });
+  });
+  SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(2, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, init);
+  rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+      op, cast<RankedTensorType>(op.getResultTypes()[0]), result, offsets,
+      sizes, strides);
+  return success();
+}
+
 /// Tiles contraction `op` into `rows x cols x 1` register tiles with the k
 /// loop innermost and peels the m and n loops, so the full tiles are
 /// static; marks every tile for vectorization.
@@ -570,6 +790,53 @@ struct FuseContractingMulAdd : public OpRewritePattern<arith::AddFOp> {
   }
 };
 
+/// A masked floating-point min/max reduction as an unmasked one over the
+/// vector with its masked-off lanes set to the kind's identity (-inf for
+/// max, +inf for min). convert-vector-to-llvm (MLIR 22) fills them with
+/// the smallest denormal of the opposite sign instead (-1.4e-45 for max),
+/// which wins over a row whose scores are all negative: a tail tile's row
+/// max would read ~0 and every exp2(s - max) of a row near -FLT_MAX would
+/// underflow to 0.
+struct MaskedMinMaxReductionToSelect : public OpRewritePattern<vector::MaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::MaskOp mask,
+                                PatternRewriter &rewriter) const override {
+    auto reduction =
+        dyn_cast_or_null<vector::ReductionOp>(mask.getMaskableOp());
+    if (!reduction || mask.hasPassthru())
+      return failure();
+    bool max;
+    switch (reduction.getKind()) {
+    case vector::CombiningKind::MAXIMUMF:
+    case vector::CombiningKind::MAXNUMF:
+      max = true;
+      break;
+    case vector::CombiningKind::MINIMUMF:
+    case vector::CombiningKind::MINNUMF:
+      max = false;
+      break;
+    default:
+      return failure();
+    }
+    Location loc = reduction.getLoc();
+    auto type = cast<VectorType>(reduction.getVector().getType());
+    auto element = cast<FloatType>(type.getElementType());
+    Value identity = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(
+            type, rewriter.getFloatAttr(
+                      element, APFloat::getInf(element.getFloatSemantics(),
+                                               /*Negative=*/max))));
+    Value lanes = arith::SelectOp::create(rewriter, loc, mask.getMask(),
+                                          reduction.getVector(), identity);
+    Value result = vector::ReductionOp::create(
+        rewriter, loc, reduction.getKind(), lanes, reduction.getAcc(),
+        reduction.getFastmath());
+    rewriter.replaceOp(mask, result);
+    return success();
+  }
+};
+
 struct CPUVectorizeTilesPass
     : public mlir::attn::impl::CPUVectorizeTilesPassBase<
           CPUVectorizeTilesPass> {
@@ -621,6 +888,9 @@ struct CPUVectorizeTilesPass
     });
     for (linalg::GenericOp op : contractions) {
       Contraction c = *matchContraction(op);
+      if (bf16Dot && lanes == 16 &&
+          succeeded(bf16DotContraction(rewriter, op, c, lanes, rows, vectors)))
+        continue;
       linalg::GenericOp packed = packOperands(rewriter, op, c, lanes, maxVector);
       if (failed(tileContraction(rewriter, packed, c, rows, vectors * lanes)))
         return signalPassFailure();
@@ -646,17 +916,7 @@ struct CPUVectorizeTilesPass
         work.push_back({op, *sizes});
     }
     // 3. Everything else, a row at a time where it is 2-D.
-    // Known gap: with split-KV (a tile loop that also runs over key
-    // chunks, four or more induction variables), the vectorized softmax
-    // row ops inside the key loop give wrong outputs for scores near
-    // -FLT_MAX (Numeric.ExtremeScores); there they stay loops.
-    auto splitTile = [](Operation *op) {
-      auto tile = op->getParentOfType<scf::ForallOp>();
-      return tile && tile.getRank() >= 4;
-    };
     for (linalg::LinalgOp op : others) {
-      if (op->getParentOfType<scf::ForOp>() && splitTile(op))
-        continue;
       std::optional<SmallVector<int64_t>> sizes = boundedSizes(op, maxVector);
       if (!sizes)
         continue;
@@ -748,6 +1008,9 @@ struct CPUVectorizeTilesPass
     vector::populateVectorMultiReductionLoweringPatterns(
         masks, vector::VectorMultiReductionLowering::InnerReduction);
     (void)applyPatternsGreedily(func, std::move(masks));
+    RewritePatternSet reductions(func.getContext());
+    reductions.add<MaskedMinMaxReductionToSelect>(func.getContext());
+    (void)applyPatternsGreedily(func, std::move(reductions));
     (void)simplify(func);
   }
 };

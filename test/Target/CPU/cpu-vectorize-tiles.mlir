@@ -144,6 +144,38 @@ func.func @rows(%s: tensor<64x?xf32>, %max: tensor<64xf32>, %n: index) -> (tenso
 
 // -----
 
+// A row max over masked columns: the masked-off lanes are -inf before an
+// unmasked reduction (convert-vector-to-llvm's masked maximumf would fill
+// them with -1.4e-45, the max of a row of negative scores).
+// CHECK-LABEL: func.func @row_max
+// CHECK-DAG:   %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<64xf32>
+// CHECK:       scf.for
+// CHECK:         %[[MASK:.*]] = vector.create_mask %{{.*}} : vector<64xi1>
+// CHECK:         %[[X:.*]] = vector.transfer_read %{{.*}}, %[[MASK]]
+// CHECK:         %[[L:.*]] = arith.select %[[MASK]], %[[X]], %[[NEGINF]] : vector<64xi1>, vector<64xf32>
+// CHECK:         vector.reduction <maximumf>, %[[L]], %{{.*}} : vector<64xf32> into f32
+// CHECK-NOT:   vector.mask
+// CHECK:       return
+#cols = affine_map<()[s0] -> (64, s0)>
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @row_max(%s: tensor<64x?xf32>, %n: index) -> tensor<64xf32> {
+  %c = affine.min #cols()[%n]
+  %s1 = tensor.extract_slice %s[0, 0] [64, %c] [1, 1] : tensor<64x?xf32> to tensor<64x?xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %z = tensor.empty() : tensor<64xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%z : tensor<64xf32>) -> tensor<64xf32>
+  %max = linalg.generic {indexing_maps = [#id2, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%s1 : tensor<64x?xf32>) outs(%init : tensor<64xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.maximumf %acc, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<64xf32>
+  return %max : tensor<64xf32>
+}
+
+// -----
+
 // No constant bound on the extent: the op stays, its exp2 a scalar
 // polynomial with the same -inf guard.
 // CHECK-LABEL: func.func @unbounded

@@ -523,7 +523,8 @@ void nonFiniteMatrix(std::mt19937_64 &rng, attn_target target) {
       c.mask = ATTN_MASK_BOOL;
       c.maskB1 = false;
       c.maskH1 = false;
-      c.kvSplits = n % 2 ? 3 : 1;
+      // Tiled cases (even n) both unsplit and split.
+      c.kvSplits = (n / 2) % 2 ? 3 : 1;
       c.nonFinite = where;
       c.nonFiniteValue = value;
       c.nonFiniteHead = where == 'q' ? uniform(rng, 0, c.Hq - 1)
@@ -537,6 +538,28 @@ void nonFiniteMatrix(std::mt19937_64 &rng, attn_target target) {
 TEST(Numeric, NonFiniteInputs) {
   auto rng = testRng();
   nonFiniteMatrix(rng, ATTN_TARGET_CPU);
+}
+
+// The same for bf16 with D = 64 on the tiled variant, whose Q·Kᵀ tiles a
+// host with AVX512-BF16 contracts with dot products (bf16-dot).
+TEST(Numeric, NonFiniteInputsBf16Dot) {
+  auto rng = testRng();
+  const double values[] = {std::nan(""), INFINITY, -INFINITY};
+  int n = 0;
+  for (char where : {'q', 'k', 'v'})
+    for (double value : values) {
+      Case c = edgeMatrixCase(rng, ATTN_TARGET_CPU, 0, /*minSq=*/1);
+      c.dtype = ATTN_DTYPE_BF16;
+      c.D = 64;
+      c.kvSplits = n % 2 ? 3 : 1;
+      c.nonFinite = where;
+      c.nonFiniteValue = value;
+      c.nonFiniteHead = where == 'q' ? uniform(rng, 0, c.Hq - 1)
+                                     : uniform(rng, 0, c.Hkv - 1);
+      c.nonFinitePos = uniform(rng, 0, (where == 'q' ? c.Sq : c.Skv) - 1);
+      check(c, rng);
+      ++n;
+    }
 }
 
 // Finite scores beyond FLT_MAX / log2 e (docs/Semantics.md, "Scores near
@@ -557,7 +580,8 @@ void extremeMatrix(std::mt19937_64 &rng, attn_target target) {
       c.maskDtype = mdt;
       c.maskB1 = n % 3 != 0;
       c.maskH1 = n % 2 == 0;
-      c.kvSplits = n % 2 ? 1 : 3;
+      // Tiled cases (even n) both unsplit and split.
+      c.kvSplits = (n / 2) % 2 ? 1 : 3;
       check(c, rng);
       ++n;
     }

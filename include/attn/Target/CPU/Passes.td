@@ -119,6 +119,16 @@ def CPUVectorizeTilesPass
       accumulators that stay in vector `iter_args` for the whole k loop;
       the edge tiles are vectorized with masks. A panel block larger than
       `max-vector` elements leaves its contraction unpacked.
+    * With `bf16-dot` (lanes 16), a bf16 `Q·Kᵀ` contraction (A [m, k],
+      B [n, k], k a multiple of 32, accumulated from zero) becomes
+      AVX512-BF16 dot products instead: B packed once per tile into a
+      `k/2 x n` panel of 32-bit bf16 pairs (16 x 16 blocks of pairs
+      transposed as i32), A into `m x k/2` pairs, and `r x vectors*16`
+      register tiles over the bounds of m and n (r the largest divisor of
+      m's bound up to `rows`) that add one `x86vector.avx512.dot` (acc +=
+      a0 b0 + a1 b1 per lane) per pair of k; the live part of the result
+      is sliced out. `vdpbf16ps` treats subnormals as zero
+      (docs/Semantics.md). P·V (P is f32) keeps the FMA micro-kernel.
     * Any other op (fills, the row max and sum, the rescales, the
       exponentials) is vectorized with vector sizes equal to its bounds,
       masked where an extent is dynamic; a two-dimensional one whose first
@@ -129,11 +139,12 @@ def CPUVectorizeTilesPass
       the kernel is the same function.
 
     An op whose extents have no constant bound, or that the vectorizer
-    refuses, is left as it is (linalg-to-loops lowers it later). Known gap:
-    in a split-KV tile loop (four or more induction variables) the row ops
-    inside the key loop stay loops too: vectorized, they gave wrong outputs
-    for scores near -FLT_MAX (Numeric.ExtremeScores, not yet understood);
-    the contractions there are vectorized. Every op
+    refuses, is left as it is (linalg-to-loops lowers it later). A masked
+    floating-point min/max reduction (a tail tile's row max) becomes an
+    unmasked one over its vector with the masked-off lanes set to -inf
+    (+inf for min): MLIR 22's LLVM lowering of the masked form fills them
+    with -1.4e-45, which would be the max of a row of negative scores and
+    underflow every exp2 of a row near -FLT_MAX. Every op
     keeps its element types and its order of accumulation over k; the
     products are fused into FMAs (the bodies allow contraction), the
     exponentials are approximations (the CPU test matrices check every
@@ -158,13 +169,17 @@ def CPUVectorizeTilesPass
            "(its columns are vectors x lanes)">,
     Option<"maxVector", "max-vector", "int64_t", /*default=*/"4096",
            "The most elements of one vector the pass creates; an op "
-           "with a larger bounded extent is left alone">
+           "with a larger bounded extent is left alone">,
+    Option<"bf16Dot", "bf16-dot", "bool", /*default=*/"false",
+           "Contract bf16 Q·Kᵀ tiles with AVX512-BF16 dot products "
+           "(x86vector.avx512.dot; lanes = 16 only): for a host with "
+           "avx512bf16">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
-    "::mlir::vector::VectorDialect"
+    "::mlir::vector::VectorDialect", "::mlir::x86vector::X86VectorDialect"
   ];
 }
 
