@@ -27,7 +27,11 @@ check that both compute attention; correctness is tested elsewhere).
 
 usage: /usr/bin/python3 bench/cpu_vs_blas.py [--lib build/lib/libattn.so]
            [--rounds 3] [--sizes 512,1024,2048,4096,8192] [--dims 64,128]
-           [--dtypes f32,f16,bf16] [--causal 0,1] [--out DIR]
+           [--dtypes f32,f16,bf16] [--causal 0,1] [--bf16-fma 1] [--out DIR]
+
+bf16 cells also time, alternated with the others, the kernel compiled with
+ATTN_CPU_BF16_DOT=0: the f32 FMA micro-kernel in place of the AVX512-BF16
+dot products the JIT picks on a host that has them (--bf16-fma 0: not).
 """
 import argparse
 import ctypes
@@ -146,8 +150,19 @@ def main():
     ap.add_argument("--causal", default="0,1")
     ap.add_argument("--decode", type=int, default=1)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--bf16-fma", type=int, default=1,
+                    help="for bf16 cells also time the kernel compiled "
+                         "with ATTN_CPU_BF16_DOT=0 (f32 FMAs instead of "
+                         "AVX512-BF16 dot products), alternated with the "
+                         "others")
     args = ap.parse_args()
 
+    blas = numpy_blas()
+    if "openblas" not in blas.lower():
+        print(f"cpu_vs_blas: NumPy's BLAS is {blas}, not OpenBLAS: the "
+              "comparison needs libopenblas0-pthread (scripts/setup.sh "
+              "installs it)", file=sys.stderr)
+        sys.exit(2)
     attn = Attn(args.lib)
     rng = np.random.default_rng(20261126)
     date = datetime.date.today().isoformat()
@@ -175,6 +190,12 @@ def main():
                     v, vf = inputs(rng, dtype, (1, h, s, d))
                     out = np.empty((1, h, s, d), dtype=q.dtype)
                     kernel = attn.compile(dtype, 1, h, h, s, s, d, causal)
+                    fma = None
+                    if dtype == "bf16" and args.bf16_fma:
+                        os.environ["ATTN_CPU_BF16_DOT"] = "0"
+                        fma = attn.compile(dtype, 1, h, h, s, s, d, causal)
+                        del os.environ["ATTN_CPU_BF16_DOT"]
+                        attn.launch(fma, q, k, v, out)  # warm-up
                     scale = 1.0 / np.sqrt(d)
                     bias = causal_bias(s, s) if causal else None
                     attn.launch(kernel, q, k, v, out)  # warm-up
@@ -183,20 +204,24 @@ def main():
                            else out.astype(np.float32))
                     err = float(np.linalg.norm(got - ref) /
                                 np.linalg.norm(ref))
-                    ta, tn = [], []
+                    ta, tn, tf = [], [], []
                     for _ in range(args.rounds):
                         ta.append(timed(lambda: attn.launch(kernel, q, k, v,
                                                             out)))
                         tn.append(timed(lambda: numpy_attention(
                             qf, kf, vf, bias, scale)))
+                        if fma:
+                            tf.append(timed(lambda: attn.launch(fma, q, k, v,
+                                                                out)))
                     flops = 4.0 * h * s * s * d * (0.5 if causal else 1.0)
                     ga = flops / statistics.median(ta) / 1e9
                     gn = flops / statistics.median(tn) / 1e9
+                    gf = flops / statistics.median(tf) / 1e9 if tf else 0.0
                     rows.append(dict(dtype=dtype, d=d, causal=causal, s=s,
                                      heads=h, attn_ms=1e3 * statistics.median(ta),
                                      numpy_ms=1e3 * statistics.median(tn),
                                      attn_gflops=ga, numpy_gflops=gn,
-                                     rel_err=err))
+                                     rel_err=err, attn_fma_gflops=gf))
                     print(f"{dtype} D={d} causal={causal} S={s} H={h}: attn "
                           f"{ga:.1f} GFLOP/s, numpy {gn:.1f}, ratio "
                           f"{ga / gn:.2f}, vs sgemm {ga / sgemm_gflops:.1%}, "
@@ -233,6 +258,20 @@ def main():
     write(out_dir, date, args, sgemm_gflops, rows, decode)
 
 
+def numpy_blas():
+    """The BLAS library NumPy's matmul runs on, as the process mapped it
+    (Debian's NumPy links libblas.so.3, an alternative that OpenBLAS or the
+    reference BLAS provides)."""
+    np.matmul(np.ones((2, 2)), np.ones((2, 2)))
+    try:
+        with open("/proc/self/maps") as f:
+            libs = {line.split()[-1] for line in f if "blas" in line.lower()}
+    except OSError:
+        return "unknown"
+    real = sorted({os.path.realpath(p) for p in libs if p.startswith("/")})
+    return ", ".join(real) or "unknown"
+
+
 def cpu_name():
     try:
         with open("/proc/cpuinfo") as f:
@@ -248,19 +287,23 @@ def write(out_dir, date, args, sgemm, rows, decode):
     head = (f"CPU attention vs NumPy + OpenBLAS, {date}, {cpu_name()}, "
             f"{os.cpu_count()} cores, {args.rounds} rounds alternating, "
             f"median; OpenBLAS SGEMM 2048^3 {sgemm:.1f} GFLOP/s in the same "
-            f"run. B = 1, H = 16 x (2048 / S)^2 x 64 / D, Sq = Skv = S.")
+            f"run (NumPy's BLAS: {numpy_blas()}). B = 1, "
+            f"H = 16 x (2048 / S)^2 x 64 / D, Sq = Skv = S.")
     lines = [head, "",
              "| dtype | D | causal | S | H | attn GFLOP/s | numpy GFLOP/s "
-             "| attn / numpy | attn / SGEMM | attn ms | numpy ms |",
+             "| attn / numpy | attn / SGEMM | attn ms | numpy ms "
+             "| bf16 without dot products: GFLOP/s |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- "
-             "| --- |"]
+             "| --- | --- |"]
     for r in rows:
+        fma = (f"{r['attn_fma_gflops']:.1f}" if r.get('attn_fma_gflops')
+               else "-")
         lines.append(
             f"| {r['dtype']} | {r['d']} | {r['causal']} | {r['s']} | "
             f"{r['heads']} | {r['attn_gflops']:.1f} | {r['numpy_gflops']:.1f} "
             f"| {r['attn_gflops'] / r['numpy_gflops']:.2f} | "
             f"{r['attn_gflops'] / sgemm:.1%} | {r['attn_ms']:.1f} | "
-            f"{r['numpy_ms']:.1f} |")
+            f"{r['numpy_ms']:.1f} | {fma} |")
     if decode:
         lines += ["", "Decode: Sq = 1, Skv = 32768, Hq = 32, Hkv = 8, "
                   "D = 128; GB/s of K and V read; copy: np.copyto of a "

@@ -23,6 +23,9 @@ PACKAGES=(
   # test/Python and attn-run's .npy tests: NumPy; pip-install.test: a venv
   # with pip and setuptools (no PyPI: Debian's own)
   python3-numpy python3-venv python3-pip python3-setuptools
+  # bench/cpu_vs_blas.py: NumPy's BLAS as OpenBLAS (Debian's NumPy falls
+  # back to the reference BLAS, ~30x slower, without it)
+  libopenblas0-pthread
 )
 
 missing=()
