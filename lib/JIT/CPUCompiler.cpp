@@ -29,6 +29,7 @@
 
 #include <cstdlib>
 #include <dlfcn.h>
+#include <unistd.h>
 #include <string>
 #include <functional>
 #include <map>
@@ -94,6 +95,36 @@ int64_t hostVectorLanes() {
   return 4;
 }
 
+/// The host's per-core L2 cache in bytes: ATTN_CPU_L2_BYTES where set (a
+/// VM that misreports its caches, or tests), else sysconf's, else 256 KiB.
+int64_t hostL2Bytes() {
+  if (const char *env = std::getenv("ATTN_CPU_L2_BYTES")) {
+    char *end = nullptr;
+    long long v = std::strtoll(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0)
+      return static_cast<int64_t>(v);
+  }
+  long v = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return v > 0 ? static_cast<int64_t>(v) : int64_t{256} << 10;
+}
+
+/// The default block_q = block_kv of the cpu tiles for head dims `d`,
+/// `dv`: the largest of 64, 32, 16 whose f32 working set of one key step
+/// (the Q tile and accumulator, block x (d + dv); the K and V panels, the
+/// same; the scores, block x block) fits half the per-core L2, so the
+/// panels a key step streams stay cached while the tile is reused. 64 is
+/// the cap: on the 2-core Zen 5 VM (1 MiB L2) 64 x 64 measured best of
+/// 32-128 x 32-256 at D 64 and 128 (bench/results/cpu-blocks-2026-11-27),
+/// the larger tiles 10-35% slower.
+int64_t defaultCpuBlock(int64_t d, int64_t dv, int64_t l2Bytes) {
+  for (int64_t block : {64, 32}) {
+    const int64_t bytes = 4 * (2 * block * (d + dv) + block * block);
+    if (2 * bytes <= l2Bytes)
+      return block;
+  }
+  return 16;
+}
+
 /// Whether bf16 Q·Kᵀ tiles use AVX512-BF16 dot products: where the host
 /// has them, unless ATTN_CPU_BF16_DOT=0 (the f32 FMA micro-kernel, for
 /// comparing the two in one run).
@@ -107,7 +138,7 @@ bool hostBf16Dot() {
 class CPUExecutable final : public ::attn::Executable {
 public:
   CPUExecutable(CompiledKernel kernel, const attn_spec &spec)
-      : kernel(std::move(kernel)), spec(spec) {
+      : kernel(std::move(kernel)), spec(spec), defaultBlock(blockFor(spec)) {
     const bool tiled = spec.variant == ATTN_VARIANT_DEFAULT;
     const bool dynamic =
         spec.batch == ATTN_DYNAMIC || spec.heads_q == ATTN_DYNAMIC ||
@@ -132,7 +163,7 @@ public:
   static int64_t maxDynamicKvOf(const attn_spec &spec) {
     if (spec.variant != ATTN_VARIANT_DEFAULT || spec.seq_kv != ATTN_DYNAMIC)
       return 0;
-    const int64_t bc = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
+    const int64_t bc = spec.block_kv > 0 ? spec.block_kv : blockFor(spec);
     const int64_t chunk = bc * std::max<int64_t>(1, ::attn::kMaxChunkKeys / bc);
     // A kv_splits so large that the product overflows: unbounded (the
     // kernel's count then follows the length at launch).
@@ -143,8 +174,8 @@ public:
   }
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
-    const int64_t blockQ = spec.block_q > 0 ? spec.block_q : kDefaultBlock;
-    const int64_t blockKv = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
+    const int64_t blockQ = spec.block_q > 0 ? spec.block_q : defaultBlock;
+    const int64_t blockKv = spec.block_kv > 0 ? spec.block_kv : defaultBlock;
     int64_t n = 0; // the split count of the variant to run; 0: the kernel
     if (autoSplit) {
       n = mlir::attn::chooseKvSplits(a.q.shape[0], a.q.shape[1],
@@ -185,15 +216,20 @@ public:
     return invoke(kernel, a, error);
   }
 
-  static constexpr int64_t kDefaultBlock = 64;
+  /// The block_q = block_kv a spec that leaves them 0 gets.
+  static int64_t blockFor(const attn_spec &spec) {
+    return defaultCpuBlock(spec.head_dim,
+                           spec.value_dim > 0 ? spec.value_dim : spec.head_dim,
+                           hostL2Bytes());
+  }
 
   void kernelInfo(::attn::KernelInfo &info) const override {
     const bool tiled = spec.variant == ATTN_VARIANT_DEFAULT;
     info.variant = tiled ? "tiled" : "math";
     info.device = "host";
     if (tiled) {
-      info.blockQ = spec.block_q > 0 ? spec.block_q : kDefaultBlock;
-      info.blockKv = spec.block_kv > 0 ? spec.block_kv : kDefaultBlock;
+      info.blockQ = spec.block_q > 0 ? spec.block_q : defaultBlock;
+      info.blockKv = spec.block_kv > 0 ? spec.block_kv : defaultBlock;
     }
     info.kvSplits = lastSplits.load(std::memory_order_relaxed);
   }
@@ -269,6 +305,7 @@ private:
 
   CompiledKernel kernel;
   attn_spec spec;
+  int64_t defaultBlock; // block_q = block_kv where the spec gives 0
   bool autoSplit = false, clampSplits = false, boundedKernel = false;
   std::atomic<int64_t> lastSplits{0};
   std::mutex variantsMutex;
@@ -287,9 +324,9 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   source = mlir::attn::jit::buildKernelSource(spec);
   mlir::attn::AttnToCPUPipelineOptions options;
   options.math = spec.variant == ATTN_VARIANT_MATH;
-  options.blockQ = spec.block_q > 0 ? spec.block_q : CPUExecutable::kDefaultBlock;
-  options.blockKv =
-      spec.block_kv > 0 ? spec.block_kv : CPUExecutable::kDefaultBlock;
+  const int64_t block = CPUExecutable::blockFor(spec);
+  options.blockQ = spec.block_q > 0 ? spec.block_q : block;
+  options.blockKv = spec.block_kv > 0 ? spec.block_kv : block;
   options.kvSplits = spec.kv_splits;
   // A static key length bounds the split count here (dynamic ones at each
   // launch): never more chunks, or partials, than key blocks.
@@ -587,8 +624,11 @@ public:
     // The attention inside uses the tiled path's defaults; the static
     // shapes let attn-tile-sdpa choose split-KV itself.
     mlir::attn::AttnToCPUPipelineOptions options;
-    options.blockQ = CPUExecutable::kDefaultBlock;
-    options.blockKv = CPUExecutable::kDefaultBlock;
+    const int64_t d = spec.head_dim > 0 ? spec.head_dim
+                                        : spec.embed / std::max<int64_t>(
+                                                           1, spec.heads_q);
+    options.blockQ = options.blockKv = defaultCpuBlock(
+        d, spec.value_dim > 0 ? spec.value_dim : d, hostL2Bytes());
     options.kvSplits = 0;
     CompiledKernel kernel;
     if (attn_status st = compileSource(result.source, options,
