@@ -84,8 +84,11 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   slabs.openmp = opts.parallel;
   slabs.strict = opts.checkedAlloc;
   pm.addPass(createCPUHoistTileBuffersPass(slabs));
-  if (opts.parallel)
+  if (opts.parallel) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    // Causal tiles differ in work: a thread takes the next when it is done.
+    pm.addPass(createCPUScheduleTilesPass());
+  }
 
   // Loops -> LLVM. finalize-memref-to-llvm runs before scf-to-cf because the
   // OpenMP conversion wraps each tile in a memref.alloca_scope, which must be
