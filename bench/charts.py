@@ -26,8 +26,9 @@ Files read (only these; a new run means editing the paths below):
     (decode with the key split sized to the SMs; that call timed no CUDA,
     so its peer is the CUDA/flash decode of vulkan-h100-3, same shape).
 - CPU (docs/images/cpu.svg):
-  bench/results/cpu-vectorize-tiles-2026-11-27/results.csv
-    (attn against NumPy + OpenBLAS, alternated on the same inputs).
+  bench/results/cpu-vs-blas-2026-11-27/results.csv
+    (attn against NumPy + OpenBLAS, alternated on the same inputs, each
+    cell with its own SGEMM).
 
 Twins (`*_x_base`: the previous compiler's kernels timed beside them)
 are left out. Standard library and NumPy only (no matplotlib).
@@ -51,7 +52,7 @@ NVIDIA_RUN = "decode-alternatives-2026-11-26/call1/results.json"
 NVIDIA_GENERIC_RUN = "simt-coopmat-2026-11-26/cuda-2/results.json"
 VULKAN_RUN = "simt-coopmat-2026-11-26/vulkan-h100-3/timings.csv"
 VULKAN_DECODE_RUN = "vulkan-h100-decode-split-2026-11-26/ab.csv"
-CPU_RUN = "cpu-vectorize-tiles-2026-11-27/results.csv"
+CPU_RUN = "cpu-vs-blas-2026-11-27/results.csv"
 
 # One color per series kind, the same in every chart.
 KIND_COLORS = {
@@ -232,7 +233,8 @@ def vulkan():
 
 def cpu():
     rows = read_csv(CPU_RUN)
-    s = Series("cpu kernels (attn-cpu-vectorize-tiles)", "main", "circle")
+    s = Series("cpu kernels (vector micro-kernels; bf16: AVX512-BF16 dot "
+               "products)", "main", "circle")
     summary = {}
     order = {"f32": 0, "f16": 1, "bf16": 2}
     rows.sort(key=lambda t: (order[t["dtype"]], int(t["d"]), int(t["causal"]), int(t["s"])))
@@ -242,12 +244,12 @@ def cpu():
         s.add(t["dtype"], label, r,
               cell_key(t["dtype"], t["d"], t["causal"] == "1", t["s"]))
         summary.setdefault("prefill", []).append(r)
-    sgemm = float(rows[0]["sgemm_gflops"])
+    sgemm = float(np.median([float(t["sgemm_gflops"]) for t in rows]))
     title = ("CPU: attn / NumPy + OpenBLAS, 2-core AMD EPYC VM (AVX-512), "
              "2026-11-27")
     sub = ("peer: NumPy + OpenBLAS attention (materializes S), alternated on the "
-           f"same inputs; prefill GFLOP/s (OpenBLAS SGEMM 2048^3 in the same run: "
-           f"{sgemm:.1f} GFLOP/s)")
+           f"same inputs; prefill GFLOP/s (OpenBLAS SGEMM 2048^3 timed in every "
+           f"cell of the same run: median {sgemm:.1f} GFLOP/s)")
     src = f"bench/results/{CPU_RUN}"
     xcap = "cell (dtype, head dim D, c = causal, sequence length S = Sq = Skv)"
     return [s], title, sub, src, xcap, summary

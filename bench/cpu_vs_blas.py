@@ -16,6 +16,11 @@ same inputs and alternating round by round:
     timed in every round of every cell (alternated with the two above), so
     a cell's ratio to it does not drift with the machine's load.
 
+Before every timed call the script sleeps 0.3 s: the runtime timed just
+before may still spin its idle threads (libomp 200 ms, OpenBLAS ~70 ms) on
+the two cores the next call needs; alternating without it slowed attn's
+small causal cells ~1.4x.
+
 FLOPs are 4 B H Sq Skv D (halved for causal), the count FlashAttention
 papers use. Heads are scaled with 1/(S^2 D) so every run does similar work.
 Decode (Sq = 1, Skv = 32768, 32 query heads over 8 kv heads, D = 128):
@@ -136,6 +141,10 @@ def numpy_attention(q, k, v, bias, scale):
 
 
 def timed(fn):
+    # The runtime timed before may still spin its idle threads (libomp's
+    # KMP_BLOCKTIME, 200 ms; OpenBLAS's thread timeout, ~2^28 cycles) on the
+    # cores this call needs: let them go to sleep first.
+    time.sleep(0.3)
     t = time.perf_counter()
     fn()
     return time.perf_counter() - t
