@@ -103,6 +103,15 @@ def cpu_rank_groups():
     # three tiles on two cores: the rule does not split
     g.append(("cpu Sq=64 H=3 Skv=8k (3 tiles, 2 cores): kv_splits",
               [dict(few, kv_splits=n, rule=n == 1) for n in (1, 2, 4)]))
+    # five tiles on two cores (three rounds of whole tiles, or five of
+    # halves): the rule does not split
+    g.append(("cpu Sq=64 H=5 Skv=8k (5 tiles, 2 cores): kv_splits",
+              [dict(few, Hq=5, Hkv=5, kv_splits=n, rule=n == 1) for n in (1, 2, 4)]))
+    # GQA decode, a group's 4 heads packed: 8 tiles on two cores
+    gqa = dict(kind="decode", dtype="f32", B=1, Hq=32, Hkv=8, Sq=1, Skv=32768,
+               D=128, causal=False)
+    g.append(("cpu decode GQA 32:8 Skv=32k (8 packed tiles): kv_splits",
+              [dict(gqa, kv_splits=n, rule=n == 1) for n in (1, 2, 4)]))
     return g
 
 
@@ -132,6 +141,16 @@ def cuda_rank_groups():
     g.append(("cuda decode B=8 Skv=32k Sq=4: kv_splits",
               [dict(dec, B=8, Skv=32768, Sq=4, kv_splits=n, rule=n == 1)
                for n in (1, 2, 4, 8)]))  # 256 tiles fill the GPU: no split
+    # Where the rule's count is not written here: the automatic member
+    # (no kv_splits; labelled with the count the runtime ran) is the rule.
+    auto = lambda c, ns: [dict(c, rule=True)] + [dict(c, kv_splits=n) for n in ns]
+    g.append(("cuda decode B=1 Skv=32k: kv_splits",
+              auto(dict(dec, Skv=32768), (2, 4, 8, 16, 32, 64))))
+    g.append(("cuda decode B=4 Skv=16k: kv_splits",
+              auto(dict(dec, B=4, Skv=16384), (1, 2, 4, 8, 16))))
+    g.append(("cuda prefill B=1 H=8 Sq=256 Skv=32k D=128: kv_splits",
+              auto(dict(kind="prefill", dtype="bf16", B=1, Hq=8, Hkv=8, Sq=256,
+                        Skv=32768, D=128, causal=False), (1, 2, 4, 8, 16))))
     return g
 
 
@@ -345,7 +364,8 @@ def rank(groups):
             if (a["predicted_ms"] - b["predicted_ms"]) * (a["measured_ms"] - b["measured_ms"]) > 0:
                 conc += 1
         label = lambda m: m.get("geometry") or ",".join(
-            "%s=%s" % (k, m[k]) for k in ("block_q", "block_kv", "kv_splits") if m.get(k))
+            "%s=%s" % (k, m[k]) for k in ("block_q", "block_kv", "kv_splits") if m.get(k)) or (
+            "auto (kv_splits=%s)" % m.get("kernel_kv_splits"))
         pick = min(ms, key=lambda m: m["predicted_ms"])
         best = min(ms, key=lambda m: m["measured_ms"])
         rule = [m for m in ms if m.get("rule")]
@@ -422,6 +442,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2,
                     help="alternated rounds per ranking group (the fastest counts)")
     ap.add_argument("--no-rank", action="store_true")
+    ap.add_argument("--rank-only", action="store_true",
+                    help="only the ranking groups (no validation cells)")
     ap.add_argument("--out", help="results folder (default bench/results/model-...)")
     args = ap.parse_args()
     date = datetime.date.today().isoformat()
@@ -447,7 +469,8 @@ def main():
         out = args.out or os.path.join(ROOT, "bench", "results",
                                        "model-%s-%s" % (args.target, date))
         quick = not args.full
-        cells_in = cpu_cells(quick) if args.target == "cpu" else cuda_cells(quick)
+        cells_in = [] if args.rank_only else (
+            cpu_cells(quick) if args.target == "cpu" else cuda_cells(quick))
         groups_in = [] if args.no_rank else (
             cpu_rank_groups() if args.target == "cpu" else cuda_rank_groups())
         t0 = time.time()

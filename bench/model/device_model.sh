@@ -14,7 +14,8 @@
 # $OUT/run.log (nvidia-smi, the library set-up). Environment: CARRY
 # (default .carry/python), ROOT (default /tmp/attn-model), BENCH (timed
 # runs per cell, default 10), FULL=1 (every cell of the matrix; the
-# default takes every third, to fit one 10-minute call).
+# default takes every third, to fit one 10-minute call), RANK_ONLY=1 (only
+# the ranking groups: candidate split counts against the runtime's rule).
 # Exit status: 0 when the sweep ran; 2 when the set-up failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -54,5 +55,6 @@ export LD_LIBRARY_PATH="$LDP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   die "the carried attn-run has no --model (build issue21-model first)"
 ARGS=(--target cuda --attn-run "$ROOT/bin/attn-run" --bench "${BENCH:-10}" --out "$OUT/model-cuda")
 [ "${FULL:-0}" = 1 ] && ARGS+=(--full)
+[ "${RANK_ONLY:-0}" = 1 ] && ARGS+=(--rank-only)
 say "bench/model_sweep.py ${ARGS[*]}"
 /usr/bin/env python3 bench/model_sweep.py "${ARGS[@]}" 2>> "$OUT/run.log" | tee -a "$OUT/run.log"

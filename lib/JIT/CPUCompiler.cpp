@@ -5,6 +5,7 @@
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
+#include "attn/Model/PerfModel.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/runtime/Checked.h"
 #include "attn/runtime/KeyChunks.h"
@@ -33,6 +34,7 @@
 #include <string>
 #include <functional>
 #include <map>
+#include <memory>
 #include <atomic>
 #include <mutex>
 #include <thread>
@@ -125,6 +127,39 @@ int64_t defaultCpuBlock(int64_t d, int64_t dv, int64_t l2Bytes) {
   return 16;
 }
 
+/// The split count of a kernel whose spec leaves it automatic
+/// (kv_splits 0), for a launch of these extents: the performance model's
+/// pick for the host's workers (attn::model::cpuKvSplits), which also
+/// splits where whole tiles would leave cores idle in the last round
+/// (3 or 5 tiles on 2 cores measured 13-30% faster split in 2;
+/// mlir::attn::chooseKvSplits splits only below one tile per worker).
+int64_t autoCpuKvSplits(const attn_spec &spec, int64_t batch, int64_t hq,
+                        int64_t hkv, int64_t sq, int64_t skv, int64_t blockQ,
+                        int64_t blockKv) {
+  namespace m = ::attn::model;
+  m::Problem p;
+  p.batch = batch;
+  p.headsQ = hq;
+  p.headsKv = hkv;
+  p.seqQ = sq;
+  p.seqKv = skv;
+  p.headDim = spec.head_dim;
+  p.valueDim = spec.value_dim;
+  p.dtype = spec.dtype == ATTN_DTYPE_F16    ? m::DType::F16
+            : spec.dtype == ATTN_DTYPE_BF16 ? m::DType::BF16
+                                            : m::DType::F32;
+  p.causal = spec.causal != 0;
+  p.mask = spec.mask == ATTN_MASK_NONE   ? m::Mask::None
+           : spec.mask == ATTN_MASK_BOOL ? m::Mask::Bool
+                                         : m::Mask::Additive;
+  p.dropout = spec.dropout_p;
+  p.lse = spec.return_lse != 0;
+  if (batch < 1 || hq < 1 || hkv < 1 || sq < 1 || skv < 1)
+    return 1;
+  return std::max<int64_t>(
+      1, m::cpuKvSplits(p, blockQ, blockKv, hostParallelism()));
+}
+
 /// Whether bf16 Q·Kᵀ tiles use AVX512-BF16 dot products: where the host
 /// has them, unless ATTN_CPU_BF16_DOT=0 (the f32 FMA micro-kernel, for
 /// comparing the two in one run).
@@ -152,6 +187,13 @@ public:
     // its split count, so 10^6 splits of 300 keys would allocate for 10^6.
     clampSplits = spec.kv_splits > 1 && tiled && spec.seq_kv == ATTN_DYNAMIC;
     boundedKernel = maxDynamicKvOf(spec) > 0;
+    // A dynamic query length or head count can only pack a GQA decode
+    // step's heads through a variant for the launch's heads
+    // (decodeVariant).
+    decodeCandidate = tiled && spec.mask == ATTN_MASK_NONE &&
+                      (spec.seq_q == ATTN_DYNAMIC ||
+                       spec.heads_q == ATTN_DYNAMIC ||
+                       spec.heads_kv == ATTN_DYNAMIC);
   }
 
   /// The longest dynamic key length the kernel of `spec` is built for
@@ -174,13 +216,26 @@ public:
   }
 
   attn_status run(const ::attn::KernelArgs &a, std::string &error) override {
+    // A GQA decode step of a dynamic-shape kernel runs on a variant whose
+    // tiles pack the group's heads (K/V read once per group).
+    if (decodeCandidate &&
+        mlir::attn::packsDecodeHeads(a.q.shape[1], a.q.shape[2],
+                                     a.k.shape[1], /*masked=*/false)) {
+      CPUExecutable *variant = nullptr;
+      if (attn_status st =
+              decodeVariant(a.q.shape[1], a.k.shape[1], variant, error))
+        return st;
+      attn_status st = variant->run(a, error);
+      lastSplits.store(variant->lastSplits.load(std::memory_order_relaxed),
+                       std::memory_order_relaxed);
+      return st;
+    }
     const int64_t blockQ = spec.block_q > 0 ? spec.block_q : defaultBlock;
     const int64_t blockKv = spec.block_kv > 0 ? spec.block_kv : defaultBlock;
     int64_t n = 0; // the split count of the variant to run; 0: the kernel
     if (autoSplit) {
-      n = mlir::attn::chooseKvSplits(a.q.shape[0], a.q.shape[1],
-                                     a.q.shape[2], a.k.shape[2], blockQ,
-                                     blockKv, hostParallelism());
+      n = autoCpuKvSplits(spec, a.q.shape[0], a.q.shape[1], a.k.shape[1],
+                          a.q.shape[2], a.k.shape[2], blockQ, blockKv);
       if (n <= 1)
         n = 0;
     } else if (clampSplits) {
@@ -245,19 +300,11 @@ private:
     if (n > 0)
       return n;
     const int64_t skv = a.k.shape[2];
-    if (spec.kv_splits == 0) {
-      if (autoSplit)
-        return 1;
-      // The tiles attn-tile-sdpa made (pack-decode-heads: a group's heads
-      // as the rows of one tile per K/V head).
-      const int64_t hq = a.q.shape[1], hkv = a.k.shape[1];
-      const bool packed = mlir::attn::packsDecodeHeads(
-          hq, a.q.shape[2], hkv, spec.mask != ATTN_MASK_NONE);
-      return mlir::attn::chooseKvSplits(
-          a.q.shape[0], packed ? hkv : hq,
-          packed ? hq / hkv : a.q.shape[2], skv, blockQ, blockKv,
-          hostParallelism());
-    }
+    if (spec.kv_splits == 0)
+      return autoSplit ? 1
+                       : autoCpuKvSplits(spec, a.q.shape[0], a.q.shape[1],
+                                         a.k.shape[1], a.q.shape[2], skv,
+                                         blockQ, blockKv);
     int64_t given = spec.kv_splits;
     if (given > 1)
       given = mlir::attn::jit::clampKvSplits(given, skv, blockKv,
@@ -265,6 +312,32 @@ private:
     return std::max(given, ::attn::minKvSplits(skv, blockKv));
   }
 
+
+  /// The packed-decode variant of this dynamic-shape kernel for `hq` query
+  /// and `hkv` K/V heads: its spec with the query length 1 and those heads
+  /// static (so attn-tile-sdpa packs them), compiled on first use; it runs
+  /// its own split-KV choice over the rest of the dynamic extents.
+  attn_status decodeVariant(int64_t hq, int64_t hkv, CPUExecutable *&out,
+                            std::string &error) {
+    std::lock_guard<std::mutex> lock(variantsMutex);
+    auto it = decodeVariants.find({hq, hkv});
+    if (it == decodeVariants.end()) {
+      attn_spec decode = spec;
+      decode.seq_q = 1;
+      decode.heads_q = hq;
+      decode.heads_kv = hkv;
+      std::string source;
+      CompiledKernel k;
+      if (attn_status st = compileKernel(decode, source, k, error))
+        return st;
+      it = decodeVariants
+               .emplace(std::make_pair(hq, hkv),
+                        std::make_unique<CPUExecutable>(std::move(k), decode))
+               .first;
+    }
+    out = it->second.get();
+    return ATTN_OK;
+  }
 
   attn_status splitVariant(int64_t n, const CompiledKernel *&out,
                            std::string &error) {
@@ -307,9 +380,12 @@ private:
   attn_spec spec;
   int64_t defaultBlock; // block_q = block_kv where the spec gives 0
   bool autoSplit = false, clampSplits = false, boundedKernel = false;
+  bool decodeCandidate = false;
   std::atomic<int64_t> lastSplits{0};
   std::mutex variantsMutex;
   std::map<int64_t, CompiledKernel> variants;
+  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CPUExecutable>>
+      decodeVariants;
 };
 
 /// Compiles an entry function's source with the cpu pipeline (after
@@ -328,6 +404,15 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   options.blockQ = spec.block_q > 0 ? spec.block_q : block;
   options.blockKv = spec.block_kv > 0 ? spec.block_kv : block;
   options.kvSplits = spec.kv_splits;
+  // Static shapes with an automatic count: the model's pick, passed to
+  // attn-tile-sdpa as given (dynamic ones: per launch, run()).
+  if (spec.kv_splits == 0 && !options.math && spec.batch != ATTN_DYNAMIC &&
+      spec.heads_q != ATTN_DYNAMIC && spec.heads_kv != ATTN_DYNAMIC &&
+      spec.seq_q != ATTN_DYNAMIC && spec.seq_kv != ATTN_DYNAMIC)
+    options.kvSplits =
+        autoCpuKvSplits(spec, spec.batch, spec.heads_q, spec.heads_kv,
+                        spec.seq_q, spec.seq_kv, options.blockQ,
+                        options.blockKv);
   // A static key length bounds the split count here (dynamic ones at each
   // launch): never more chunks, or partials, than key blocks.
   if (spec.kv_splits > 1 && spec.seq_kv != ATTN_DYNAMIC && !options.math)

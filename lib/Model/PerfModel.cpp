@@ -414,11 +414,6 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
   }
   const double tTensor = out.matrixFlops / (mrate * issue * cpuEff);
   double tSoft = out.exps / d.expRate + out.vectorOps / d.vectorFlops;
-  if (!gpu && g.kvSplits > 1)
-    // The row ops inside the key loop of a cpu split-KV tile stay scalar
-    // loops (docs/Design.md, attn-cpu-vectorize-tiles' known gap): their
-    // exps and element-wise work run one lane of the 16 at a time.
-    tSoft *= 16;
   // The overlap rule inside a unit: mma.sync, the softmax's SFU and ALU
   // work and the ldmatrix reads of shared memory issue from the same
   // warps, so the largest of them bounds the unit and a share `overlap` of
@@ -506,7 +501,6 @@ Geometry cudaGeometry(const Problem &p, int64_t kvSplits, int64_t smCount) {
   // geometry, else prefill); keep the two in step.
   Geometry g;
   const int64_t dv = p.valueDim > 0 ? p.valueDim : p.headDim;
-  const int64_t e = p.dtype == DType::F32 ? 4 : 2;
   const bool small = std::max(p.headDim, dv) <= 64;
   const bool huge = std::max(p.headDim, dv) > 128;
   const bool heavy = p.mask != Mask::None || p.dropout > 0;
@@ -567,9 +561,14 @@ void deriveCudaGeometry(const Problem &p, Geometry &g) {
 
 Geometry cpuGeometry(const Problem &p, int64_t blockQ, int64_t blockKv,
                      int64_t kvSplits, int64_t threads) {
-  // The cpu target's defaults (CPUCompiler.cpp, kDefaultBlock = 64) and
+  // The cpu target's defaults (CPUCompiler.cpp: 64 on a host whose L2
+  // holds a 64-block key step; callers pass the block a kernel used) and
   // mlir::attn::chooseKvSplits (TileSdpa.cpp) with `threads` workers.
   Geometry g;
+  // attn-tile-sdpa's pack-decode-heads (mlir::attn::packsDecodeHeads): a
+  // GQA decode step's tile holds the query rows of a group's heads.
+  g.packHeads = p.seqQ == 1 && p.mask == Mask::None && p.headsKv > 0 &&
+                p.headsQ > p.headsKv && p.headsQ % p.headsKv == 0;
   // 8-row register tiles of attn-cpu-vectorize-tiles
   // (bench/results/cpu-vectorize-tiles-2026-11-27: "the micro-kernel's
   // 8-row tiles").
@@ -580,7 +579,10 @@ Geometry cpuGeometry(const Problem &p, int64_t blockQ, int64_t blockKv,
   if (kvSplits >= 1) {
     g.kvSplits = std::max(kvSplits, floor);
   } else {
-    int64_t tiles = p.batch * p.headsQ * ceilDiv(p.seqQ, g.blockQ);
+    int64_t tiles =
+        g.packHeads ? p.batch * p.headsKv *
+                          ceilDiv(p.headsQ / p.headsKv, g.blockQ)
+                    : p.batch * p.headsQ * ceilDiv(p.seqQ, g.blockQ);
     int64_t maxByWork = p.seqKv / 4 / g.blockKv;
     int64_t n = floor;
     if (tiles < threads && maxByWork >= 2)
@@ -610,6 +612,22 @@ int64_t chooseKvSplitsByModel(const Problem &p, const Geometry &g,
     }
   }
   return best;
+}
+
+int64_t cpuKvSplits(const Problem &p, int64_t blockQ, int64_t blockKv,
+                    int64_t threads) {
+  const Device *table = findDevice("cpu");
+  if (!table || threads < 1)
+    return 1;
+  Device d = *table;
+  const double scale = double(threads) / double(d.units);
+  d.units = threads;
+  d.matrixFlops16 *= scale;
+  d.matrixFlops32 *= scale;
+  d.vectorFlops *= scale;
+  d.expRate *= scale;
+  Geometry g = cpuGeometry(p, blockQ, blockKv, /*kvSplits=*/0, threads);
+  return chooseKvSplitsByModel(p, g, d);
 }
 
 } // namespace attn::model

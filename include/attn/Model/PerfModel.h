@@ -124,6 +124,15 @@ Geometry cpuGeometry(const Problem &p, int64_t blockQ, int64_t blockKv,
 int64_t chooseKvSplitsByModel(const Problem &p, const Geometry &g,
                               const Device &d, int64_t maxSplits = 64);
 
+/// The cpu target's automatic split count (kv_splits 0) for `threads`
+/// workers: chooseKvSplitsByModel over cpuGeometry's tiles, on the cpu
+/// table with its per-core rates times `threads`. The cpu JIT uses it in
+/// place of mlir::attn::chooseKvSplits, which splits only when the tiles
+/// are fewer than the workers: with 3 or 5 tiles on 2 cores the model's
+/// 2 splits measured 13-30% faster (docs/PerformanceModel.md).
+int64_t cpuKvSplits(const Problem &p, int64_t blockQ, int64_t blockKv,
+                    int64_t threads);
+
 /// Parses "f16"/"bf16"/"f32"; false for anything else.
 bool parseDType(const std::string &s, DType &out);
 

@@ -377,7 +377,9 @@ int64_t uniform(std::mt19937_64 &rng, int64_t lo, int64_t hi) {
 }
 
 // Shapes: one dynamic f32 spec serves odd lengths, Sq != Skv both ways,
-// Sq = 1, GQA 8:1 and 4:2, MQA, and both layouts.
+// Sq = 1, GQA 8:1 and 4:2, MQA, and both layouts; GQA decode steps (Sq = 1)
+// go to the kernel's packed-decode variants (one per head count), past
+// 2^16 keys split.
 TEST(Numeric, ShapesF32) {
   auto rng = testRng();
   struct Shape {
@@ -386,7 +388,9 @@ TEST(Numeric, ShapesF32) {
   const Shape shapes[] = {{1, 1, 1, 1, 1},    {2, 3, 3, 17, 33},
                           {1, 2, 2, 33, 17},  {2, 2, 2, 1, 257},
                           {1, 8, 1, 37, 45},  {1, 4, 2, 63, 129},
-                          {1, 6, 1, 5, 300},  {3, 2, 1, 129, 65}};
+                          {1, 6, 1, 5, 300},  {3, 2, 1, 129, 65},
+                          {1, 8, 2, 1, 300},  {2, 6, 3, 1, 70001},
+                          {1, 8, 2, 1, 1},    {1, 6, 1, 1, 129}};
   for (bool bshd : {false, true})
     for (const Shape &s : shapes) {
       Case c;
@@ -688,8 +692,9 @@ TEST(Numeric, StaticShapesAndScale) {
   check(c, rng);
 }
 
-// GQA decode steps with static shapes, which the cpu target tiles with a
-// group's query heads as one tile's rows (pack-decode-heads): group sizes
+// GQA decode steps, which the cpu target tiles with a group's query heads
+// as one tile's rows (pack-decode-heads; a dynamic-shape kernel through its
+// packed-decode variant for the launch's heads): group sizes
 // 2-8 (3 too, an odd tile), every dtype, causal (no effect on one row),
 // dropout (whose decision follows each row's own head), lse, both layouts,
 // automatic and given splits, key lengths from 1 past a key block.
@@ -701,7 +706,6 @@ TEST(Numeric, PackedDecodeHeads) {
     for (const auto &r : ratios) {
       Case c;
       c.dtype = dt;
-      c.staticShapes = true;
       c.B = uniform(rng, 1, 2);
       c.Hq = r[0];
       c.Hkv = r[1];
@@ -712,6 +716,9 @@ TEST(Numeric, PackedDecodeHeads) {
       c.lse = true;
       c.bshd = n % 2 == 1;
       c.kvSplits = n % 5 == 2 ? 3 : 0;
+      // Dynamic shapes every third case: the kernel's packed-decode
+      // variant for the launch's heads.
+      c.staticShapes = n % 3 != 2;
       if (n % 4 == 3) {
         c.dropout = 0.25;
         c.seed = 7 + n;
