@@ -444,6 +444,8 @@ def main():
     ap.add_argument("--no-rank", action="store_true")
     ap.add_argument("--rank-only", action="store_true",
                     help="only the ranking groups (no validation cells)")
+    ap.add_argument("--groups", default="",
+                    help="only the ranking groups whose name contains this")
     ap.add_argument("--out", help="results folder (default bench/results/model-...)")
     args = ap.parse_args()
     date = datetime.date.today().isoformat()
@@ -484,6 +486,7 @@ def main():
                 shape_flags(c), cells[-1].get("measured_ms") if cells else None,
                 cells[-1].get("predicted_ms") if cells else None,
                 cells[-1].get("bottleneck") if cells else None), file=sys.stderr)
+        groups_in = [(n, m) for n, m in groups_in if args.groups in n]
         groups = []
         for name, members in groups_in:
             # candidates alternated over rounds, each keeping its fastest
@@ -496,6 +499,11 @@ def main():
                     except (RuntimeError, subprocess.TimeoutExpired) as e:
                         print("model_sweep: %s" % e, file=sys.stderr)
                         continue
+                    print("  rank %s | %s: measured %s ms, predicted %s ms, ran "
+                          "kv_splits %s" % (name, shape_flags(c), m.get("measured_ms"),
+                                            m.get("predicted_ms"),
+                                            m.get("kernel_kv_splits")),
+                          file=sys.stderr, flush=True)
                     if i not in best or m["measured_ms"] < best[i]["measured_ms"]:
                         best[i] = m
             groups.append((name, [best[i] for i in sorted(best)]))

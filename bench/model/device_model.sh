@@ -15,7 +15,8 @@
 # (default .carry/python), ROOT (default /tmp/attn-model), BENCH (timed
 # runs per cell, default 10), FULL=1 (every cell of the matrix; the
 # default takes every third, to fit one 10-minute call), RANK_ONLY=1 (only
-# the ranking groups: candidate split counts against the runtime's rule).
+# the ranking groups: candidate split counts against the runtime's rule;
+# GROUPS_MATCH=text: only the groups whose name holds it; ROUNDS=n).
 # Exit status: 0 when the sweep ran; 2 when the set-up failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -56,5 +57,7 @@ export LD_LIBRARY_PATH="$LDP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 ARGS=(--target cuda --attn-run "$ROOT/bin/attn-run" --bench "${BENCH:-10}" --out "$OUT/model-cuda")
 [ "${FULL:-0}" = 1 ] && ARGS+=(--full)
 [ "${RANK_ONLY:-0}" = 1 ] && ARGS+=(--rank-only)
+[ -n "${GROUPS_MATCH:-}" ] && ARGS+=(--groups "$GROUPS_MATCH")
+[ -n "${ROUNDS:-}" ] && ARGS+=(--rounds "$ROUNDS")
 say "bench/model_sweep.py ${ARGS[*]}"
 /usr/bin/env python3 bench/model_sweep.py "${ARGS[@]}" 2>> "$OUT/run.log" | tee -a "$OUT/run.log"
