@@ -145,13 +145,9 @@ int64_t autoCpuKvSplits(const attn_spec &spec, int64_t batch, int64_t hq,
   p.seqKv = skv;
   p.headDim = spec.head_dim;
   p.valueDim = spec.value_dim;
-  p.dtype = spec.dtype == ATTN_DTYPE_F16    ? m::DType::F16
-            : spec.dtype == ATTN_DTYPE_BF16 ? m::DType::BF16
-                                            : m::DType::F32;
+  p.dtype = m::modelDType(spec.dtype);
   p.causal = spec.causal != 0;
-  p.mask = spec.mask == ATTN_MASK_NONE   ? m::Mask::None
-           : spec.mask == ATTN_MASK_BOOL ? m::Mask::Bool
-                                         : m::Mask::Additive;
+  p.mask = m::modelMask(spec.mask);
   p.dropout = spec.dropout_p;
   p.lse = spec.return_lse != 0;
   if (batch < 1 || hq < 1 || hkv < 1 || sq < 1 || skv < 1)
@@ -709,11 +705,9 @@ public:
     // The attention inside uses the tiled path's defaults; the static
     // shapes let attn-tile-sdpa choose split-KV itself.
     mlir::attn::AttnToCPUPipelineOptions options;
-    const int64_t d = spec.head_dim > 0 ? spec.head_dim
-                                        : spec.embed / std::max<int64_t>(
-                                                           1, spec.heads_q);
-    options.blockQ = options.blockKv = defaultCpuBlock(
-        d, spec.value_dim > 0 ? spec.value_dim : d, hostL2Bytes());
+    // (A normalized layer spec: head_dim and value_dim are set.)
+    options.blockQ = options.blockKv =
+        defaultCpuBlock(spec.head_dim, spec.value_dim, hostL2Bytes());
     options.kvSplits = 0;
     CompiledKernel kernel;
     if (attn_status st = compileSource(result.source, options,

@@ -183,6 +183,18 @@ double causalVisible(int64_t r0, int64_t r1, int64_t off, int64_t skv) {
 
 } // namespace
 
+DType modelDType(attn_dtype dtype) {
+  return dtype == ATTN_DTYPE_F16    ? DType::F16
+         : dtype == ATTN_DTYPE_BF16 ? DType::BF16
+                                    : DType::F32;
+}
+
+Mask modelMask(attn_mask_kind mask) {
+  return mask == ATTN_MASK_BOOL       ? Mask::Bool
+         : mask == ATTN_MASK_ADDITIVE ? Mask::Additive
+                                      : Mask::None;
+}
+
 bool parseDType(const std::string &s, DType &out) {
   if (s == "f16")
     out = DType::F16;

@@ -1116,13 +1116,9 @@ attn_run::ModelInput modelInput(const Options &o, const attn_kernel_info *info) 
   p.seqKv = o.seqKv;
   p.headDim = o.headDim;
   p.valueDim = o.valueDim;
-  p.dtype = o.dtype == ATTN_DTYPE_F16    ? attn::model::DType::F16
-            : o.dtype == ATTN_DTYPE_BF16 ? attn::model::DType::BF16
-                                         : attn::model::DType::F32;
+  p.dtype = attn::model::modelDType(o.dtype);
   p.causal = o.causal;
-  p.mask = o.mask == ATTN_MASK_BOOL       ? attn::model::Mask::Bool
-           : o.mask == ATTN_MASK_ADDITIVE ? attn::model::Mask::Additive
-                                          : attn::model::Mask::None;
+  p.mask = attn::model::modelMask(o.mask);
   p.maskBroadcast = o.maskBroadcastB && o.maskBroadcastH;
   p.dropout = o.dropout;
   p.lse = o.lse;

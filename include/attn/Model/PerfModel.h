@@ -10,6 +10,8 @@
 #ifndef ATTN_MODEL_PERFMODEL_H
 #define ATTN_MODEL_PERFMODEL_H
 
+#include "attn/runtime/attn.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -132,6 +134,10 @@ int64_t chooseKvSplitsByModel(const Problem &p, const Geometry &g,
 /// 2 splits measured 13-30% faster (docs/PerformanceModel.md).
 int64_t cpuKvSplits(const Problem &p, int64_t blockQ, int64_t blockKv,
                     int64_t threads);
+
+/// The model's element type and mask kind of the runtime's (attn.h).
+DType modelDType(attn_dtype dtype);
+Mask modelMask(attn_mask_kind mask);
 
 /// Parses "f16"/"bf16"/"f32"; false for anything else.
 bool parseDType(const std::string &s, DType &out);

@@ -515,6 +515,16 @@ Case edgeMatrixCase(std::mt19937_64 &rng, attn_target target, int n,
 // included, with causal, split-KV and GQA) leaves every row it does not
 // touch exact; the rows it may reach are left out of the comparison. Every
 // cpu variant; Vulkan.NonFiniteInputs runs the same on the Vulkan device.
+/// Makes `c` carry one `value` in q, k or v (`where`) at a random head and
+/// position (Case::nonFinite).
+void placeNonFinite(Case &c, std::mt19937_64 &rng, char where, double value) {
+  c.nonFinite = where;
+  c.nonFiniteValue = value;
+  c.nonFiniteHead = where == 'q' ? uniform(rng, 0, c.Hq - 1)
+                                 : uniform(rng, 0, c.Hkv - 1);
+  c.nonFinitePos = uniform(rng, 0, (where == 'q' ? c.Sq : c.Skv) - 1);
+}
+
 void nonFiniteMatrix(std::mt19937_64 &rng, attn_target target) {
   const double values[] = {std::nan(""), INFINITY, -INFINITY};
   const attn_dtype dtypes[] = {ATTN_DTYPE_F32, ATTN_DTYPE_F16,
@@ -529,11 +539,7 @@ void nonFiniteMatrix(std::mt19937_64 &rng, attn_target target) {
       c.maskH1 = false;
       // Tiled cases (even n) both unsplit and split.
       c.kvSplits = (n / 2) % 2 ? 3 : 1;
-      c.nonFinite = where;
-      c.nonFiniteValue = value;
-      c.nonFiniteHead = where == 'q' ? uniform(rng, 0, c.Hq - 1)
-                                     : uniform(rng, 0, c.Hkv - 1);
-      c.nonFinitePos = uniform(rng, 0, (where == 'q' ? c.Sq : c.Skv) - 1);
+      placeNonFinite(c, rng, where, value);
       check(c, rng);
       ++n;
     }
@@ -556,11 +562,7 @@ TEST(Numeric, NonFiniteInputsBf16Dot) {
       c.dtype = ATTN_DTYPE_BF16;
       c.D = 64;
       c.kvSplits = n % 2 ? 3 : 1;
-      c.nonFinite = where;
-      c.nonFiniteValue = value;
-      c.nonFiniteHead = where == 'q' ? uniform(rng, 0, c.Hq - 1)
-                                     : uniform(rng, 0, c.Hkv - 1);
-      c.nonFinitePos = uniform(rng, 0, (where == 'q' ? c.Sq : c.Skv) - 1);
+      placeNonFinite(c, rng, where, value);
       check(c, rng);
       ++n;
     }
