@@ -539,8 +539,9 @@ Geometry cudaGeometry(const Problem &p, int64_t kvSplits, int64_t smCount) {
   g.qFromSmem = decode && p.seqQ > 1 && p.causal && std::max(p.headDim, dv) > 64;
   deriveCudaGeometry(p, g);
   // The runtime's split rule (cuda::chooseKvSplits, KernelMetadata.cpp):
-  // about two waves of workgroups, each split at least 4 key blocks, at
-  // most kMaxAutoSplits (64), never fewer than the key-chunk floor.
+  // as many splits as keep one wave of two workgroups per SM (floor of
+  // 2 x SMs / tiles), each split at least 4 key blocks, at most
+  // kMaxAutoSplits (64), never fewer than the key-chunk floor.
   const int64_t blocks = ceilDiv(p.seqKv, g.blockKv);
   const int64_t floor = ::attn::minKvSplits(p.seqKv, g.blockKv);
   int64_t n = 1;
@@ -552,7 +553,7 @@ Geometry cudaGeometry(const Problem &p, int64_t kvSplits, int64_t smCount) {
                         ? p.batch * p.headsKv * ceilDiv(group, g.blockQ)
                         : p.batch * p.headsQ * ceilDiv(p.seqQ, g.blockQ);
     if (tiles < smCount)
-      n = std::min<int64_t>({ceilDiv(2 * smCount, tiles),
+      n = std::min<int64_t>({2 * smCount / tiles,
                              std::max<int64_t>(1, blocks / 4), 64});
   }
   g.kvSplits = blocks <= 1 ? 1 : std::max<int64_t>(1, std::min({std::max(n, floor), blocks}));

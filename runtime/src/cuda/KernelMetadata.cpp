@@ -801,9 +801,14 @@ int64_t cuda::chooseKvSplits(const KernelMetadata &m, const KernelArgs &a,
       if (tiles >= smCount)
         return clamp(1);
     }
-    // About two waves of workgroups, each split walking at least 4 key
-    // blocks (fewer would spend more on the merge than they save).
-    n = std::min<int64_t>({(2 * int64_t(smCount) + tiles - 1) / tiles,
+    // As many splits as keep every workgroup in one wave of two per SM
+    // (floor, not ceil: a count that overshoots 2 x SMs by part of a tile
+    // row runs those workgroups as a second wave of whole split-lengths,
+    // as long as the first; measured on the H100, Sq 256: 16 splits 0.130
+    // ms, 17 0.171; bench/results/model-h100-rank-2026-11-27), each split
+    // walking at least 4 key blocks (fewer would spend more on the merge
+    // than they save).
+    n = std::min<int64_t>({2 * int64_t(smCount) / tiles,
                            std::max<int64_t>(1, blocks / 4), kMaxAutoSplits});
   }
   return clamp(n);

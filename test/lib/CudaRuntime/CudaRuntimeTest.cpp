@@ -1050,17 +1050,29 @@ TEST(CudaSplits, WithoutSupportOneSplit) {
   EXPECT_EQ(chooseKvSplits(m, decode, 132), 1);
 }
 
-TEST(CudaSplits, AutomaticFillsTwoWaves) {
+TEST(CudaSplits, AutomaticFillsOneWaveOfTwoPerSM) {
   KernelMetadata m = splitMetadata();
   ASSERT_EQ(m.spec.kv_splits, 0);
-  // Decode: 32 query tiles on 132 SMs; ceil(264 / 32) = 9 splits of the
-  // 512 key blocks.
-  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 132), 9);
-  // 16 tiles want ceil(264 / 16) = 17 splits, but 64 key blocks give only
-  // 16 splits of at least 4 blocks.
+  // Decode: 32 query tiles on 132 SMs; floor(264 / 32) = 8 splits of the
+  // 512 key blocks (9 would make 288 workgroups, 24 of them a second
+  // wave).
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 32, 1, 32768), 132), 8);
+  // 16 tiles: floor(264 / 16) = 16 splits, and 64 key blocks allow 16
+  // splits of at least 4 blocks.
   EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 8, 128, 4096), 132), 16);
-  // 64 tiles: ceil(264 / 64) = 5.
-  EXPECT_EQ(chooseKvSplits(m, argsOfShape(2, 32, 64, 8192), 132), 5);
+  // ... but 32 blocks only 8.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 8, 128, 2048), 132), 8);
+  // 64 tiles: floor(264 / 64) = 4.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(2, 32, 64, 8192), 132), 4);
+  // 8 tiles: exactly 33.
+  EXPECT_EQ(chooseKvSplits(m, argsOfShape(1, 8, 1, 32768), 132), 33);
+  // Never more workgroups than two per SM, and no fewer than fit (from 5
+  // tiles up: below, the 64-split cap binds; 2^16 keys: one key chunk).
+  for (int64_t heads = 5; heads < 132; ++heads) {
+    int64_t n = chooseKvSplits(m, argsOfShape(1, heads, 1, 65536), 132);
+    EXPECT_LE(n * heads, 264) << heads << " tiles";
+    EXPECT_GT((n + 1) * heads, 264) << heads << " tiles";
+  }
   // A large prefill fills the GPU unsplit: 2 * 8 * 64 tiles.
   EXPECT_EQ(chooseKvSplits(m, argsOfShape(2, 8, 4096, 4096), 132), 1);
   // Exactly one wave of tiles is enough too.
@@ -1343,10 +1355,10 @@ TEST(CudaMetadata, ReadsVersion2) {
 TEST(CudaSplits, TheLaunchSqPicksTheAlternative) {
   KernelMetadata m = alternativesMetadata();
   // Sq = 1, B = 2, Hq = 32 over Hkv = 8: the packed alternative's 16 tiles,
-  // its 64-key blocks (1563 at Skv = 100000): ceil(264 / 16) = 17 splits.
-  EXPECT_EQ(chooseKvSplits(m, gqaArgs(2, 32, 8, 1, 100000), 132), 17);
-  // Sq = 4: 64 tiles of 32 rows: 5.
-  EXPECT_EQ(chooseKvSplits(m, gqaArgs(2, 32, 8, 4, 100000), 132), 5);
+  // its 64-key blocks (1563 at Skv = 100000): floor(264 / 16) = 16 splits.
+  EXPECT_EQ(chooseKvSplits(m, gqaArgs(2, 32, 8, 1, 100000), 132), 16);
+  // Sq = 4: 64 tiles of 32 rows: 4.
+  EXPECT_EQ(chooseKvSplits(m, gqaArgs(2, 32, 8, 4, 100000), 132), 4);
   // Skv = 4096: 64-key blocks allow 16 splits of 4 at Sq = 1, the default
   // alternative's 32-key blocks 32 at Sq = 17 (B = 1, Hkv = 2: 8 tiles).
   EXPECT_EQ(chooseKvSplits(m, gqaArgs(1, 2, 2, 1, 4096), 132), 16);
@@ -1374,11 +1386,12 @@ TEST(CudaSplits, PackedHeadsGridAndSplits) {
   EXPECT_EQ(grid[0], 1u);
   EXPECT_EQ(grid[1], 24u);
   EXPECT_EQ(grid[2], 2u);
-  // The split count fills two waves of the 16 packed tiles (not of the 64
-  // query heads): ceil(264 / 16) = 17, at most 512 / 4 key blocks.
-  EXPECT_EQ(chooseKvSplits(back, a, 132), 17);
-  // Without packing the same shape has 64 tiles: ceil(264 / 64) = 5.
-  EXPECT_EQ(chooseKvSplits(splitMetadata(), a, 132), 5);
+  // The split count fills one wave (two per SM) with the 16 packed tiles
+  // (not the 64 query heads): floor(264 / 16) = 16, at most 512 / 4 key
+  // blocks.
+  EXPECT_EQ(chooseKvSplits(back, a, 132), 16);
+  // Without packing the same shape has 64 tiles: floor(264 / 64) = 4.
+  EXPECT_EQ(chooseKvSplits(splitMetadata(), a, 132), 4);
   // A group of 40 heads takes two workgroups of 32 rows.
   a.q.shape[1] = 320;
   ASSERT_TRUE(computeGrid(back.kernels[0], a, 1, grid, error)) << error;

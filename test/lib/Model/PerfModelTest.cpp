@@ -106,12 +106,17 @@ TEST(PerfModel, CausalBottomRightVisiblePairs) {
   EXPECT_DOUBLE_EQ(pr.usefulFlops, 4.0 * 64 * (1 + 2 + 3 + 4));
 }
 
-// Causal costs about half of non-causal at long sequences.
+// Causal costs about half of non-causal at long sequences, when there are
+// enough query tiles to fill the device several times over. (With fewer
+// tiles than workgroup slots, every workgroup runs at once and the time is
+// the heaviest one's: a causal diagonal tile's, or its split's, is as long
+// as a non-causal tile's.)
 TEST(PerfModel, CausalIsAboutHalf) {
   for (const Device *d : {&h100(), &cpu()})
     for (int64_t s : {4096, 16384}) {
       Problem p = prefill(s, 128, false);
       Problem c = prefill(s, 128, true);
+      p.batch = c.batch = 8;
       Geometry gp = d->kind == DeviceKind::GPU ? cudaGeometry(p, 0, 132)
                                                 : cpuGeometry(p, 0, 0, 0, 2);
       Geometry gc = d->kind == DeviceKind::GPU ? cudaGeometry(c, 0, 132)
@@ -186,6 +191,35 @@ TEST(PerfModel, SplitsFillTheDeviceForDecode) {
   EXPECT_LT(a.seconds, b.seconds / 2);
   int64_t pick = chooseKvSplitsByModel(p, autoG, h100());
   EXPECT_GE(pick, 8);
+}
+
+// The runtime's automatic split count (cuda::chooseKvSplits), mirrored:
+// one wave of two workgroups per SM, floor(264 / tiles) on the H100, at
+// the two shapes where ceil measured slower
+// (bench/results/model-h100-rank-2026-11-27).
+TEST(PerfModel, CudaSplitRuleMirror) {
+  Problem p;
+  p.batch = 1;
+  p.headsQ = 8;
+  p.headsKv = 8;
+  p.seqQ = 256;
+  p.seqKv = 32768;
+  p.headDim = 128;
+  p.dtype = DType::BF16;
+  Geometry g = cudaGeometry(p, 0, 132);
+  ASSERT_EQ(g.blockQ, 128);
+  EXPECT_EQ(g.kvSplits, 16); // 16 tiles: 264 / 16 = 16.5 -> 16 (ceil: 17)
+  EXPECT_LE(g.kvSplits * 16, 264);
+  p.batch = 4;
+  p.headsQ = 32;
+  p.seqQ = 1;
+  p.seqKv = 16384;
+  g = cudaGeometry(p, 0, 132);
+  EXPECT_TRUE(g.packHeads);
+  EXPECT_EQ(g.kvSplits, 8); // 32 packed tiles: 8.25 -> 8 (ceil: 9)
+  p.batch = 1;
+  p.seqKv = 131072;
+  EXPECT_EQ(cudaGeometry(p, 0, 132).kvSplits, 33); // 8 tiles: exactly 33
 }
 
 // The geometry mirror of resolveNVGPUGeometry at the documented cases.
