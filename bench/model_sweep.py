@@ -10,6 +10,9 @@ Three modes, each writing cells.csv, ranking.csv and README.md to --out:
                                              # attn-run --model-only
   bench/model_sweep.py --offline-cpu         # the committed quiet-machine cpu
                                              # run (cpu-vectorize-tiles-2026-11-27)
+  bench/model_sweep.py --measured F.csv      # bench/model/live_cuda.py's timings
+                                             # (the GPU machine, one process)
+                                             # against attn-run --model-only
 
 Per cell: the measured time (device time where the target has one, else the
 host median), the prediction, its error (predicted / measured - 1) and the
@@ -281,6 +284,52 @@ def offline_cpu_cells(args):
     return cells
 
 
+def measured_cells(args):
+    """bench/model/live_cuda.py's measured.csv: the cuda matrix timed on the
+    GPU machine in one process; predicted here for the table of its GPU."""
+    cells = []
+    for r in csv.DictReader(open(args.measured)):
+        if not r["measured_ms"] or r["ok"] != "True":
+            print("model_sweep: skipping %s (%s)" % (r, r.get("max_err")), file=sys.stderr)
+            continue
+        c = dict(kind=r["kind"], dtype=r["dtype"], causal=r["causal"] == "True",
+                 measured_ms=float(r["measured_ms"]), source=r["gpu"])
+        for k in ("B", "Hq", "Hkv", "Sq", "Skv", "D"):
+            c[k] = int(r[k])
+        device = "h200" if "H200" in r["gpu"] else "h100"
+        m = predict_only(args, c, device=device)
+        c.update(predicted_ms=m.get("ms"), bottleneck=m.get("bottleneck"),
+                 model_ok=m.get("ok"), model_message=m.get("message", ""),
+                 model_kv_splits=m.get("best_kv_splits"),
+                 kernel_kv_splits=(m.get("geometry") or {}).get("kv_splits"),
+                 terms=json.dumps(m.get("terms_ms", {})))
+        cells.append(c)
+    return cells
+
+
+def rerank_groups(args):
+    """A committed ranking.csv of --target cuda (measured candidates)
+    predicted again with this model: each member with the split count it
+    ran (an automatic member: the count the runtime chose then), the rule
+    flag from cuda_rank_groups' definitions of the same name."""
+    defs = dict(cuda_rank_groups())
+    groups = {}
+    for r in csv.DictReader(open(args.rerank)):
+        ran = int(r["kv_splits"] or r["kernel_kv_splits"])
+        c = dict(kind=r["kind"], dtype=r["dtype"], causal=r["causal"] == "True",
+                 measured_ms=float(r["measured_ms"]), kv_splits=ran)
+        for k in ("B", "Hq", "Hkv", "Sq", "Skv", "D"):
+            c[k] = int(r[k])
+        rule = [d for d in defs.get(r["group"], []) if d.get("rule")]
+        c["rule"] = bool(rule) and (rule[0].get("kv_splits") == ran
+                                    if rule[0].get("kv_splits") else not r["kv_splits"])
+        m = predict_only(args, c)
+        c.update(predicted_ms=m.get("ms"), bottleneck=m.get("bottleneck"),
+                 kernel_kv_splits=ran, terms=json.dumps(m.get("terms_ms", {})))
+        groups.setdefault(r["group"], []).append(c)
+    return list(groups.items())
+
+
 def predict_dropout(args, c):
     flags = shape_flags(c) + ["--target=cuda", "--model-only", "--model-device=h100",
                               "--dropout=%g" % c["dropout"]]
@@ -394,7 +443,7 @@ def write(out, cells, groups, header):
             "block_kv", "kv_splits", "geometry", "measured_ms", "predicted_ms", "error",
             "bottleneck", "model_ok", "model_message", "kernel_kv_splits", "source",
             "terms", "wall_s", "load", "model_kv_splits", "core_share",
-            "predicted_share_ms"]
+            "predicted_share_ms", "rule"]
     with open(os.path.join(out, "cells.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
@@ -436,6 +485,9 @@ def main():
                     help="committed H100 timings against attn-run --model-only")
     ap.add_argument("--offline-cpu", action="store_true",
                     help="the committed quiet-machine cpu run against attn-run --model-only")
+    ap.add_argument("--measured", help="bench/model/live_cuda.py's measured.csv "
+                    "against attn-run --model-only")
+    ap.add_argument("--rerank", help="a committed cuda ranking.csv, predicted again")
     ap.add_argument("--attn-run", help="attn-run to use (default build/bin/attn-run)")
     ap.add_argument("--bench", type=int, default=3, help="timed runs per cell")
     ap.add_argument("--full", action="store_true", help="the larger matrix")
@@ -450,7 +502,21 @@ def main():
     args = ap.parse_args()
     date = datetime.date.today().isoformat()
     header = ["# Performance model against measurement (bench/model_sweep.py)", ""]
-    if args.offline_cpu:
+    if args.measured:
+        out = args.out or os.path.dirname(os.path.abspath(args.measured))
+        cells = measured_cells(args)
+        groups = rerank_groups(args) if args.rerank else []
+        header += ["Measured: `%s` (bench/model/live_cuda.py on %s: one process, one "
+                   "dynamic-shape kernel per spec, L2 flushed before each launch, CUDA "
+                   "events, median). Predicted: `attn-run --model-only --target=cuda` "
+                   "with the table of that GPU." % (
+                       os.path.relpath(args.measured, ROOT),
+                       ", ".join(sorted(set(c["source"] for c in cells))))]
+        if args.rerank:
+            header += ["", "Ranking: `%s` (measured then, each candidate with the split "
+                       "count it ran), predicted again with this model." %
+                       os.path.relpath(args.rerank, ROOT)]
+    elif args.offline_cpu:
         out = args.out or os.path.join(ROOT, "bench", "results", "model-cpu-offline-" + date)
         cells = offline_cpu_cells(args)
         groups = []

@@ -16,7 +16,12 @@
 # runs per cell, default 10), FULL=1 (every cell of the matrix; the
 # default takes every third, to fit one 10-minute call), RANK_ONLY=1 (only
 # the ranking groups: candidate split counts against the runtime's rule;
-# GROUPS_MATCH=text: only the groups whose name holds it; ROUNDS=n).
+# GROUPS_MATCH=text: only the groups whose name holds it; ROUNDS=n),
+# LIVE=1 (instead: bench/model/live_cuda.py, the whole matrix timed in one
+# Python process through libattn.so, to $OUT/model-live/measured.csv, which
+# `bench/model_sweep.py --measured` predicts here; then attn-run's
+# automatic split count at the shapes of bench/results/model-h100-rank-*,
+# with the count it ran, to $OUT/model-live/splits.jsonl).
 # Exit status: 0 when the sweep ran; 2 when the set-up failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 2
@@ -54,6 +59,24 @@ export LD_LIBRARY_PATH="$LDP${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$ROOT/bin/attn-run" --target=cuda --probe >> "$OUT/run.log" 2>&1 || die "no cuda target"
 "$ROOT/bin/attn-run" --model-only --target=cuda --dtype=f16 >/dev/null 2>&1 ||
   die "the carried attn-run has no --model (build issue21-model first)"
+if [ "${LIVE:-0}" = 1 ]; then
+  [ -f "$ROOT/lib/libattn.so" ] || die "no lib/libattn.so in $CARRY/attn.tar.xz"
+  mkdir -p "$OUT/model-live"
+  LIVE_ARGS=(--out "$OUT/model-live" --bench "${BENCH:-10}")
+  [ "${FULL:-0}" = 1 ] || LIVE_ARGS+=(--quick)
+  say "bench/model/live_cuda.py ${LIVE_ARGS[*]}"
+  ATTN_LIBRARY="$ROOT/lib/libattn.so" PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1 \
+    python3 bench/model/live_cuda.py "${LIVE_ARGS[@]}" 2>&1 | tee -a "$OUT/run.log"
+  : > "$OUT/model-live/splits.jsonl"
+  for shape in "--batch=1 --heads=8 --kv-heads=8 --seq-q=256 --seq-kv=32768" \
+               "--batch=4 --heads=32 --kv-heads=8 --seq-q=1 --seq-kv=16384" \
+               "--batch=1 --heads=32 --kv-heads=8 --seq-q=1 --seq-kv=32768"; do
+    # shellcheck disable=SC2086
+    "$ROOT/bin/attn-run" --target=cuda $shape --head-dim=128 --dtype=bf16 --check \
+      --bench="${BENCH:-10}" --json >> "$OUT/model-live/splits.jsonl" 2>> "$OUT/run.log"
+  done
+  exit 0
+fi
 ARGS=(--target cuda --attn-run "$ROOT/bin/attn-run" --bench "${BENCH:-10}" --out "$OUT/model-cuda")
 [ "${FULL:-0}" = 1 ] && ARGS+=(--full)
 [ "${RANK_ONLY:-0}" = 1 ] && ARGS+=(--rank-only)

@@ -86,10 +86,14 @@ Device makeH100() {
   // A loaded HBM round trip (~0.6 us; microbenchmarks measure ~480-500
   // cycles unloaded): assumption, used only through Little's law.
   d.dramLatency = 0.6e-6;
-  // Per launch as the benchmark (CUDA events around one attn_launch, one
-  // call at a time) sees it: fitted on the smallest decode cells of
-  // decode-alternatives-2026-11-26 call1 (the host's launch path is ~15 us).
-  d.launchOverhead = 9e-6;
+  // Per kernel on the GPU: the boundary between the kernel and the one
+  // before it (drain, launch, the first workgroups' ramp), not the host's
+  // launch path, which bench/model/live_cuda.py keeps outside the timed
+  // interval. Fitted on the B = 1, Skv = 4k decode cells of
+  // bench/results/model-h100-live-2026-11-27 (4-6 us a kernel). Timings
+  // with CUDA events around a synchronous attn_launch (attn-run --bench,
+  // the committed offline data) add the host's path, 9-15 us a launch.
+  d.launchOverhead = 4.5e-6;
   // mma.sync and the softmax issue from the same warps (no warp
   // specialization): half of the smaller one is assumed not to overlap.
   d.overlap = 0.5;
@@ -436,11 +440,22 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
   const double tIdeal =
       unitMax + d.overlap * (tTensor + tSoft + tSmemUnit - unitMax);
   // Wave quantization and the longest workgroup: the units finish when
-  // their last workgroup does.
+  // their last workgroup does. A wave is what the units hold at once,
+  // coResident workgroups each: `issue` already slows a unit that holds
+  // fewer than perUnit (fewer warps to hide the matrix latency), so a
+  // single partial wave is not idle slots on top of that, only the units
+  // left with fewer than coResident (256 workgroups on 132 units: 2 each
+  // but 8 with 1, utilization 0.97, not 256 / (132 x perUnit)).
   out.workgroups = workgroups;
   out.perUnit = perUnit;
   out.waves = ceilDiv(workgroups, slots);
-  out.utilization = double(workgroups) / double(out.waves * slots);
+  // The busiest unit runs ceil(workgroups / units) of them; once its
+  // co-resident workgroups saturate the issue rate (issue = 1), more of
+  // them resident do not make it faster, so the tail is that count, not
+  // whole waves of perUnit slots (512 workgroups of 2 warps on 132 units,
+  // 3 resident each: 4 per unit, not 2 waves of 396).
+  const int64_t perUnitCount = ceilDiv(workgroups, d.units);
+  out.utilization = double(workgroups) / (double(d.units) * perUnitCount);
   // The longest workgroup (a split chunk, causal's last tile) shares its
   // unit with coResident - 1 others: it alone needs its share of the
   // device's work times units x coResident.
@@ -451,6 +466,15 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
                 computedElems
           : 0;
   double tLongest = perWgShare * tIdeal * d.units * coResident;
+  // ... and it is a chain: each of its key blocks waits for its K/V,
+  // fetched stages - 1 blocks ahead, so a DRAM round trip per stages - 1
+  // blocks adds to its compute, less what the unit's other resident
+  // workgroups compute meanwhile (what bounds a decode split into few long
+  // chunks, one per unit: B 1, Skv 128k, 8 splits of 256 blocks measured
+  // 1.35 us per block on the H100, 0.66 of it compute).
+  if (gpu)
+    tLongest += double(longestBlocks) * d.dramLatency /
+                double(std::max<int64_t>(1, g.stages - 1) * coResident);
   double tCompute = std::max(tIdeal / out.utilization, tLongest);
   // DRAM: the device's streaming bandwidth, or what the workgroups in
   // flight keep outstanding (Little's law: bytes in flight / latency).
@@ -470,7 +494,17 @@ bool predict(const Problem &p, const Geometry &g, const Device &d,
   // Each workgroup's prologue (Q, then the first K/V stages) and epilogue
   // (O, lse) are DRAM round trips its unit hides only behind other
   // workgroups: one per wave is exposed (latency).
-  const double tFill = gpu ? double(out.waves) * (g.stages + 1) * d.dramLatency : 0;
+  // The prologue of a wave is also a burst: every slot fetches its Q tile
+  // and the first stages - 1 K/V blocks before its first product, and the
+  // epilogue writes its O tile, all at once, at the DRAM's bandwidth.
+  double burst = 0;
+  if (gpu) {
+    const double perSlot = double(g.blockQ) * (rowQ + rowV) +
+                           double(std::max<int64_t>(1, g.stages - 1)) * g.blockKv * kvRow;
+    burst = double(std::min(workgroups, slots)) * perSlot / d.dramBandwidth;
+  }
+  const double tFill =
+      gpu ? double(out.waves) * ((g.stages + 1) * d.dramLatency + burst) : 0;
   const int64_t kernels = g.kvSplits > 1 && gpu ? 2 : 1;
   double tLaunch = d.launchOverhead * kernels;
 

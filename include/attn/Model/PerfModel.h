@@ -93,7 +93,7 @@ struct Prediction {
   double usefulFlops = 0, matrixFlops = 0, exps = 0, vectorOps = 0;
   double dramBytes = 0, l2Bytes = 0, smemBytes = 0;
   int64_t workgroups = 0, perUnit = 0, waves = 0;
-  double utilization = 0;     // workgroups / (waves * slots)
+  double utilization = 0;     // workgroups / (units * the busiest unit's count)
 };
 
 /// The prediction, or an error message (a problem or a geometry that no

@@ -222,6 +222,67 @@ TEST(PerfModel, CudaSplitRuleMirror) {
   EXPECT_EQ(cudaGeometry(p, 0, 132).kvSplits, 33); // 8 tiles: exactly 33
 }
 
+// A decode split into few long chunks is bound by each workgroup's chain
+// of key blocks (a DRAM round trip per block it did not prefetch), not by
+// the bandwidth: B 1, Skv 128k, GQA 32:8 on the H100 measured 0.678 /
+// 0.346 / 0.194 ms at 4 / 8 / 33 splits
+// (bench/results/model-h100-rank-2026-11-27).
+TEST(PerfModel, LongChunksAreLatencyChains) {
+  Problem p;
+  p.headsQ = 32;
+  p.headsKv = 8;
+  p.seqQ = 1;
+  p.seqKv = 131072;
+  p.headDim = 128;
+  p.dtype = DType::BF16;
+  auto ms = [&](int64_t splits) {
+    return run(p, cudaGeometry(p, splits, 132), h100()).seconds * 1e3;
+  };
+  EXPECT_NEAR(ms(4), 0.678, 0.678 * 0.15);
+  EXPECT_NEAR(ms(8), 0.346, 0.346 * 0.15);
+  EXPECT_NEAR(ms(33), 0.194, 0.194 * 0.15);
+  // Without the chain the 4-split launch would be bandwidth-bound, as fast
+  // as 33 splits.
+  EXPECT_GT(ms(4), 3 * ms(33));
+}
+
+// A single partial wave is not charged twice: 256 workgroups of 2 warps on
+// 132 SMs hold 2 each (8 hold 1) and saturate the issue rate, so the
+// utilization is near 1 although each SM has room for more (the earlier
+// rule, 256 / (132 x 3 slots), predicted 2.0 ms on the H200; B 8, Sq 4,
+// Skv 32k decode measured 0.714 ms on the H100).
+TEST(PerfModel, PartialWaveChargedOnce) {
+  Problem p;
+  p.batch = 8;
+  p.headsQ = 32;
+  p.headsKv = 8;
+  p.seqQ = 4;
+  p.seqKv = 32768;
+  p.headDim = 128;
+  p.dtype = DType::BF16;
+  Geometry g = cudaGeometry(p, 1, 132);
+  Prediction pr = run(p, g, h100());
+  EXPECT_EQ(pr.workgroups, 256);
+  EXPECT_GT(pr.perUnit, 2);
+  EXPECT_GT(pr.utilization, 0.95);
+  EXPECT_NEAR(pr.seconds * 1e3, 0.714, 0.714 * 0.15);
+}
+
+// Short prefill workgroups pay their wave's prologue and epilogue bytes:
+// 2048 workgroups of 4 key blocks (S 512, 16k tokens) on the H100
+// measured 0.291 ms (bench/results/model-h100-live-2026-11-27); the
+// latency term carries the bursts, several times the round trips alone.
+TEST(PerfModel, ShortPrefillPaysTheWaveBursts) {
+  Problem p = prefill(512, 128, false);
+  p.batch = 32;
+  p.headsQ = p.headsKv = 16;
+  Geometry g = cudaGeometry(p, 0, 132);
+  Prediction pr = run(p, g, h100());
+  const double roundTrips = pr.waves * (g.stages + 1) * h100().dramLatency;
+  EXPECT_GT(term(pr, "latency"), 3 * roundTrips);
+  EXPECT_NEAR(pr.seconds * 1e3, 0.291, 0.291 * 0.15);
+}
+
 // The geometry mirror of resolveNVGPUGeometry at the documented cases.
 TEST(PerfModel, CudaGeometryMirror) {
   Geometry g = cudaGeometry(prefill(4096, 128, false), 0, 132);
