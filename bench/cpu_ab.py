@@ -2,6 +2,7 @@
 """A/B of two attn builds on the CPU target, timed alternately per shape.
 
 Usage: bench/cpu_ab.py OLD_BIN_DIR NEW_BIN_DIR [--rounds N] [--out FILE.md]
+       [--shapes 'label=flags;label=flags']
 
 Each shape runs `attn-run --bench` with the old and the new build in
 alternation for --rounds rounds (the same random inputs: a fixed
@@ -41,9 +42,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--bench", type=int, default=5)
     ap.add_argument("--out", default="")
+    ap.add_argument("--shapes", default="",
+                    help="'label=attn-run flags;label=flags;...' instead of the built-in set")
     a = ap.parse_args()
+    shapes = [tuple(x.split("=", 1)) for x in a.shapes.split(";") if x] if a.shapes else SHAPES
     rows = []
-    for label, flags in SHAPES:
+    for label, flags in shapes:
         old, new = [], []
         for _ in range(a.rounds):
             old.append(run(a.old, flags, a.bench))

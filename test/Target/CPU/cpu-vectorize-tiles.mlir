@@ -7,7 +7,9 @@
 // lanes x lanes blocks transposed in registers, converted operands once)
 // and rows x (vectors * lanes) register tiles whose accumulator stays in
 // vector iter_args across the k loop and whose update is one vector.fma;
-// the full tiles unmasked, the peeled edges masked; every other op with a
+// the full tiles unmasked, the peeled edges masked (their accumulators in
+// vector iter_args too, read and written under the mask outside the k
+// loop); every other op with a
 // bounded extent vectorized a row at a time; exp2 as a polynomial with
 // exp2(-inf) = 0; an op without bounds left alone.
 // BAD: attn-cpu-vectorize-tiles: lanes, rows, vectors and max-vector must be positive
@@ -63,7 +65,10 @@ func.func @qk(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>) -> tensor<64x64xf32>
 
 // P.V with a bounded dynamic extent (at most 64 rows), V bf16: V converted
 // once into a static panel (rows beyond the extent read as zero), the m
-// loop peeled: full 8-row tiles unmasked, the last < 8 rows masked.
+// loop peeled: full 8-row tiles unmasked, the last < 8 rows masked in the
+// full tile's vector shape (8 x 32, not the bound 7 x 32), with the masked
+// accumulator read before the k loop, carried as a vector and written
+// after it (a decode step's 1-7 rows run in this tile).
 // CHECK-LABEL: func.func @pv
 // CHECK:       %[[M:.*]] = affine.min
 // CHECK:       vector.transfer_read %{{.*}} {in_bounds = [true]} : tensor<?x64xbf16>, vector<64xbf16>
@@ -73,8 +78,12 @@ func.func @qk(%q: tensor<64x64xf16>, %k: tensor<64x64xf16>) -> tensor<64x64xf32>
 // CHECK:           scf.for %{{.*}} = %c0 to %[[M]] step %c1 iter_args(%{{.*}}) -> (vector<8x32xf32>)
 // CHECK:             vector.fma
 // CHECK:       scf.for %{{.*}} = %[[SPLIT]] to %[[M]] step %c8
-// CHECK:         vector.create_mask %{{.*}}, %c32 : vector<7x32xi1>
-// CHECK:         vector.transfer_write {{.*}} : vector<7x32xf32>, tensor<?x32xf32>
+// CHECK:         %[[EM:.*]] = vector.create_mask %{{.*}}, %c32 : vector<8x32xi1>
+// CHECK:           %[[EACC:.*]] = vector.transfer_read {{.*}}, %[[EM]] {{.*}} : tensor<?x32xf32>, vector<8x32xf32>
+// CHECK:           %[[EK:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[EACC]]) -> (vector<8x32xf32>)
+// CHECK-NOT:         vector.transfer_write
+// CHECK:             scf.yield
+// CHECK:           vector.transfer_write %[[EK]], {{.*}}, %[[EM]] {{.*}} : vector<8x32xf32>, tensor<?x32xf32>
 #pv_p = affine_map<(m, k, n) -> (m, k)>
 #pv_v = affine_map<(m, k, n) -> (k, n)>
 #pv_o = affine_map<(m, k, n) -> (m, n)>

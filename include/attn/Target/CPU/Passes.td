@@ -141,7 +141,10 @@ def CPUVectorizeTilesPass
       innermost, its m and n loops peeled: per k a full tile does `rows`
       broadcasts, `vectors` loads and `rows x vectors` FMAs into
       accumulators that stay in vector `iter_args` for the whole k loop;
-      the edge tiles are vectorized with masks. A panel block larger than
+      the edge tiles are vectorized with masks in the full tile's vector
+      shape, and once their masks sit on the transfers their accumulators
+      are hoisted the same way (read under the mask before the k loop,
+      carried as a vector, written under it after). A panel block larger than
       `max-vector` elements leaves its contraction unpacked.
     * With `bf16-dot` (lanes 16), a bf16 `Q·Kᵀ` contraction (A [m, k],
       B [n, k], k a multiple of 32, accumulated from zero) becomes
