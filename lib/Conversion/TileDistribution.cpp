@@ -112,6 +112,15 @@ Combiner mlir::attn::combinerOf(linalg::GenericOp op) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Whether `expanded` ([B, Hkv, group, Sq, ...]) has one query row: the
+/// GPU targets' packed views (packedRowsView) put a group's heads where the
+/// rows were, which only a query length of 1 allows (the cpu packs 2-16
+/// rows too; such tiles are not this view and fail to map).
+bool oneQueryRow(Value expanded) {
+  auto type = dyn_cast<RankedTensorType>(expanded.getType());
+  return type && type.getRank() >= 4 && type.getDimSize(3) == 1;
+}
+
 /// `t` through the packed decode view (expand_shape of Hq into (Hkv,
 /// group), collapse_shape of (group, 1)) back to what it views, or null.
 Value unpackedSource(Value t) {
@@ -119,7 +128,7 @@ Value unpackedSource(Value t) {
   if (!collapse)
     return {};
   auto expand = collapse.getSrc().getDefiningOp<tensor::ExpandShapeOp>();
-  if (!expand)
+  if (!expand || !oneQueryRow(expand.getResult()))
     return {};
   return expand.getSrc();
 }
@@ -132,7 +141,8 @@ bufferization::MaterializeInDestinationOp materializeOf(Value result,
   Value v = result;
   if (v.hasOneUse()) {
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*v.getUsers().begin());
-        expand && expand.getResult().hasOneUse()) {
+        expand && expand.getResult().hasOneUse() &&
+        oneQueryRow(expand.getResult())) {
       if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(
               *expand.getResult().getUsers().begin())) {
         through.push_back(collapse);

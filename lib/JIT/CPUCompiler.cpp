@@ -216,10 +216,11 @@ public:
     // tiles pack the group's heads (K/V read once per group).
     if (decodeCandidate &&
         mlir::attn::packsDecodeHeads(a.q.shape[1], a.q.shape[2],
-                                     a.k.shape[1], /*masked=*/false)) {
+                                     a.k.shape[1], /*masked=*/false,
+                                     spec.causal != 0)) {
       CPUExecutable *variant = nullptr;
-      if (attn_status st =
-              decodeVariant(a.q.shape[1], a.k.shape[1], variant, error))
+      if (attn_status st = decodeVariant(a.q.shape[1], a.k.shape[1],
+                                         a.q.shape[2], variant, error))
         return st;
       attn_status st = variant->run(a, error);
       lastSplits.store(variant->lastSplits.load(std::memory_order_relaxed),
@@ -313,13 +314,13 @@ private:
   /// and `hkv` K/V heads: its spec with the query length 1 and those heads
   /// static (so attn-tile-sdpa packs them), compiled on first use; it runs
   /// its own split-KV choice over the rest of the dynamic extents.
-  attn_status decodeVariant(int64_t hq, int64_t hkv, CPUExecutable *&out,
-                            std::string &error) {
+  attn_status decodeVariant(int64_t hq, int64_t hkv, int64_t sq,
+                            CPUExecutable *&out, std::string &error) {
     std::lock_guard<std::mutex> lock(variantsMutex);
-    auto it = decodeVariants.find({hq, hkv});
+    auto it = decodeVariants.find({hq, hkv, sq});
     if (it == decodeVariants.end()) {
       attn_spec decode = spec;
-      decode.seq_q = 1;
+      decode.seq_q = sq;
       decode.heads_q = hq;
       decode.heads_kv = hkv;
       std::string source;
@@ -327,7 +328,7 @@ private:
       if (attn_status st = compileKernel(decode, source, k, error))
         return st;
       it = decodeVariants
-               .emplace(std::make_pair(hq, hkv),
+               .emplace(std::make_tuple(hq, hkv, sq),
                         std::make_unique<CPUExecutable>(std::move(k), decode))
                .first;
     }
@@ -380,7 +381,9 @@ private:
   std::atomic<int64_t> lastSplits{0};
   std::mutex variantsMutex;
   std::map<int64_t, CompiledKernel> variants;
-  std::map<std::pair<int64_t, int64_t>, std::unique_ptr<CPUExecutable>>
+  // (heads_q, heads_kv, seq_q) of a packed decode step -> its kernel.
+  std::map<std::tuple<int64_t, int64_t, int64_t>,
+           std::unique_ptr<CPUExecutable>>
       decodeVariants;
 };
 

@@ -13,6 +13,7 @@
 #include "attn/Model/PerfModel.h"
 
 #include "attn/runtime/KeyChunks.h"
+#include "attn/runtime/PackedDecode.h"
 
 #include <algorithm>
 #include <cmath>
@@ -622,8 +623,8 @@ Geometry cpuGeometry(const Problem &p, int64_t blockQ, int64_t blockKv,
   Geometry g;
   // attn-tile-sdpa's pack-decode-heads (mlir::attn::packsDecodeHeads): a
   // GQA decode step's tile holds the query rows of a group's heads.
-  g.packHeads = p.seqQ == 1 && p.mask == Mask::None && p.headsKv > 0 &&
-                p.headsQ > p.headsKv && p.headsQ % p.headsKv == 0;
+  g.packHeads = ::attn::packsDecodeHeads(
+      p.headsQ, p.seqQ, p.headsKv, p.mask != Mask::None, p.causal);
   // 8-row register tiles of attn-cpu-vectorize-tiles
   // (bench/results/cpu-vectorize-tiles-2026-11-27: "the micro-kernel's
   // 8-row tiles").

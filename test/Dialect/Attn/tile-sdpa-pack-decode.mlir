@@ -24,16 +24,39 @@ func.func @gqa_decode(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x?x64xf32>, %v: te
 
 // -----
 
+// A speculative-decode step (Sq = 3, not causal) packs too: the group's
+// four heads x three rows are one tile of 12 rows (head-major: row r is
+// head r / 3, query row r mod 3), the step told the query length.
+// CHECK-LABEL: func.func @gqa_decode_rows
+// CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 4, 3, 64] : tensor<2x8x3x64xf32> into tensor<2x2x4x3x64xf32>
+// CHECK: %[[Q:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] : tensor<2x2x4x3x64xf32> into tensor<2x2x12x64xf32>
+// CHECK: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) in (2, 2, 1, %{{.+}})
+// CHECK: %[[SQ:.+]] = arith.constant 3 : index
+// CHECK: attn.online_attention {{.+}} packed(%[[SQ]]) {{.+}} : tensor<12x64xf32>, tensor<?x64xf32>, tensor<?x64xf32> -> tensor<12x64xf32>, tensor<12xf32>, tensor<12xf32>
+// CHECK: {attn.tiling = #attn.tiling<block_q = 12, block_kv = 64, pack_heads = true>}
+// CHECK: tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]] : tensor<2x2x4x3x64xf32> into tensor<2x8x3x64xf32>
+func.func @gqa_decode_rows(%q: tensor<2x8x3x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x64xf32>) -> tensor<2x8x3x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<2x8x3x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x3x64xf32>
+  return %o : tensor<2x8x3x64xf32>
+}
+
+// -----
+
 // Not a packed decode step: a mask (its rows would have to be gathered
-// per head), more than one query row, no GQA group, a dynamic head count.
+// per head), more than one query row under causal (each head's rows would
+// need their own diagonal), more than 16 query rows, no GQA group, a
+// dynamic head count, a dynamic query length.
 // CHECK-LABEL: func.func @not_packed
 // CHECK-NOT: pack_heads
 // CHECK: return
 func.func @not_packed(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x64xf32>, %m: tensor<2x8x1x?xi1>,
-                      %q2: tensor<2x8x2x64xf32>, %q3: tensor<2x2x1x64xf32>, %q4: tensor<2x?x1x64xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x2x64xf32>, tensor<2x2x1x64xf32>, tensor<2x?x1x64xf32>) {
+                      %q2: tensor<2x8x2x64xf32>, %q3: tensor<2x2x1x64xf32>, %q4: tensor<2x?x1x64xf32>,
+                      %q5: tensor<2x8x17x64xf32>, %q6: tensor<2x8x?x64xf32>) -> (tensor<2x8x1x64xf32>, tensor<2x8x2x64xf32>, tensor<2x2x1x64xf32>, tensor<2x?x1x64xf32>, tensor<2x8x17x64xf32>, tensor<2x8x?x64xf32>) {
   %a = attn.sdpa %q, %k, %v mask(%m : tensor<2x8x1x?xi1>) : tensor<2x8x1x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x1x64xf32>
-  %b = attn.sdpa %q2, %k, %v : tensor<2x8x2x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x2x64xf32>
+  %b = attn.sdpa %q2, %k, %v causal : tensor<2x8x2x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x2x64xf32>
   %c = attn.sdpa %q3, %k, %v : tensor<2x2x1x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x2x1x64xf32>
   %d = attn.sdpa %q4, %k, %v : tensor<2x?x1x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x?x1x64xf32>
-  return %a, %b, %c, %d : tensor<2x8x1x64xf32>, tensor<2x8x2x64xf32>, tensor<2x2x1x64xf32>, tensor<2x?x1x64xf32>
+  %e = attn.sdpa %q5, %k, %v : tensor<2x8x17x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x17x64xf32>
+  %f = attn.sdpa %q6, %k, %v : tensor<2x8x?x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x?x64xf32>
+  return %a, %b, %c, %d, %e, %f : tensor<2x8x1x64xf32>, tensor<2x8x2x64xf32>, tensor<2x2x1x64xf32>, tensor<2x?x1x64xf32>, tensor<2x8x17x64xf32>, tensor<2x8x?x64xf32>
 }

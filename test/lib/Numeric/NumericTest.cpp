@@ -696,8 +696,10 @@ TEST(Numeric, StaticShapesAndScale) {
 
 // GQA decode steps, which the cpu target tiles with a group's query heads
 // as one tile's rows (pack-decode-heads; a dynamic-shape kernel through its
-// packed-decode variant for the launch's heads): group sizes
-// 2-8 (3 too, an odd tile), every dtype, causal (no effect on one row),
+// packed-decode variant for the launch's heads and query length): one
+// query row, or 2-16 (speculative decode: packed without causal), group
+// sizes 2-8 (3 too, an odd tile), every dtype, causal (no effect on one
+// row; unpacked for more),
 // dropout (whose decision follows each row's own head), lse, both layouts,
 // automatic and given splits, key lengths from 1 past a key block.
 TEST(Numeric, PackedDecodeHeads) {
@@ -711,10 +713,12 @@ TEST(Numeric, PackedDecodeHeads) {
       c.B = uniform(rng, 1, 2);
       c.Hq = r[0];
       c.Hkv = r[1];
-      c.Sq = 1;
       c.Skv = n % 4 == 0 ? 1 : uniform(rng, 2, 700);
       c.D = n % 2 ? 128 : 64;
       c.causal = n % 3 == 1;
+      // Speculative-decode steps (2-16 rows a head) pack without causal;
+      // with causal they run unpacked (the same check either way).
+      c.Sq = n % 2 == 0 ? 1 : uniform(rng, 2, 16);
       c.lse = true;
       c.bshd = n % 2 == 1;
       c.kvSplits = n % 5 == 2 ? 3 : 0;

@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/runtime/KeyChunks.h"
+#include "attn/runtime/PackedDecode.h"
 #include "attn/runtime/LaunchCondition.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -438,10 +439,9 @@ std::pair<Value, Value> mlir::attn::splitKeyBlocks(OpBuilder &b, Location loc,
 }
 
 bool mlir::attn::packsDecodeHeads(int64_t headsQ, int64_t seqQ,
-                                  int64_t headsKv, bool masked) {
+                                  int64_t headsKv, bool masked, bool causal) {
   // (Dynamic extents are negative, ShapedType::kDynamic or ATTN_DYNAMIC.)
-  return !masked && seqQ == 1 && headsKv > 0 && headsQ > headsKv &&
-         headsQ % headsKv == 0;
+  return ::attn::packsDecodeHeads(headsQ, seqQ, headsKv, masked, causal);
 }
 
 TilingAttr mlir::attn::resolveTiling(SdpaOp op,
@@ -451,7 +451,7 @@ TilingAttr mlir::attn::resolveTiling(SdpaOp op,
   RankedTensorType q = op.getQueryType(), k = op.getKeyType();
   if (options.packDecodeHeads &&
       packsDecodeHeads(q.getDimSize(1), q.getDimSize(2), k.getDimSize(1),
-                       static_cast<bool>(op.getMask())))
+                       static_cast<bool>(op.getMask()), op.getCausal()))
     return TilingAttr::get(op.getContext(), options.blockQ, options.blockKv,
                              options.kvSplits, /*launchSplits=*/false,
                              /*staticTiles=*/false, /*packHeads=*/true,
@@ -498,9 +498,14 @@ LogicalResult mlir::attn::tileSdpa(RewriterBase &rewriter, SdpaOp op,
     return op.emitOpError() << "pack_heads tiles rows over the heads of a GQA "
                                "group, which a mask would have to gather; "
                                "tile this op without it";
-  if (info.packHeads && getConstantIntValue(info.sq) != 1)
-    return op.emitOpError() << "pack_heads needs a static query length of 1 "
-                               "(decode)";
+  std::optional<int64_t> packedSq = getConstantIntValue(info.sq);
+  if (info.packHeads && (!packedSq || *packedSq < 1))
+    return op.emitOpError() << "pack_heads needs a static query length "
+                               "(decode steps)";
+  if (info.packHeads && op.getCausal() && *packedSq != 1)
+    return op.emitOpError()
+           << "pack_heads with causal needs a query length of 1: the rows of "
+              "a group's heads would each need their own diagonal";
   // One packed query row sees every key: causal changes nothing.
   info.causal = op.getCausal() && !info.packHeads;
   info.scale = rewriter.getF64FloatAttr(op.getEffectiveScale());

@@ -118,10 +118,11 @@ def AttnTileSdpaPass : Pass<"attn-tile-sdpa"> {
            "floor of that length (1, unsplit, up to 2^16 keys)">,
     Option<"packDecodeHeads", "pack-decode-heads", "bool",
            /*default=*/"false",
-           "Tile a GQA decode step (static query length 1, static heads "
-           "with Hq / Hkv > 1, no mask, no tiling attribute) with "
-           "pack_heads: a tile's rows are a group's query heads, which "
-           "then read their K/V head once">
+           "Tile a GQA decode step (static query length 1, or 2 to 16 "
+           "without causal; static heads with Hq / Hkv > 1, no mask, no "
+           "tiling attribute) with pack_heads: a tile's rows are a "
+           "group's query heads x query rows, which then read their K/V "
+           "head once">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",

@@ -66,11 +66,12 @@ int64_t chooseKvSplits(int64_t batch, int64_t headsQ, int64_t seqQ,
                        int64_t parallelism);
 
 /// Whether a decode step packs a GQA group's query heads into a tile's
-/// rows (SdpaTilingOptions::packDecodeHeads): query length 1, `headsQ` a
-/// multiple larger than 1 of `headsKv`, no mask. The tiles then run over
-/// (batch, headsKv, ceil(group / blockQ)).
+/// rows (SdpaTilingOptions::packDecodeHeads): ::attn::packsDecodeHeads
+/// (attn/runtime/PackedDecode.h: a query length of 1, or of 2 to 16
+/// without causal; no mask). The tiles then run over (batch, headsKv,
+/// ceil(group x seqQ / blockQ)), each reading its group's K/V once.
 bool packsDecodeHeads(int64_t headsQ, int64_t seqQ, int64_t headsKv,
-                      bool masked);
+                      bool masked, bool causal);
 
 /// The tiling of `op`: its `tiling` attribute, else block_q, block_kv and
 /// kv_splits from `options` (with `pack_heads` where
