@@ -754,6 +754,38 @@ void staticEmpties(RewriterBase &rewriter, func::FuncOp func,
   }
 }
 
+/// Whether every use of `from` inside `body`, transitively up to `to`, is
+/// a lane-wise op (elementwise, `vector.fma`, `arith.select`) whose result
+/// has `from`'s vector type, and `to` is reached that way.
+bool lanewiseChain(Value from, Value to, Block *body) {
+  auto type = from.getType();
+  SmallVector<Value> work{from};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  bool reached = from == to;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (user->getBlock() != body)
+        return false;
+      if (isa<vector::TransferWriteOp>(user) && v == to)
+        continue;
+      if (isa<scf::YieldOp>(user))
+        return false;
+      bool lanewise = user->hasTrait<OpTrait::Elementwise>() ||
+                      isa<vector::FMAOp, arith::SelectOp>(user);
+      if (!lanewise || user->getNumResults() != 1 ||
+          user->getResult(0).getType() != type)
+        return false;
+      if (!seen.insert(user).second)
+        continue;
+      Value r = user->getResult(0);
+      reached |= r == to;
+      work.push_back(r);
+    }
+  }
+  return reached;
+}
+
 /// Moves a masked read and write of a loop-carried tile out of `loop`: an
 /// edge register tile's accumulator (fewer live rows or columns than the
 /// tile's) is read and written under a mask each k step, and
@@ -794,6 +826,12 @@ scf::ForOp hoistMaskedAccumulator(RewriterBase &rewriter, scf::ForOp loop) {
     auto invariant = [&](Value v) { return loop.isDefinedOutsideOfLoop(v); };
     if (!invariant(read.getMask()) || !invariant(read.getPadding()) ||
         !llvm::all_of(read.getIndices(), invariant))
+      continue;
+    // Each k step read the masked-off lanes as the padding; carried, they
+    // hold what the step before computed there. Only lane-wise work keeps
+    // the live lanes independent of them, so every op between the read and
+    // the write must be elementwise on vectors of the tile's shape.
+    if (!lanewiseChain(read.getResult(), write.getVector(), loop.getBody()))
       continue;
     // The read before the loop, of the tile the loop starts from.
     rewriter.setInsertionPoint(loop);
