@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1 pack-decode-heads" -split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1" -split-input-file | FileCheck %s --check-prefix=OFF
+// RUN: attn-opt %s --attn-tile-sdpa="block-q=64 block-kv=64 kv-splits=1 pack-decode-heads" --canonicalize -split-input-file | FileCheck %s --check-prefix=CANON
 
 // pack-decode-heads: a GQA decode step (Sq = 1, Hq = 4 Hkv, no mask) is
 // tiled over (B, Hkv, rows): the four query heads of a K/V head are one
@@ -59,4 +60,25 @@ func.func @not_packed(%q: tensor<2x8x1x64xf32>, %k: tensor<2x2x?x64xf32>, %v: te
   %e = attn.sdpa %q5, %k, %v : tensor<2x8x17x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x17x64xf32>
   %f = attn.sdpa %q6, %k, %v : tensor<2x8x?x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x?x64xf32>
   return %a, %b, %c, %d, %e, %f : tensor<2x8x1x64xf32>, tensor<2x8x2x64xf32>, tensor<2x2x1x64xf32>, tensor<2x?x1x64xf32>, tensor<2x8x17x64xf32>, tensor<2x8x?x64xf32>
+}
+
+// -----
+
+// Results typed more loosely than the operands (a dynamic batch where q's
+// is 16), or the other way: the unpacking reshape takes each extent as
+// its type has it (a known 16 as a value for a `?`, a static extent as
+// such), so the canonicalizer that follows sees well-formed reshapes (a
+// static size for the dynamic dim crashed it: found by attn-fuzz).
+// CANON-LABEL: func.func @loose_result
+// CANON: tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [2, 2, 4, 3, 64] : tensor<2x2x12x64xf32> into tensor<2x2x4x3x64xf32>
+// CANON: return %{{.+}} : tensor<?x8x3x64xf32>
+// CANON-LABEL: func.func @loose_query
+// CANON: tensor.expand_shape %{{.+}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [2, 2, 4, 3, 64] : tensor<2x2x12x64xf32> into tensor<2x2x4x3x64xf32>
+func.func @loose_result(%q: tensor<2x8x3x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x64xf32>) -> tensor<?x8x3x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<2x8x3x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<?x8x3x64xf32>
+  return %o : tensor<?x8x3x64xf32>
+}
+func.func @loose_query(%q: tensor<?x8x3x64xf32>, %k: tensor<2x2x?x64xf32>, %v: tensor<2x2x?x64xf32>) -> tensor<2x8x3x64xf32> {
+  %o = attn.sdpa %q, %k, %v : tensor<?x8x3x64xf32>, tensor<2x2x?x64xf32>, tensor<2x2x?x64xf32> -> tensor<2x8x3x64xf32>
+  return %o : tensor<2x8x3x64xf32>
 }

@@ -388,6 +388,16 @@ Value unpackRows(OpBuilder &b, Location loc, Value t, RankedTensorType to,
     expMap.push_back({i + 1});
   }
   auto expTy = RankedTensorType::get(expShape, ty.getElementType());
+  // A size known statically (from q, k) where the result's type has a
+  // dynamic extent (a result typed more loosely than its operands) goes in
+  // as a value: expand_shape takes a static size only for a static dim.
+  // (And the other way: a static extent of the type is given as such.)
+  for (auto [i, size] : llvm::enumerate(expSizes)) {
+    if (!expTy.isDynamicDim(i))
+      size = b.getIndexAttr(expTy.getDimSize(i));
+    else if (std::optional<int64_t> c = getConstantIntValue(size))
+      size = arith::ConstantIndexOp::create(b, loc, *c).getResult();
+  }
   Value e = tensor::ExpandShapeOp::create(b, loc, expTy, t, expMap, expSizes);
   SmallVector<ReassociationIndices> colMap{{0}, {1, 2}};
   for (int64_t i = 3; i < rank + 1; ++i)
