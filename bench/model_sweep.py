@@ -137,7 +137,7 @@ def cuda_cells(quick):
 def cuda_rank_groups():
     dec = dict(kind="decode", dtype="bf16", B=1, Hq=32, Hkv=8, Sq=1, Skv=131072,
                D=128, causal=False)
-    # the runtime's rule (cuda::chooseKvSplits) picks 33 here: two waves
+    # the runtime's rule (cuda::chooseKvSplits) picks 33 here: floor(264 / 8 packed tiles)
     g = [("cuda decode B=1 Skv=128k: kv_splits",
           [dict(dec, kv_splits=n) for n in (2, 4, 8, 16, 33, 64)])]
     g[0][1][4]["rule"] = True
