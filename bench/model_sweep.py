@@ -223,6 +223,13 @@ def predict_only(args, c, target="cuda", device="h100", geometry=None):
 H100_RUN = "bench/results/decode-alternatives-2026-11-26"
 
 
+def prediction_fields(m):
+    """A cell's columns from attn-run's `model` object (--model-only)."""
+    return dict(predicted_ms=m.get("ms"), bottleneck=m.get("bottleneck"),
+                model_ok=m.get("ok"), model_message=m.get("message", ""),
+                terms=json.dumps(m.get("terms_ms", {})))
+
+
 def offline_cells(args):
     cells = []
     base = os.path.join(ROOT, H100_RUN)
@@ -258,9 +265,7 @@ def offline_cells(args):
         flags_c = dict(c)
         m = predict_only(args, flags_c) if not c.get("dropout") else \
             predict_dropout(args, flags_c)
-        c.update(predicted_ms=m.get("ms"), bottleneck=m.get("bottleneck"),
-                 model_ok=m.get("ok"), model_message=m.get("message", ""),
-                 terms=json.dumps(m.get("terms_ms", {})))
+        c.update(prediction_fields(m))
     return cells
 
 
@@ -277,9 +282,7 @@ def offline_cpu_cells(args):
                  D=int(r["d"]), causal=r["causal"] == "1",
                  source=CPU_RUN + "/results.csv", measured_ms=float(r["attn_ms"]))
         m = predict_only(args, c, target="cpu", device="cpu")
-        c.update(predicted_ms=m.get("ms"), bottleneck=m.get("bottleneck"),
-                 model_ok=m.get("ok"), model_message=m.get("message", ""),
-                 terms=json.dumps(m.get("terms_ms", {})))
+        c.update(prediction_fields(m))
         cells.append(c)
     return cells
 
@@ -298,11 +301,9 @@ def measured_cells(args):
             c[k] = int(r[k])
         device = "h200" if "H200" in r["gpu"] else "h100"
         m = predict_only(args, c, device=device)
-        c.update(predicted_ms=m.get("ms"), bottleneck=m.get("bottleneck"),
-                 model_ok=m.get("ok"), model_message=m.get("message", ""),
+        c.update(prediction_fields(m),
                  model_kv_splits=m.get("best_kv_splits"),
-                 kernel_kv_splits=(m.get("geometry") or {}).get("kv_splits"),
-                 terms=json.dumps(m.get("terms_ms", {})))
+                 kernel_kv_splits=(m.get("geometry") or {}).get("kv_splits"))
         cells.append(c)
     return cells
 

@@ -9,6 +9,7 @@
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/runtime/Checked.h"
 #include "attn/runtime/KeyChunks.h"
+#include "attn/runtime/PackedDecode.h"
 #include "attn/runtime/Backend.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -215,7 +216,7 @@ public:
     // A GQA decode step of a dynamic-shape kernel runs on a variant whose
     // tiles pack the group's heads (K/V read once per group).
     if (decodeCandidate &&
-        mlir::attn::packsDecodeHeads(a.q.shape[1], a.q.shape[2],
+        ::attn::packsDecodeHeads(a.q.shape[1], a.q.shape[2],
                                      a.k.shape[1], /*masked=*/false,
                                      spec.causal != 0)) {
       CPUExecutable *variant = nullptr;

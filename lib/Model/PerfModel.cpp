@@ -621,7 +621,7 @@ Geometry cpuGeometry(const Problem &p, int64_t blockQ, int64_t blockKv,
   // holds a 64-block key step; callers pass the block a kernel used) and
   // mlir::attn::chooseKvSplits (TileSdpa.cpp) with `threads` workers.
   Geometry g;
-  // attn-tile-sdpa's pack-decode-heads (mlir::attn::packsDecodeHeads): a
+  // attn-tile-sdpa's pack-decode-heads (::attn::packsDecodeHeads, attn/runtime/PackedDecode.h): a
   // GQA decode step's tile holds the query rows of a group's heads.
   g.packHeads = ::attn::packsDecodeHeads(
       p.headsQ, p.seqQ, p.headsKv, p.mask != Mask::None, p.causal);

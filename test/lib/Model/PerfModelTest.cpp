@@ -20,6 +20,21 @@ Problem prefill(int64_t s, int64_t d, bool causal, DType t = DType::F16) {
   return p;
 }
 
+/// B x Hq query heads over Hkv K/V heads, Sq query rows against Skv keys,
+/// D = 128: the shapes of the decode and split tests.
+Problem heads(int64_t b, int64_t hq, int64_t hkv, int64_t sq, int64_t skv,
+              DType t = DType::BF16) {
+  Problem p;
+  p.batch = b;
+  p.headsQ = hq;
+  p.headsKv = hkv;
+  p.seqQ = sq;
+  p.seqKv = skv;
+  p.headDim = 128;
+  p.dtype = t;
+  return p;
+}
+
 Prediction run(const Problem &p, const Geometry &g, const Device &d) {
   Prediction pr;
   std::string err;
@@ -152,14 +167,7 @@ TEST(PerfModel, MonotoneInSizes) {
 // As Sq shrinks, the bottleneck moves from compute to memory: prefill is
 // bound by the tensor units (or softmax), decode by DRAM.
 TEST(PerfModel, BottleneckMovesFromComputeToMemory) {
-  Problem p;
-  p.batch = 4;
-  p.headsQ = 32;
-  p.headsKv = 8;
-  p.seqKv = 32768;
-  p.headDim = 128;
-  p.dtype = DType::BF16;
-  p.seqQ = 8192;
+  Problem p = heads(4, 32, 8, 8192, 32768);
   Prediction pre = run(p, cudaGeometry(p, 0, 132), h100());
   EXPECT_TRUE(pre.bottleneck == "tensor" || pre.bottleneck == "softmax" ||
               pre.bottleneck == "smem")
@@ -175,14 +183,7 @@ TEST(PerfModel, BottleneckMovesFromComputeToMemory) {
 // leave most SMs idle; the automatic split count fills them, and the model
 // says so.
 TEST(PerfModel, SplitsFillTheDeviceForDecode) {
-  Problem p;
-  p.batch = 1;
-  p.headsQ = 32;
-  p.headsKv = 8;
-  p.seqQ = 1;
-  p.seqKv = 131072;
-  p.headDim = 128;
-  p.dtype = DType::F16;
+  Problem p = heads(1, 32, 8, 1, 131072, DType::F16);
   Geometry one = cudaGeometry(p, 1, 132);
   Geometry autoG = cudaGeometry(p, 0, 132);
   EXPECT_GT(autoG.kvSplits, 1);
@@ -198,14 +199,7 @@ TEST(PerfModel, SplitsFillTheDeviceForDecode) {
 // the two shapes where ceil measured slower
 // (bench/results/model-h100-rank-2026-11-27).
 TEST(PerfModel, CudaSplitRuleMirror) {
-  Problem p;
-  p.batch = 1;
-  p.headsQ = 8;
-  p.headsKv = 8;
-  p.seqQ = 256;
-  p.seqKv = 32768;
-  p.headDim = 128;
-  p.dtype = DType::BF16;
+  Problem p = heads(1, 8, 8, 256, 32768);
   Geometry g = cudaGeometry(p, 0, 132);
   ASSERT_EQ(g.blockQ, 128);
   EXPECT_EQ(g.kvSplits, 16); // 16 tiles: 264 / 16 = 16.5 -> 16 (ceil: 17)
@@ -228,13 +222,7 @@ TEST(PerfModel, CudaSplitRuleMirror) {
 // 0.346 / 0.194 ms at 4 / 8 / 33 splits
 // (bench/results/model-h100-rank-2026-11-27).
 TEST(PerfModel, LongChunksAreLatencyChains) {
-  Problem p;
-  p.headsQ = 32;
-  p.headsKv = 8;
-  p.seqQ = 1;
-  p.seqKv = 131072;
-  p.headDim = 128;
-  p.dtype = DType::BF16;
+  Problem p = heads(1, 32, 8, 1, 131072);
   auto ms = [&](int64_t splits) {
     return run(p, cudaGeometry(p, splits, 132), h100()).seconds * 1e3;
   };
@@ -252,14 +240,7 @@ TEST(PerfModel, LongChunksAreLatencyChains) {
 // rule, 256 / (132 x 3 slots), predicted 2.0 ms on the H200; B 8, Sq 4,
 // Skv 32k decode measured 0.714 ms on the H100).
 TEST(PerfModel, PartialWaveChargedOnce) {
-  Problem p;
-  p.batch = 8;
-  p.headsQ = 32;
-  p.headsKv = 8;
-  p.seqQ = 4;
-  p.seqKv = 32768;
-  p.headDim = 128;
-  p.dtype = DType::BF16;
+  Problem p = heads(8, 32, 8, 4, 32768);
   Geometry g = cudaGeometry(p, 1, 132);
   Prediction pr = run(p, g, h100());
   EXPECT_EQ(pr.workgroups, 256);

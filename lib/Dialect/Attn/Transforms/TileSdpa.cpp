@@ -448,20 +448,16 @@ std::pair<Value, Value> mlir::attn::splitKeyBlocks(OpBuilder &b, Location loc,
   return {begin, end};
 }
 
-bool mlir::attn::packsDecodeHeads(int64_t headsQ, int64_t seqQ,
-                                  int64_t headsKv, bool masked, bool causal) {
-  // (Dynamic extents are negative, ShapedType::kDynamic or ATTN_DYNAMIC.)
-  return ::attn::packsDecodeHeads(headsQ, seqQ, headsKv, masked, causal);
-}
-
 TilingAttr mlir::attn::resolveTiling(SdpaOp op,
                                      const SdpaTilingOptions &options) {
   if (auto t = op.getTilingAttr())
     return t;
   RankedTensorType q = op.getQueryType(), k = op.getKeyType();
   if (options.packDecodeHeads &&
-      packsDecodeHeads(q.getDimSize(1), q.getDimSize(2), k.getDimSize(1),
-                       static_cast<bool>(op.getMask()), op.getCausal()))
+      // (A dynamic extent, ShapedType::kDynamic, is negative: no packing.)
+      ::attn::packsDecodeHeads(q.getDimSize(1), q.getDimSize(2),
+                               k.getDimSize(1), static_cast<bool>(op.getMask()),
+                               op.getCausal()))
     return TilingAttr::get(op.getContext(), options.blockQ, options.blockKv,
                              options.kvSplits, /*launchSplits=*/false,
                              /*staticTiles=*/false, /*packHeads=*/true,

@@ -43,10 +43,12 @@ struct SdpaTilingOptions {
   /// floor of the bound (1 where it fits one chunk); without, a dynamic
   /// key length gets a count that grows with it.
   int64_t maxDynamicKv = 0;
-  /// An op without a tiling attribute that is a GQA decode step (static
-  /// query length 1, static heads with Hq / Hkv > 1, no mask) is tiled
-  /// with `pack_heads`: a tile's rows are the query heads that share one
-  /// K/V head, so K and V are read once per group, not once per head.
+  /// An op without a tiling attribute that is a GQA decode step
+  /// (::attn::packsDecodeHeads, attn/runtime/PackedDecode.h: static query
+  /// length 1, or 2 to 16 without causal; static heads with Hq / Hkv > 1;
+  /// no mask) is tiled with `pack_heads`: a tile's rows are the query
+  /// heads (x rows) that share one K/V head, so K and V are read once per
+  /// group, not once per head.
   bool packDecodeHeads = false;
 };
 
@@ -64,14 +66,6 @@ struct SdpaTilingOptions {
 int64_t chooseKvSplits(int64_t batch, int64_t headsQ, int64_t seqQ,
                        int64_t seqKv, int64_t blockQ, int64_t blockKv,
                        int64_t parallelism);
-
-/// Whether a decode step packs a GQA group's query heads into a tile's
-/// rows (SdpaTilingOptions::packDecodeHeads): ::attn::packsDecodeHeads
-/// (attn/runtime/PackedDecode.h: a query length of 1, or of 2 to 16
-/// without causal; no mask). The tiles then run over (batch, headsKv,
-/// ceil(group x seqQ / blockQ)), each reading its group's K/V once.
-bool packsDecodeHeads(int64_t headsQ, int64_t seqQ, int64_t headsKv,
-                      bool masked, bool causal);
 
 /// The tiling of `op`: its `tiling` attribute, else block_q, block_kv and
 /// kv_splits from `options` (with `pack_heads` where
