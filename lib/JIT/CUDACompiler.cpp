@@ -3,11 +3,13 @@
 #include "RuntimeLibraries.h"
 
 #include "attn/Conversion/TilesToNVGPU/TilesToNVGPU.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Conversion/TileDistribution.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/runtime/Backend.h"
+#include "attn/runtime/attn_jit.h"
 #include "attn/runtime/KeyChunks.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,6 +30,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 
@@ -424,6 +427,104 @@ public:
             spec, options, ptx, metadata, result.source, error))
       return s;
     return cuda::createExecutable(metadata, ptx, result.executable, error);
+  }
+  /// attn-decompose-mha's decomposition as a launch sequence: this
+  /// compiler's kernel for the attention, cuBLASLt for the projections
+  /// (runtime/src/cuda/CudaLayer.h). The layer's IR is decomposed here
+  /// first: its attn.sdpa must be the attention the runtime's plan runs
+  /// (cuda::layerAttentionSpec), and the decomposed IR heads the layer's
+  /// source.
+  attn_status compileMha(const attn_mha_spec &spec,
+                         ::attn::LayerCompileResult &result,
+                         std::string &error) override {
+    std::string decomposed;
+    if (attn_status s = decomposeLayer(spec, decomposed, error))
+      return s;
+    attn_spec fromIr;
+    if (attn_spec_from_mlir(decomposed.c_str(), &fromIr) != ATTN_OK) {
+      error = std::string("cuda: the decomposed layer: ") + attn_last_error();
+      return ATTN_ERROR_COMPILE;
+    }
+    std::string differs =
+        attentionDifference(fromIr, cuda::layerAttentionSpec(spec));
+    if (!differs.empty()) {
+      error = "cuda: internal error: the layer's plan runs another attention "
+              "than attn-decompose-mha's attn.sdpa (" +
+              differs + ")";
+      return ATTN_ERROR_COMPILE;
+    }
+    if (attn_status s = cuda::compileLayer(spec, *this, result, error))
+      return s;
+    result.source = "// attn.mha after attn-decompose-mha (the linalg "
+                    "projections run as the cuBLASLt GEMMs below):\n" +
+                    decomposed + "\n" + result.source;
+    return ATTN_OK;
+  }
+
+private:
+  /// The layer's entry function (buildMhaKernelSource) after
+  /// attn-decompose-mha, printed; --mlir-print-ir-after-all shows the pass.
+  static attn_status decomposeLayer(const attn_mha_spec &spec,
+                                    std::string &out, std::string &error) {
+    DialectRegistry registry;
+    mlir::attn::registerAllDialects(registry);
+    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+    std::string diagnostics;
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      os << d.getLocation() << ": " << d << "\n";
+      return success();
+    });
+    OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+        mlir::attn::jit::buildMhaKernelSource(spec), &context);
+    if (!module) {
+      error = "cuda: the layer source is invalid: " + diagnostics;
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    PassManager pm(&context);
+    if (failed(mlir::attn::jit::configurePassManager(pm))) {
+      error = "cuda: bad pass-manager options: " + diagnostics;
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    pm.addPass(mlir::attn::createAttnDecomposeMhaPass());
+    if (failed(pm.run(*module))) {
+      error = "cuda: attn-decompose-mha failed: " + diagnostics;
+      return ATTN_ERROR_COMPILE;
+    }
+    llvm::raw_string_ostream printed(out);
+    module->print(printed);
+    return ATTN_OK;
+  }
+
+  /// "" when `a` (from the IR) and `b` (the plan's, not normalized) are the
+  /// same attention; else the first field that differs.
+  static std::string attentionDifference(const attn_spec &a,
+                                         const attn_spec &b) {
+    auto dv = [](const attn_spec &s) {
+      return s.value_dim ? s.value_dim : s.head_dim;
+    };
+    auto scale = [](const attn_spec &s) {
+      return s.scale > 0 ? s.scale : 1.0 / std::sqrt(double(s.head_dim));
+    };
+    const std::pair<const char *, bool> checks[] = {
+        {"dtype", a.dtype == b.dtype},
+        {"batch", a.batch == b.batch},
+        {"heads_q", a.heads_q == b.heads_q},
+        {"heads_kv", a.heads_kv == b.heads_kv},
+        {"seq_q", a.seq_q == b.seq_q},
+        {"seq_kv", a.seq_kv == b.seq_kv},
+        {"head_dim", a.head_dim == b.head_dim},
+        {"value_dim", dv(a) == dv(b)},
+        {"causal", a.causal == b.causal},
+        {"mask", a.mask == b.mask},
+        {"dropout_p", a.dropout_p == b.dropout_p},
+        {"return_lse", a.return_lse == b.return_lse},
+        {"scale", std::abs(scale(a) - scale(b)) <= 1e-12 * scale(b)},
+    };
+    for (const auto &[name, same] : checks)
+      if (!same)
+        return name;
+    return {};
   }
 };
 

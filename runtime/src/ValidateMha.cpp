@@ -160,9 +160,9 @@ bool attn::detail::validateMhaLaunch(const attn_mha_spec &spec,
                                      attn_target target,
                                      const attn_mha_args &args,
                                      std::string &error) {
-  (void)target;
-  if (args.stream) {
-    error = "args.stream must be NULL (layers run on the cpu)";
+  if (args.stream && target != ATTN_TARGET_CUDA) {
+    error = "args.stream must be NULL on this target (a CUstream is for "
+            "cuda)";
     return false;
   }
   const int64_t align = dtypeBytes(spec.dtype);

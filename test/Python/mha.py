@@ -125,3 +125,31 @@ run("cross f32", 3, B=1, S=9, E=32, H=4, Hkv=1, Skv=70, Ekv=24, causal=True,
     tol=1e-5)
 # CHECK: self f16: ok
 run("self f16", 1, B=1, S=70, E=64, H=4, Hkv=4, causal=True, tol=2e-3)
+
+
+# On cuda the JIT decomposes the layer first and checks the decomposition's
+# attn.sdpa against the attention the runtime's plan launches (cuda's
+# layerAttentionSpec); without a GPU the compile then stops at the driver
+# (ATTN_ERROR_UNAVAILABLE = 5), never at that check (ATTN_ERROR_COMPILE).
+# The layers on a GPU: bench/python/device_torch.sh.
+def cuda_plan(name, **fields):
+    spec = MhaSpec()
+    L.attn_mha_spec_init(ctypes.byref(spec))
+    spec.dtype, spec.batch, spec.seq, spec.embed, spec.heads_q = 1, 2, 40, 64, 4
+    for f, v in fields.items():
+        setattr(spec, f, v)
+    k = vp()
+    st = L.attn_mha_compile(ctx, ctypes.byref(spec), 1, ctypes.byref(k))
+    msg = L.attn_last_error().decode()
+    ok = st == 0 or (st == 5 and "cuda" in msg)
+    print("cuda %s: %s" % (name, "ok" if ok else "FAILED (%d: %s)" % (st, msg)))
+    assert ok
+
+
+# CHECK: cuda self: ok
+cuda_plan("self")
+# CHECK: cuda cross gqa dv scale causal: ok
+cuda_plan("cross gqa dv scale causal", cross=1, seq_kv=70, kv_embed=24,
+          heads_kv=2, value_dim=12, scale=0.3, causal=1)
+# CHECK: cuda fused bias bf16: ok
+cuda_plan("fused bias bf16", dtype=2, fused_qkv=1, bias=1)

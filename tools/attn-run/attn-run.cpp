@@ -1177,12 +1177,15 @@ int runMha(const Options &o, attn_context *ctx) {
   struct In {
     Buffer buf;
     double scale;
+    size_t field; // offset of its pointer in attn_mha_args
   };
   std::vector<In> ins;
   attn_mha_args args{};
   auto input = [&](const void *&slot, std::initializer_list<int64_t> dims,
                    double scale) {
-    ins.push_back({Buffer(o.dtype, count(dims)), scale});
+    ins.push_back({Buffer(o.dtype, count(dims)), scale,
+                   size_t(reinterpret_cast<char *>(&slot) -
+                          reinterpret_cast<char *>(&args))});
     slot = ins.back().buf.data();
   };
   ins.reserve(13);
@@ -1212,6 +1215,37 @@ int runMha(const Options &o, attn_context *ctx) {
   }
   Buffer y(o.dtype, count({B, S, E}));
   args.y = y.data();
+  // cuda: the layer runs on device copies of every tensor (launchArgs);
+  // inputs are uploaded after each fill, y fetched after each launch.
+  const bool onCuda = o.target == ATTN_TARGET_CUDA;
+  CudaDevice cuda;
+  attn_mha_args launchArgs = args;
+  if (onCuda) {
+    cuda.open();
+    for (const In &in : ins)
+      *reinterpret_cast<const void **>(reinterpret_cast<char *>(&launchArgs) +
+                                       in.field) =
+          cuda.alloc(in.buf.count * dtypeSize(o.dtype));
+    launchArgs.y = cuda.alloc(y.count * dtypeSize(o.dtype));
+  }
+  auto uploadInputs = [&] {
+    if (!onCuda)
+      return;
+    for (const In &in : ins)
+      cuda.toDevice(
+          const_cast<void *>(*reinterpret_cast<const void *const *>(
+              reinterpret_cast<const char *>(&launchArgs) + in.field)),
+          in.buf.data(), in.buf.count * dtypeSize(o.dtype));
+  };
+  auto launchLayer = [&](const char *what) {
+    if (onCuda) // the poisoned y, so an element never written shows
+      cuda.toDevice(launchArgs.y, y.data(), y.count * dtypeSize(o.dtype));
+    checkStatus(attn_mha_launch(kernel, &launchArgs), what);
+    if (onCuda) {
+      cuda.sync();
+      cuda.toHost(y.data(), launchArgs.y, y.count * dtypeSize(o.dtype));
+    }
+  };
   attn_tensor yView{};
   yView.data = y.data();
   const int64_t yShape[4] = {B, 1, S, E}, yStrides[4] = {S * E, S * E, E, 1};
@@ -1227,8 +1261,9 @@ int runMha(const Options &o, attn_context *ctx) {
     for (int64_t rep = 0; rep < reps; ++rep) {
       for (In &in : ins)
         fillRandom(rng, o.dtype, in.buf.data(), in.buf.count, in.scale);
+      uploadInputs();
       poison(o.dtype, y.data(), y.count);
-      checkStatus(attn_mha_launch(kernel, &args), "attn_mha_launch");
+      launchLayer("attn_mha_launch");
       Result ref;
       std::string error;
       if (!computeMhaReference(n, args, ref, error))
@@ -1243,6 +1278,7 @@ int runMha(const Options &o, attn_context *ctx) {
   } else {
     for (In &in : ins)
       fillRandom(rng, o.dtype, in.buf.data(), in.buf.count, in.scale);
+    uploadInputs();
   }
 
   // Multiply-adds x 2: the projections, the attention (visible pairs),
@@ -1253,19 +1289,39 @@ int runMha(const Options &o, attn_context *ctx) {
       2.0 * B * n.heads_q * S * double(Skv) * double(n.head_dim + n.value_dim) *
           (halfCausal ? 0.5 : 1.0) +
       2.0 * B * S * double(ow) * E;
-  Stats times;
+  Stats times, deviceStats;
   if (o.bench) {
     for (int w = 0; w < 2; ++w)
-      checkStatus(attn_mha_launch(kernel, &args), "attn_mha_launch (warm-up)");
-    std::vector<double> ms;
+      launchLayer("attn_mha_launch (warm-up)");
+    // Host time: the launch sequence and, on cuda, its synchronization (no
+    // copies); device time on cuda: events around the sequence.
+    std::vector<double> ms, deviceMs;
     for (int64_t r = 0; r < o.bench; ++r) {
+      if (onCuda)
+        cuda.check(cuda.cuEventRecord(cuda.start, nullptr), "cuEventRecord");
       auto start = std::chrono::steady_clock::now();
-      checkStatus(attn_mha_launch(kernel, &args), "attn_mha_launch (bench)");
+      checkStatus(attn_mha_launch(kernel, &launchArgs),
+                  "attn_mha_launch (bench)");
+      if (onCuda) {
+        cuda.check(cuda.cuEventRecord(cuda.stop, nullptr), "cuEventRecord");
+        cuda.sync();
+      }
       ms.push_back(msSince(start));
+      if (onCuda) {
+        float dms = 0;
+        cuda.check(cuda.cuEventElapsedTime(&dms, cuda.start, cuda.stop),
+                   "cuEventElapsedTime");
+        deviceMs.push_back(dms);
+      }
     }
     times = statsOf(ms);
     res.medianMs = times.median;
     res.tflops = flops / (res.medianMs * 1e-3) / 1e12;
+    if (!deviceMs.empty()) {
+      deviceStats = statsOf(deviceMs);
+      res.deviceMs = deviceStats.median;
+      res.deviceTflops = flops / (res.deviceMs * 1e-3) / 1e12;
+    }
   }
 
   if (o.json) {
@@ -1302,7 +1358,9 @@ int runMha(const Options &o, attn_context *ctx) {
     js << ", \"compile_ms\": " << jsonNumber(res.compileMs)
        << ", \"median_ms\": " << jsonNumber(res.medianMs)
        << ", \"min_ms\": " << jsonNumber(times.min)
-       << ", \"tflops\": " << jsonNumber(res.tflops) << "}\n";
+       << ", \"tflops\": " << jsonNumber(res.tflops)
+       << ", \"device_ms\": " << jsonNumber(res.deviceMs)
+       << ", \"device_tflops\": " << jsonNumber(res.deviceTflops) << "}\n";
     std::fputs(js.str().c_str(), stdout);
   } else {
     std::printf("attn-run: mha target=%s dtype=%s B=%lld S=%lld Skv=%lld "
@@ -1331,6 +1389,11 @@ int runMha(const Options &o, attn_context *ctx) {
                   "runs)\n",
                   times.min, times.mean, times.stddev, (long long)times.count);
       std::printf("  tflops        %.4f\n", res.tflops);
+    }
+    if (std::isfinite(res.deviceMs)) {
+      std::printf("  device_ms     %.4f (the launch sequence: CUDA events)\n",
+                  res.deviceMs);
+      std::printf("  device_tflops %.4f\n", res.deviceTflops);
     }
   }
   return res.ok ? 0 : 1;

@@ -1,5 +1,7 @@
 //===- CudaExecutable.cpp - load a CUDA module, launch it on caller memory -===//
 #include "CudaExecutable.h"
+#include "CudaLayer.h"
+#include "WorkspacePool.h"
 #include "attn/runtime/KeyChunks.h"
 
 #include "../Internal.h"
@@ -42,21 +44,6 @@ struct WorkspaceAddress {
   ParamType type;
 };
 
-/// "a, b" for the memory-pool entry points `d` lacks.
-std::string missingPoolEntryPoints(const Driver &d) {
-  std::string names;
-  auto add = [&](bool present, const char *name) {
-    if (!present)
-      names += (names.empty() ? "" : ", ") + std::string(name);
-  };
-  add(d.cuMemPoolCreate, "cuMemPoolCreate");
-  add(d.cuMemPoolDestroy, "cuMemPoolDestroy");
-  add(d.cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
-  add(d.cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync");
-  add(d.cuMemFreeAsync, "cuMemFreeAsync");
-  return names;
-}
-
 class CudaExecutable final : public Executable {
 public:
   CudaExecutable(const Driver &d, KernelMetadata metadata, CUdevice device,
@@ -64,6 +51,8 @@ public:
                  std::vector<CUfunction> functions, int smCount)
       : d(d), metadata(std::move(metadata)), device(device), context(context),
         module(module), functions(std::move(functions)), smCount(smCount),
+        pool(d, device, "split-KV workspace",
+             "set the spec's kv_splits to 1"),
         noWorkspaces(this->metadata.workspaces.size(), 0),
         workspaceAddresses(this->metadata.kernels.size()) {
     const KernelMetadata &m = this->metadata;
@@ -88,8 +77,7 @@ public:
       // cuMemPoolDestroy returns at once; the pool's memory goes back to
       // the device once the frees that earlier launches queued have run,
       // so kernels still in flight keep their workspaces.
-      if (CUmemoryPool p = pool.load(std::memory_order_acquire))
-        d.cuMemPoolDestroy(p);
+      pool.destroy();
       if (scope.ok())
         d.cuModuleUnload(module);
     }
@@ -180,7 +168,7 @@ public:
         error = "cuda: this launch splits the keys " + std::to_string(splits) +
                 " ways and needs " + std::to_string(totalBytes) +
                 " bytes of workspace, but the CUDA driver lacks " +
-                missingPoolEntryPoints(d) +
+                pool.missingEntryPoints() +
                 " (stream-ordered memory pools, CUDA 11.2+); update the "
                 "driver, or set the spec's kv_splits to 1";
         return ATTN_ERROR_UNSUPPORTED;
@@ -199,11 +187,11 @@ public:
     // stream's from this point until the free below, so later launches on
     // the stream reuse it without a synchronization, and other streams
     // never touch it meanwhile. The pool keeps freed memory (see
-    // workspacePool), so a launch after a synchronization finds it there.
+    // WorkspacePool.h), so a launch after a synchronization finds it there.
     CUdeviceptr base = 0;
     if (allocate) {
       CUmemoryPool p = nullptr;
-      if (attn_status s = workspacePool(p, error); s != ATTN_OK)
+      if (attn_status s = pool.get(p, error); s != ATTN_OK)
         return s;
       if (CUresult r = d.cuMemAllocFromPoolAsync(&base, totalBytes, p, stream)) {
         error = "cuda: " + describe(d, "cuMemAllocFromPoolAsync", r) +
@@ -256,65 +244,6 @@ public:
   }
 
 private:
-  /// The pool split-KV workspaces come from: this executable's own,
-  /// created by the first launch that needs one (an executable that never
-  /// splits never has one), on the executable's device, and destroyed
-  /// with the executable. Its release threshold is the maximum, so memory
-  /// freed at the end of a launch stays in the pool across
-  /// synchronizations and the next launch reuses it instead of mapping
-  /// new memory: the pool grows to the most workspace memory that launches
-  /// in flight at one time needed, and keeps it until the executable goes.
-  /// The device's default pool (cuMemAllocAsync's, which the CUDA runtime
-  /// and PyTorch may use) is left as the caller set it. A failed creation
-  /// is reported, and tried again at the next launch. Called with the
-  /// context current.
-  attn_status workspacePool(CUmemoryPool &out, std::string &error) {
-    out = pool.load(std::memory_order_acquire);
-    if (out)
-      return ATTN_OK;
-    std::lock_guard<std::mutex> lock(poolMutex);
-    out = pool.load(std::memory_order_relaxed);
-    if (out)
-      return ATTN_OK;
-    std::string where = " (the split-KV workspace pool of device " +
-                        std::to_string(device) + ")";
-    int supported = 0;
-    if (CUresult r = d.cuDeviceGetAttribute(
-            &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device)) {
-      error = "cuda: " + describe(d, "cuDeviceGetAttribute", r) +
-              " asking for CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED" + where;
-      return ATTN_ERROR_BACKEND;
-    }
-    if (!supported) {
-      error = "cuda: device " + std::to_string(device) +
-              " does not support stream-ordered memory pools "
-              "(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0), which "
-              "split-KV workspaces come from; set the spec's kv_splits to 1";
-      return ATTN_ERROR_UNSUPPORTED;
-    }
-    CUmemPoolProps props{};
-    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    props.handleTypes = CU_MEM_HANDLE_TYPE_NONE;
-    props.location = {CU_MEM_LOCATION_TYPE_DEVICE, device};
-    CUmemoryPool created = nullptr;
-    if (CUresult r = d.cuMemPoolCreate(&created, &props)) {
-      error = "cuda: " + describe(d, "cuMemPoolCreate", r) + where;
-      return r == CUDA_ERROR_NOT_SUPPORTED ? ATTN_ERROR_UNSUPPORTED
-                                           : ATTN_ERROR_BACKEND;
-    }
-    uint64_t keepEverything = UINT64_MAX;
-    if (CUresult r = d.cuMemPoolSetAttribute(
-            created, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepEverything)) {
-      error = "cuda: " + describe(d, "cuMemPoolSetAttribute", r) +
-              " setting CU_MEMPOOL_ATTR_RELEASE_THRESHOLD" + where;
-      d.cuMemPoolDestroy(created); // nothing was allocated from it
-      return ATTN_ERROR_BACKEND;
-    }
-    pool.store(created, std::memory_order_release);
-    out = created;
-    return ATTN_OK;
-  }
-
   const Driver &d;
   KernelMetadata metadata;
   CUdevice device;
@@ -322,14 +251,15 @@ private:
   CUmodule module;
   std::vector<CUfunction> functions; // one per metadata.kernels entry
   int smCount;                       // the device's multiprocessors
+  /// Split-KV workspaces' memory: created by the first launch that needs
+  /// it (an executable that never splits never has one), destroyed with
+  /// the executable before its module.
+  WorkspacePool pool;
   std::atomic<int64_t> lastSplits{0}; // of the last launch (kernelInfo)
   /// What packParams gets while a launch is checked: one 0 per workspace.
   std::vector<uint64_t> noWorkspaces;
   /// Per kernel, its parameters that hold a workspace's address.
   std::vector<std::vector<WorkspaceAddress>> workspaceAddresses;
-  /// See workspacePool; null until a launch needs it.
-  std::atomic<CUmemoryPool> pool{nullptr};
-  std::mutex poolMutex; // serializes the pool's creation
 };
 
 /// Artifacts registered by attn_cuda_load_artifact.
@@ -364,6 +294,12 @@ public:
       return ATTN_ERROR_UNSUPPORTED;
     }
     return createExecutable(*metadata, binary, result.executable, error);
+  }
+  /// A layer whose attention kernel was loaded ahead of time (its GEMMs
+  /// need no compiler).
+  attn_status compileMha(const attn_mha_spec &spec, LayerCompileResult &result,
+                         std::string &error) override {
+    return compileLayer(spec, *this, result, error);
   }
 };
 } // namespace

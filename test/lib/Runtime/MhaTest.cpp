@@ -57,8 +57,8 @@ public:
   attn_mha_spec last{};
 };
 
-/// A compiler without layers (the default compileMha): what cuda and
-/// vulkan are.
+/// A compiler without layers (the default compileMha): what vulkan is
+/// (registered for cuda here, which has layers, to test the default).
 class NoLayerCompiler final : public attn::Compiler {
 public:
   attn_status available(std::string &) override { return ATTN_OK; }

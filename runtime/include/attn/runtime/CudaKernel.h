@@ -269,6 +269,22 @@ attn_status currentDeviceChip(std::string &chip, std::string &error);
 std::shared_ptr<const KernelMetadata> findArtifact(const attn_spec &normalizedSpec,
                                                    std::string *binary);
 
+/// The attention of a layer (normalized spec), the attn.sdpa
+/// attn-decompose-mha forms: dtype, B, Hq, Hkv, Sq = S, Skv, D, Dv, causal
+/// and scale static, nothing else set (to be normalized by the runtime's
+/// spec validation). The cuda JIT checks it against the decomposition's
+/// attn.sdpa at every layer compile.
+attn_spec layerAttentionSpec(const attn_mha_spec &layer);
+
+/// Compiles an attention layer (attn.mha, normalized spec) for cuda as a
+/// launch sequence (runtime/src/cuda/CudaLayer.h): the attention kernel of
+/// its attn.sdpa through `attentionCompiler` (the JIT, or loaded
+/// artifacts), the projections as cuBLASLt GEMMs. ATTN_ERROR_UNAVAILABLE
+/// without a driver or cuBLASLt. The layer's source is the attention
+/// kernel's, after comments naming the GEMMs.
+attn_status compileLayer(const attn_mha_spec &spec, Compiler &attentionCompiler,
+                         LayerCompileResult &result, std::string &error);
+
 } // namespace cuda
 } // namespace attn
 

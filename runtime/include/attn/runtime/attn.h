@@ -179,7 +179,8 @@ size_t attn_context_cache_size(const attn_context *ctx);
  * E] (torch's in_proj_weight: Wq, Wk, Wv stacked), Wo [E, Hq*Dv], biases
  * [out], y [B, S, E]. All dimensions are static (compiled in).
  *
- * Targets: cpu. cuda and vulkan refuse a layer with
+ * Targets: cpu and cuda (the projections on cuBLASLt, loaded at run time;
+ * ATTN_ERROR_UNAVAILABLE without it). vulkan refuses a layer with
  * ATTN_ERROR_UNSUPPORTED (docs/Runtime.md, "Layers").
  *===----------------------------------------------------------------------===*/
 
@@ -203,9 +204,10 @@ typedef struct attn_mha_spec {
   double scale;       /* 0 = 1/sqrt(D)                                  */
 } attn_mha_spec;
 
-/* Host (cpu) pointers to dense tensors of spec.dtype, aligned to their
- * element size. Pointers the spec does not use must be NULL (a set one is
- * refused: it is likely a mistake in the spec). */
+/* Pointers to dense tensors of spec.dtype on the target's memory (host for
+ * cpu, device for cuda), aligned to their element size. Pointers the spec
+ * does not use must be NULL (a set one is refused: it is likely a mistake
+ * in the spec). */
 typedef struct attn_mha_args {
   const void *x;      /* [B, S, E]                                       */
   const void *kv;     /* [B, Skv, Ekv] (cross)                           */
@@ -214,7 +216,9 @@ typedef struct attn_mha_args {
   const void *w_o;    /* [E, Hq*Dv]                                      */
   const void *b_q, *b_k, *b_v, *b_qkv, *b_o; /* biases (bias)            */
   void *y;            /* [B, S, E] output                                */
-  void *stream;       /* must be NULL (cpu)                              */
+  void *stream;       /* CUstream for cuda (NULL: the legacy default
+                         stream; the launch is asynchronous on it); must
+                         be NULL for cpu                                 */
 } attn_mha_args;
 
 typedef struct attn_mha_kernel attn_mha_kernel;
