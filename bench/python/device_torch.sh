@@ -28,7 +28,8 @@
 # the library setup), cuda.log, cpu.log, numpy.log, summary.txt.
 # Environment: PYTHON (default python3), ROOT, CARRY (default
 # .carry/python when it has attn.tar.xz, from bench/python/make_carry.sh,
-# the library alone; else .carry/vulkan), NO_COMPILE=1 (skip the torch.compile checks), SKIP_CPU=1,
+# the library alone; else .carry/vulkan), NO_COMPILE=1 (skip the torch.compile checks),
+# SKIP_CUDA_TENSORS=1 (skip step 2, for runs after the layer alone), SKIP_CPU=1,
 # SKIP_NUMPY=1, MHA=1 (also bench/cuda/mha_streams.py with MHA_ARGS:
 # mha.log, mha.jsonl).
 # Exit status: 0 when every check passed; 1 when one FAILed; 2 when the
@@ -101,7 +102,32 @@ CHECK_ARGS=()
 [ "${NO_COMPILE:-0}" = 1 ] && CHECK_ARGS+=(--no-compile)
 : > "$OUT/cuda.log"; : > "$OUT/cpu.log"; : > "$OUT/numpy.log"
 # 2. cuda tensors
-run cuda "$OUT/cuda.log" "$PY" bench/python/torch_checks.py --device cuda "${CHECK_ARGS[@]}"
+[ "${SKIP_CUDA_TENSORS:-0}" = 1 ] ||
+  run cuda "$OUT/cuda.log" "$PY" bench/python/torch_checks.py --device cuda "${CHECK_ARGS[@]}"
+# attn.mha on cuda runs its projections on cuBLASLt (runtime/src/cuda/
+# CublasLt.h): PyTorch's own copy, found beside torch or in its nvidia
+# wheels, unless ATTN_CUBLASLT names one.
+if [ -z "${ATTN_CUBLASLT:-}" ]; then
+  ATTN_CUBLASLT=$("$PY" - <<'PYEOF' 2>/dev/null || true
+import glob, os, sys
+import torch
+roots = [os.path.dirname(torch.__file__)]
+try:
+    import nvidia
+    roots += list(nvidia.__path__)
+except Exception:
+    pass
+for r in roots:
+    found = sorted(glob.glob(os.path.join(r, "**", "libcublasLt.so.1*"),
+                             recursive=True))
+    if found:
+        print(found[-1])
+        sys.exit(0)
+PYEOF
+)
+  [ -n "$ATTN_CUBLASLT" ] && export ATTN_CUBLASLT
+  say "cuBLASLt for attn.mha: ${ATTN_CUBLASLT:-not found (the layer checks will say so)}"
+fi
 # 2b. attn-run on the cuda target (test/Integration/cuda/attn-run.test's
 # cases: the tensor-core and generic kernels checked against float64, a
 # benchmark, --save/--load), when attn-run was carried
@@ -114,6 +140,15 @@ if [ -x "$ROOT/bin/attn-run" ]; then
   run "attn-run cuda save" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f16 --seq-q=64 --seq-kv=200 --head-dim=64 --check --save="$OUT/npy"
   run "attn-run cuda load" "$OUT/attn-run.log" "$AR" --target=cuda --dtype=f16 --seq-q=64 --seq-kv=200 --head-dim=64 --check --load="$OUT/npy"
   rm -rf "$OUT/npy"
+  # attn.mha on cuda (the layer: cuBLASLt GEMMs around attn's kernel),
+  # checked against the float64 layer reference: fused and separate
+  # weights, biases, GQA, cross-attention with Dv != D, causal, every dtype,
+  # the generic kernel (D = 12) and padded intermediate rows.
+  run "attn-run cuda mha f16 fused" "$OUT/attn-run.log" "$AR" --mha --target=cuda --dtype=f16 --batch=2 --seq-q=512 --embed=1024 --heads=16 --fused-qkv --bias --causal --check --bench=5 --json
+  run "attn-run cuda mha bf16 gqa" "$OUT/attn-run.log" "$AR" --mha --target=cuda --dtype=bf16 --batch=2 --seq-q=300 --embed=1024 --heads=16 --kv-heads=4 --check --json
+  run "attn-run cuda mha f16 cross" "$OUT/attn-run.log" "$AR" --mha --target=cuda --dtype=f16 --batch=3 --seq-q=77 --seq-kv=200 --kv-embed=384 --embed=512 --heads=8 --kv-heads=2 --head-dim=64 --value-dim=32 --bias --check --json
+  run "attn-run cuda mha f32" "$OUT/attn-run.log" "$AR" --mha --target=cuda --dtype=f32 --batch=2 --seq-q=100 --embed=256 --heads=4 --bias --causal --check --json
+  run "attn-run cuda mha f16 generic padded" "$OUT/attn-run.log" "$AR" --mha --target=cuda --dtype=f16 --batch=2 --seq-q=33 --embed=36 --heads=3 --fused-qkv --bias --check --json
 fi
 # 2c. with MHA=1: seed 003's question (bench/cuda/mha_streams.py: the layer
 # on one stream vs per-head streams vs nn.MultiheadAttention and F.linear +
