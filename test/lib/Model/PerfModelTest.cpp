@@ -70,8 +70,13 @@ TEST(PerfModel, CountsOfASmallProblem) {
   EXPECT_DOUBLE_EQ(pr.exps, 16384 + 4 * 64);
   EXPECT_EQ(pr.workgroups, 2);
   EXPECT_EQ(pr.waves, 1);
-  // DRAM: Q + O (128 rows x 256 B each) + K/V once (128 x 512 B).
-  EXPECT_DOUBLE_EQ(pr.dramBytes, 2 * 128 * 256.0 + 128 * 512.0);
+  // DRAM: Q + O (128 rows x 256 B each) + K/V once (128 x 512 B) on a GPU;
+  // on the cpu they fit the warm L3 (CpuWarmRunsStreamFromTheLastLevelCache)
+  // and come from there.
+  const double compulsory = 2 * 128 * 256.0 + 128 * 512.0;
+  EXPECT_DOUBLE_EQ(run(p, g, h100()).dramBytes, compulsory);
+  EXPECT_DOUBLE_EQ(pr.dramBytes, 0);
+  EXPECT_GE(pr.l2Bytes, compulsory);
 }
 
 // Padding: Sq = 65 computes two full 64-row tiles; the useful count does
@@ -374,6 +379,31 @@ TEST(PerfModel, CpuRowsComputeInEightRowTiles) {
   Prediction pr = run(p, g, cpu());
   EXPECT_DOUBLE_EQ(pr.matrixFlops, 2.0 * 256 * 8 * 4096);
   EXPECT_DOUBLE_EQ(pr.usefulFlops, 2.0 * 256 * 1 * 4096);
+}
+
+// Warm runs on the cpu: a launch whose tensors fit half the last-level
+// cache (32 MB) finds them cached at the next timed run, so its stream
+// comes at the cache's bandwidth and nothing from DRAM (GQA decode, f32:
+// Skv 4k is 8 MB of K/V, 0.25 ms measured); at Skv 16k (32 MB) the stream
+// is DRAM's again.
+TEST(PerfModel, CpuWarmRunsStreamFromTheLastLevelCache) {
+  Problem p = heads(1, 8, 2, 1, 4096, DType::F32);
+  Geometry g = cpuGeometry(p, 0, 0, 0, 2);
+  Prediction warm = run(p, g, cpu());
+  EXPECT_EQ(warm.dramBytes, 0);
+  EXPECT_EQ(term(warm, "dram"), 0);
+  const double kv = 2.0 * 2 * 4096 * 128 * 4;
+  EXPECT_GE(warm.l2Bytes, kv);
+  EXPECT_GE(term(warm, "l2"), kv / cpu().l2Bandwidth);
+  // Still below what the same bytes from DRAM would cost.
+  EXPECT_LT(warm.seconds, kv / cpu().dramBandwidth + term(warm, "tensor"));
+
+  p.seqKv = 16384;
+  g = cpuGeometry(p, 0, 0, 0, 2);
+  Prediction cold = run(p, g, cpu());
+  EXPECT_GE(cold.dramBytes, 4 * kv);
+  EXPECT_GE(term(cold, "dram"), 4 * kv / cpu().dramBandwidth);
+  EXPECT_EQ(cold.bottleneck, "dram");
 }
 
 // The model's cpu split count (cpuKvSplits, what the cpu JIT uses for
