@@ -474,12 +474,12 @@ attn_status compileSource(const std::string &source,
     pm.addPass(mlir::attn::createAttnDecomposeMhaPass());
   mlir::attn::buildAttnToCPUPipeline(pm, options);
   LogicalResult ran = pm.run(*module);
-  // Known gap of the vector path: where the key loop folds away (one key
-  // block of a static shape), bufferization can give the softmax state a
-  // buffer whose deallocation depends on the guard's branch, which
-  // attn-cpu-hoist-tile-buffers cannot move out of the OpenMP team. Such
-  // kernels (a handful of keys) are compiled again with plain loops;
-  // every other failure is reported.
+  // A safety net: where bufferization still gives a tile temporary a
+  // buffer whose deallocation depends on a guard's branch (what
+  // attn-cpu-distinct-destinations removed for key loops that fold away),
+  // attn-cpu-hoist-tile-buffers cannot move it out of the OpenMP team; the
+  // kernel is compiled again with plain loops, and every other failure is
+  // reported.
   if (failed(ran) && options.vectorLanes > 0 &&
       llvm::StringRef(diagnostics).contains("attn-cpu-hoist-tile-buffers")) {
     diagnostics.clear();

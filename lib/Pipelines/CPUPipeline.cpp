@@ -55,6 +55,10 @@ void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
   // replaced by that output first, so tiles write straight into it.
   // Guarantees: memrefs only; every temporary allocated inside the tile
   // loops is freed in the same iteration.
+  // CSE merged identical tensor.empty destinations: each use gets its own
+  // again, so no temporary is copied (and allocated inside a guard) where
+  // their lifetimes overlap.
+  pm.addNestedPass<func::FuncOp>(createCPUDistinctDestinationsPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   // The key loop's state (acc, max, sum) may be yielded in fresh buffers
   // when a step cannot update it in place; the deallocation pipeline below

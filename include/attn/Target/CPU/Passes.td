@@ -4,6 +4,41 @@
 
 include "mlir/Pass/PassBase.td"
 
+def CPUDistinctDestinationsPass
+    : Pass<"attn-cpu-distinct-destinations", "::mlir::func::FuncOp"> {
+  let summary = "Give every op that writes into a fresh tensor (tensor.empty, "
+                "or a linalg.fill of one) its own copy of it before "
+                "bufferization";
+  let description = [{
+    The step of `attn-to-cpu-pipeline` right before bufferization (after
+    the last CSE). CSE merges identical `tensor.empty` ops and identical
+    fills of them, so the running max of the online softmax, a key block's
+    own row max (both filled with -inf), the running sum, the rescale
+    factors and other row temporaries of a tile can all name one tensor as
+    the destination they write into. One-shot bufferization then keeps one
+    writer in place and copies the rest into fresh allocations where their
+    lifetimes overlap; where such a copy is made inside an `scf.if` (the
+    rescale guard of a key loop that folded away: one key block of a
+    static shape, or a full block and its remainder) and yielded out of it,
+    its buffer is freed outside the block that allocates it, which
+    `attn-cpu-hoist-tile-buffers` refuses.
+
+    Contract: for a `tensor.empty`, or a `linalg.fill` whose destination
+    is a `tensor.empty`, with several uses, each destination-passing op
+    in its own block that writes into it (its `outs`) gets a clone made at
+    the definition (so the clone dominates what the original did; a fill
+    with its own clone of the empty tensor). The original stays with the
+    other uses where there are any: writers nested in regions below (a
+    guard's branch that updates the state in place while the other branch
+    yields the original, which must share its buffer) and reads of the
+    value (which must see it unwritten); without such uses the first
+    writer in program order keeps it. Values do not change (an empty
+    tensor's contents are undefined; a cloned fill writes the same
+    constant), and bufferization allocates each temporary once, at tile
+    level, without a copy.
+  }];
+}
+
 def CPUHoistTileBuffersPass
     : Pass<"attn-cpu-hoist-tile-buffers", "::mlir::ModuleOp"> {
   let summary = "Give the parallel tiles' temporaries per-thread slabs "
