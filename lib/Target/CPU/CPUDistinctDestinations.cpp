@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
@@ -57,25 +58,32 @@ struct CPUDistinctDestinationsPass
     OpBuilder b(&getContext());
     for (Value v : shared) {
       Operation *def = v.getDefiningOp();
-      // Writers beside the definition get clones. The original stays with
-      // the other uses, when there are any: a writer nested in a region
-      // below (a guard's branch updating the state in place while the
-      // other branch yields the original, which must share its buffer) and
-      // reads of the value, which must see it unwritten. Without such uses
-      // the first writer (in program order) keeps it.
+      // Writers beside the definition get clones; the original stays with
+      // the writers nested in a region below (a guard's branch updating the
+      // state in place while the other branch yields the original, which
+      // must share its buffer) and with reads of the value (which must see
+      // it unwritten).
       SmallVector<OpOperand *> beside;
-      for (OpOperand *w : writers(v))
-        if (w->getOwner()->getBlock() == def->getBlock())
+      bool nested = false;
+      for (OpOperand *w : writers(v)) {
+        Operation *owner = w->getOwner();
+        if (owner->getBlock() == def->getBlock()) {
           beside.push_back(w);
-      llvm::sort(beside, [](OpOperand *a, OpOperand *b) {
-        return a->getOwner()->isBeforeInBlock(b->getOwner());
-      });
-      const bool othersKeep =
-          !llvm::hasSingleElement(v.getUses()) &&
-          size_t(std::distance(v.use_begin(), v.use_end())) > beside.size();
+          continue;
+        }
+        // A branch of an scf.if beside the definition (the rescale guard).
+        auto guard = dyn_cast<scf::IfOp>(owner->getParentOp());
+        if (guard && guard->getBlock() == def->getBlock())
+          nested = true;
+      }
+      // Only where a guard's branch updates the value in place: elsewhere
+      // bufferization's copies (if any) stay at the definition's level, and
+      // the IR is left as it is (the looped kernels' state is carried by
+      // the loop, not written in place from a branch).
+      if (!nested || beside.empty())
+        continue;
       b.setInsertionPoint(def);
-      for (OpOperand *w : othersKeep ? ArrayRef<OpOperand *>(beside)
-                                     : ArrayRef<OpOperand *>(beside).drop_front()) {
+      for (OpOperand *w : beside) {
         if (auto fill = dyn_cast<linalg::FillOp>(def)) {
           Operation *empty = b.clone(*fill.getOutputs()[0].getDefiningOp());
           IRMapping map;

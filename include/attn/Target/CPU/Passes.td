@@ -24,18 +24,18 @@ def CPUDistinctDestinationsPass
     `attn-cpu-hoist-tile-buffers` refuses.
 
     Contract: for a `tensor.empty`, or a `linalg.fill` whose destination
-    is a `tensor.empty`, with several uses, each destination-passing op
-    in its own block that writes into it (its `outs`) gets a clone made at
-    the definition (so the clone dominates what the original did; a fill
-    with its own clone of the empty tensor). The original stays with the
-    other uses where there are any: writers nested in regions below (a
-    guard's branch that updates the state in place while the other branch
-    yields the original, which must share its buffer) and reads of the
-    value (which must see it unwritten); without such uses the first
-    writer in program order keeps it. Values do not change (an empty
-    tensor's contents are undefined; a cloned fill writes the same
-    constant), and bufferization allocates each temporary once, at tile
-    level, without a copy.
+    is a `tensor.empty`, that a destination-passing op in a branch of an
+    `scf.if` beside it writes into (its `outs`: the rescale guard updating
+    the state in place while the other branch yields the original, which
+    must share its buffer), each destination-passing op in its own block
+    that also
+    writes into it gets a clone made at the definition (so the clone
+    dominates what the original did; a fill with its own clone of the
+    empty tensor). The original stays with the branches' writers and with
+    reads of the value. Values do not change (an empty tensor's contents
+    are undefined; a cloned fill writes the same constant). Elsewhere (the
+    key loop's state is carried by the loop, not written in place from a
+    branch) the IR is left as it is.
   }];
 }
 
