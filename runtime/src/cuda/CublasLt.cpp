@@ -31,6 +31,11 @@ Loaded load() {
     return l;
   }
   std::string first;
+  for (const char *name : {"libcublasLt.so.13", "libcublasLt.so.12"})
+    if (loadBlasLibrary(name, l.blas, l.error, /*loadedOnly=*/true)) {
+      l.ok = true;
+      return l;
+    }
   for (const char *name : {"libcublasLt.so.13", "libcublasLt.so.12"}) {
     if (loadBlasLibrary(name, l.blas, l.error)) {
       l.ok = true;
@@ -47,9 +52,11 @@ Loaded load() {
 }
 } // namespace
 
-bool attn::cuda::loadBlasLibrary(const char *name, Blas &b, std::string &e) {
+bool attn::cuda::loadBlasLibrary(const char *name, Blas &b, std::string &e,
+                                 bool loadedOnly) {
   b = Blas{};
-  void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  void *lib =
+      dlopen(name, RTLD_NOW | RTLD_LOCAL | (loadedOnly ? RTLD_NOLOAD : 0));
   if (!lib) {
     const char *why = dlerror();
     e = std::string("cannot load cuBLASLt (") + name +

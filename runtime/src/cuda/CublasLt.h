@@ -48,10 +48,15 @@ constexpr uint32_t CUBLASLT_EPILOGUE_DEFAULT = 1;
 constexpr uint32_t CUBLASLT_EPILOGUE_BIAS = 4;
 // cublasLtMatmulPreferenceAttributes_t.
 constexpr int CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES = 1;
+constexpr int CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK = 3;
 constexpr int CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES = 5;
 constexpr int CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES = 6;
 constexpr int CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES = 7;
 constexpr int CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES = 8;
+
+// cublasLtReductionScheme_t: split-K partial sums reduced in the compute
+// type (f32), never in the output type.
+constexpr uint32_t CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE = 2;
 
 /// cublasLtMatmulAlgo_t (semi-opaque, 64 bytes).
 struct cublasLtMatmulAlgo_t {
@@ -100,13 +105,16 @@ struct Blas {
 };
 
 /// Opens `library` and resolves the entry points above without calling
-/// any. False with `error` set when it cannot be opened or lacks one.
-bool loadBlasLibrary(const char *library, Blas &blas, std::string &error);
+/// any. False with `error` set when it cannot be opened or lacks one. With
+/// `loadedOnly`, only a copy the process already has (RTLD_NOLOAD).
+bool loadBlasLibrary(const char *library, Blas &blas, std::string &error,
+                     bool loadedOnly = false);
 
 /// cuBLASLt, loaded on first use and kept for the process; null with
 /// `error` set when it cannot be. `ATTN_CUBLASLT` in the environment names
-/// the library (a path or a soname); otherwise libcublasLt.so.13, then
-/// libcublasLt.so.12, are tried.
+/// the library (a path or a soname); otherwise a libcublasLt.so.13 or .12
+/// the process already loaded (PyTorch's, say: one copy, matching its CUDA),
+/// then libcublasLt.so.13, then libcublasLt.so.12.
 const Blas *getBlas(std::string &error);
 
 /// "cublasLtFoo failed: CUBLAS_STATUS_X (n)" for a failed call.

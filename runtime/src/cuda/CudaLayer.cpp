@@ -93,6 +93,8 @@ public:
 
   ~CudaLayer() override {
     {
+      // cuBLASLt's objects and the pool are released with the context
+      // current where it can be made so (they do not need it otherwise).
       ScopedContext scope(d, context);
       for (GemmDescriptors &g : gemms) {
         if (g.desc)
@@ -309,6 +311,12 @@ private:
     cublasStatus_t s = b.cublasLtMatmulPreferenceSetAttribute(
         pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &kBlasWorkspaceBytes,
         sizeof(kBlasWorkspaceBytes));
+    // Split-K partial sums reduced in f32: every output rounded once.
+    const uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    if (s == CUBLAS_STATUS_SUCCESS)
+      s = b.cublasLtMatmulPreferenceSetAttribute(
+          pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reduction,
+          sizeof(reduction));
     for (int attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                      CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
@@ -503,7 +511,10 @@ bool cuda::planLayer(const attn_mha_spec &s, LayerPlan &p, std::string &error) {
   int64_t offset = roundUp(projectedBytes, kWorkspaceAlign);
   if (s.cross) {
     p.projectedKvOffset = offset;
-    offset += roundUp(kvBytes, kWorkspaceAlign);
+    if (!checkedAdd(offset, roundUp(kvBytes, kWorkspaceAlign), offset)) {
+      error = "the layer's intermediates overflow";
+      return false;
+    }
   }
   p.attendedOffset = offset;
   if (!checkedAdd(offset, attendedBytes, p.bytes) ||

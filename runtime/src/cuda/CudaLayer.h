@@ -73,8 +73,10 @@ struct LayerPlan {
   int64_t projectedKvOffset = 0, attendedOffset = 0, bytes = 0;
 };
 
-/// Every intermediate row is padded to 16 bytes, so each head's rows start
-/// 16-byte aligned (the tensor-core kernel's cp.async rule). A fused QKV
+/// Every section of an intermediate row (q, k, v, the attention's output)
+/// starts 16-byte aligned and every row is a multiple of 16 bytes (the
+/// tensor-core kernel's cp.async rule, which holds for its heads as their
+/// D is a multiple of 16). A fused QKV
 /// weight runs as one GEMM when its q and k blocks need no padding, as
 /// three GEMMs (row blocks of it) otherwise. False with `error` set when a
 /// size overflows. `spec` is normalized (attn_mha_compile's).

@@ -23,6 +23,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -146,6 +148,7 @@ struct BlasState {
   std::vector<std::unique_ptr<HostLayout>> layouts;
   int handles = 0, destroyedDescs = 0, destroyedLayouts = 0, heuristics = 0;
   std::vector<uint32_t> alignments; // MIN_ALIGNMENT_A of each heuristic
+  std::vector<uint32_t> reductions; // REDUCTION_SCHEME_MASK of each
   std::vector<CUstream> streams;    // of each matmul
   size_t workspaceSize = 4096;      // what the heuristic asks for
   std::vector<std::pair<void *, size_t>> workspaces; // of each matmul
@@ -238,11 +241,15 @@ Blas hostBlas() {
   b.cublasLtMatmulPreferenceSetAttribute = [](cublasLtMatmulPreference_t,
                                               int attr, const void *buf,
                                               size_t size) {
-    if (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES) {
+    if (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES ||
+        attr == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK) {
       uint32_t a;
       EXPECT_EQ(size, sizeof(a));
       std::memcpy(&a, buf, sizeof(a));
-      blasState().alignments.push_back(a);
+      (attr == CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK
+           ? blasState().reductions
+           : blasState().alignments)
+          .push_back(a);
     }
     return CUBLAS_STATUS_SUCCESS;
   };
@@ -321,9 +328,14 @@ struct Seen {
 
 class ReferenceAttention final : public Executable {
 public:
-  ReferenceAttention(attn_spec spec, Seen &seen) : spec(spec), seen(seen) {}
+  ReferenceAttention(attn_spec spec, Seen &seen, bool fail = false)
+      : spec(spec), seen(seen), fail(fail) {}
   attn_status run(const KernelArgs &a, std::string &error) override {
     seen.launches.push_back(a);
+    if (fail) {
+      error = "cuLaunchKernel failed: CUDA_ERROR_FAKE";
+      return ATTN_ERROR_BACKEND;
+    }
     attn_launch_args la{};
     auto tensor = [](const TensorView &v, attn_tensor &t) {
       t.data = v.data;
@@ -354,6 +366,7 @@ public:
 private:
   attn_spec spec;
   Seen &seen;
+  bool fail;
 };
 
 /// The normalized layer spec attn_mha_compile would pass.
@@ -624,12 +637,52 @@ TEST(CudaLayer, AlgorithmsAreCachedPerAlignment) {
   ASSERT_EQ(exe->run(h.args, error), ATTN_OK) << error;
   EXPECT_EQ(blasState().heuristics - before, 7);
   EXPECT_EQ(blasState().alignments.back(), 4u);
+  // Split-K partial sums only ever reduced in f32 (one rounding).
+  ASSERT_EQ(blasState().reductions.size(), blasState().alignments.size());
+  for (uint32_t r : blasState().reductions)
+    EXPECT_EQ(r, CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
   // Each GEMM got the workspace cuBLASLt asked for, inside the allocation.
   ASSERT_FALSE(blasState().workspaces.empty());
   EXPECT_EQ(blasState().workspaces.back().second, blasState().workspaceSize);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(blasState().workspaces.back().first) %
                 256,
             0u);
+}
+
+TEST(CudaLayer, AFailedAttentionLeavesYUnwritten) {
+  // The projections are enqueued, the attention kernel fails: the output
+  // GEMM does not run, y keeps its poison, the workspace is still freed on
+  // the stream, and the error names the attention.
+  const attn_mha_spec n = normalized(layer(ATTN_DTYPE_F32, 1, 8, 16, 2));
+  attn_spec attention;
+  std::string error;
+  ASSERT_TRUE(detail::validateSpec(layerAttentionSpec(n), ATTN_TARGET_CUDA,
+                                   attention, error));
+  const Driver d = hostDriver();
+  const Blas b = hostBlas();
+  Seen seen;
+  std::unique_ptr<LayerExecutable> exe;
+  ASSERT_EQ(createLayerWithLibraries(
+                d, b, n, attention,
+                std::make_unique<ReferenceAttention>(attention, seen, true),
+                exe, error),
+            ATTN_OK)
+      << error;
+  HostLayer h(n, 7);
+  const auto stream = reinterpret_cast<CUstream>(0x5eed);
+  h.args.stream = stream;
+  size_t matmuls = blasState().streams.size(),
+         frees = host().freeStreams.size();
+  EXPECT_EQ(exe->run(h.args, error), ATTN_ERROR_BACKEND);
+  EXPECT_NE(error.find("the attention kernel"), std::string::npos) << error;
+  EXPECT_EQ(blasState().streams.size() - matmuls, 3u) << "q, k, v only";
+  EXPECT_EQ(seen.launches.size(), 1u);
+  EXPECT_TRUE(host().live.empty()) << "the workspace was not freed";
+  ASSERT_EQ(host().freeStreams.size() - frees, 1u);
+  EXPECT_EQ(host().freeStreams.back(), stream);
+  const float *y = reinterpret_cast<const float *>(h.y.data());
+  for (int64_t i = 0; i < n.batch * n.seq * n.embed; ++i)
+    ASSERT_TRUE(std::isnan(y[i])) << "y[" << i << "] was written";
 }
 
 TEST(CudaLayer, DeviceWithoutPoolsIsRefused) {
@@ -702,8 +755,25 @@ TEST(CudaLayer, ConstantsMatchCublasLtH) {
                 ::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES);
   static_assert(attn::cuda::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES ==
                 ::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES);
+  static_assert(attn::cuda::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES ==
+                ::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES);
+  static_assert(attn::cuda::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES ==
+                ::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES);
   static_assert(attn::cuda::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES ==
                 ::CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES);
+  static_assert(attn::cuda::CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK ==
+                ::CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK);
+  static_assert(attn::cuda::CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE ==
+                ::CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE);
+  static_assert(attn::cuda::CUBLAS_STATUS_SUCCESS == ::CUBLAS_STATUS_SUCCESS);
+  static_assert(offsetof(attn::cuda::cublasLtMatmulHeuristicResult_t,
+                         workspaceSize) ==
+                offsetof(::cublasLtMatmulHeuristicResult_t, workspaceSize));
+  static_assert(offsetof(attn::cuda::cublasLtMatmulHeuristicResult_t, state) ==
+                offsetof(::cublasLtMatmulHeuristicResult_t, state));
+  static_assert(offsetof(attn::cuda::cublasLtMatmulHeuristicResult_t,
+                         wavesCount) ==
+                offsetof(::cublasLtMatmulHeuristicResult_t, wavesCount));
   static_assert(sizeof(attn::cuda::cublasLtMatmulHeuristicResult_t) ==
                 sizeof(::cublasLtMatmulHeuristicResult_t));
   static_assert(sizeof(attn::cuda::cublasLtMatmulAlgo_t) ==
