@@ -13,8 +13,9 @@ Variants (self-attention, batch_first, Hq heads of D = E / Hq, biases):
                  need_weights=False (PyTorch's fused path where it takes it)
   torch_linear   F.linear(x, in_proj) -> views -> F.scaled_dot_product_attention
                  -> F.linear(out_proj): PyTorch's plain composition
-  attn_mha       attn.mha itself: attn_mha_compile / attn_mha_launch on
-                 cuda (docs/Runtime.md "Layers"): cuBLASLt projections with
+  attn_mha       attn.mha itself (python/attn's attn.mha: attn_mha_compile /
+                 attn_mha_launch on cuda, docs/Runtime.md "Layers"): cuBLASLt
+                 projections with
                  bias epilogues writing BSHD rows, attn's attention kernel
                  reading them by strides, the output GEMM: one launch
                  sequence on the caller's stream
@@ -33,7 +34,6 @@ shape and variant (ms, TFLOP/s counting projections, attention and output
 projection) and a table.
 """
 import argparse
-import ctypes
 import json
 import math
 import os
@@ -49,63 +49,6 @@ def flops(B, S, E, causal):
     attn = 4.0 * B * S * S * E * (0.5 if causal else 1.0)
     out = 2.0 * B * S * E * E
     return proj + attn + out
-
-
-class Layer:
-    """attn.mha on cuda through the C API (attn.h's attn_mha_*): one
-    compiled layer (fused QKV weight, biases), launched on torch tensors'
-    memory and torch's current stream."""
-
-    class Spec(ctypes.Structure):
-        _fields_ = [(n, t) for n, t in (
-            ("dtype", ctypes.c_int), ("batch", ctypes.c_int64),
-            ("seq", ctypes.c_int64), ("embed", ctypes.c_int64),
-            ("heads_q", ctypes.c_int64), ("heads_kv", ctypes.c_int64),
-            ("head_dim", ctypes.c_int64), ("value_dim", ctypes.c_int64),
-            ("cross", ctypes.c_int), ("seq_kv", ctypes.c_int64),
-            ("kv_embed", ctypes.c_int64), ("fused_qkv", ctypes.c_int),
-            ("bias", ctypes.c_int), ("causal", ctypes.c_int),
-            ("scale", ctypes.c_double))]
-
-    class Args(ctypes.Structure):
-        _fields_ = [(n, ctypes.c_void_p) for n in (
-            "x", "kv", "w_q", "w_k", "w_v", "w_qkv", "w_o", "b_q", "b_k",
-            "b_v", "b_qkv", "b_o", "y", "stream")]
-
-    def __init__(self, dtype, B, S, E, H, causal):
-        from attn import _core
-        L = self.L = _core.lib()
-        vp = ctypes.c_void_p
-        L.attn_mha_spec_init.argtypes = [ctypes.POINTER(Layer.Spec)]
-        L.attn_mha_compile.argtypes = [vp, ctypes.POINTER(Layer.Spec),
-                                       ctypes.c_int, ctypes.POINTER(vp)]
-        L.attn_mha_launch.argtypes = [vp, ctypes.POINTER(Layer.Args)]
-        L.attn_last_error.restype = ctypes.c_char_p
-        self.ctx = vp()
-        self.check(L.attn_context_create(ctypes.byref(self.ctx)), "context")
-        spec = Layer.Spec()
-        L.attn_mha_spec_init(ctypes.byref(spec))
-        spec.dtype = {"f16": 1, "bf16": 2}[dtype]
-        spec.batch, spec.seq, spec.embed, spec.heads_q = B, S, E, H
-        spec.fused_qkv, spec.bias, spec.causal = 1, 1, int(causal)
-        self.kernel = vp()
-        self.check(L.attn_mha_compile(self.ctx, ctypes.byref(spec), 1,
-                                      ctypes.byref(self.kernel)),
-                   "attn_mha_compile")
-
-    def check(self, status, what):
-        if status != 0:
-            raise RuntimeError("%s: %s" % (what,
-                                           self.L.attn_last_error().decode()))
-
-    def __call__(self, x, w_qkv, b_qkv, w_o, b_o, y, stream):
-        a = Layer.Args()
-        a.x, a.w_qkv, a.b_qkv = x.data_ptr(), w_qkv.data_ptr(), b_qkv.data_ptr()
-        a.w_o, a.b_o, a.y = w_o.data_ptr(), b_o.data_ptr(), y.data_ptr()
-        a.stream = stream
-        self.check(self.L.attn_mha_launch(self.kernel, ctypes.byref(a)),
-                   "attn_mha_launch")
-        return y
 
 
 def main():
@@ -158,16 +101,9 @@ def main():
                     return F.linear(o.transpose(1, 2).reshape(B, S, E),
                                     w_out, b_out)
 
-                layer = Layer(dname, B, S, E, H, args.causal)
-                y_layer = torch.empty(B, S, E, device=dev, dtype=dt)
-
-                poison = [True]  # NaN in y before the checked call
-
-                def attn_mha():
-                    if poison[0]:
-                        y_layer.fill_(float("nan"))
-                    return layer(x, w_in, b_in, w_out, b_out, y_layer,
-                                 torch.cuda.current_stream().cuda_stream)
+                def attn_mha():  # a fresh y each call: nothing stale passes
+                    return attn.mha(x, w_qkv=w_in, b_qkv=b_in, w_o=w_out,
+                                    b_o=b_out, heads=H, causal=args.causal)
 
                 def attn_fused():
                     qkv = F.linear(x, w_in, b_in).view(B, S, 3, H, D)
@@ -204,7 +140,6 @@ def main():
                     ref = torch_mha().float()
                     errs = {n: (f().float() - ref).abs().max().item()
                             for n, f in variants.items()}
-                    poison[0] = False
                     for _ in range(args.warmup):
                         for f in variants.values():
                             f()

@@ -18,7 +18,7 @@ from ._errors import (Error, InvalidArgumentError, UnsupportedError,
 
 __version__ = "0.1.0"
 
-__all__ = ["sdpa", "Error", "InvalidArgumentError", "UnsupportedError",
+__all__ = ["sdpa", "mha", "Error", "InvalidArgumentError", "UnsupportedError",
            "CompileError", "BackendError", "UnavailableError",
            "OutOfMemoryError", "LibraryNotFoundError", "available",
            "cache_info", "library_path", "library_version",
@@ -141,3 +141,27 @@ def sdpa(q, k, v, *, mask=None, causal=False, scale=None, dropout_p=0.0,
     out, lse = _core.sdpa_impl(q, k, v, mask, causal, scale, dropout_p, seed,
                                return_lse, enable_gqa, target)
     return (out, lse) if return_lse else out
+
+
+def mha(x, *, w_o, w_q=None, w_k=None, w_v=None, w_qkv=None, b_q=None,
+        b_k=None, b_v=None, b_qkv=None, b_o=None, kv=None, heads,
+        kv_heads=None, head_dim=None, value_dim=None, causal=False,
+        scale=None, target=None):
+    """The multi-head attention layer (attn.mha, docs/Semantics.md):
+    y = concat_h(sdpa(x Wq_h^T + bq_h, c Wk^T + bk, c Wv^T + bv)) Wo^T + bo
+    with c = kv (cross-attention) or x. Weights are [out, in] as
+    torch.nn.functional.linear takes them: w_q [heads*D, E], w_k
+    [kv_heads*D, Ekv], w_v [kv_heads*Dv, Ekv], or one fused w_qkv (torch's
+    in_proj_weight, self-attention); w_o [E, heads*Dv]; biases (all or
+    none) [out]. x [B, S, E], kv [B, Skv, Ekv]; returns y [B, S, E] in x's
+    dtype. Every tensor dense row-major, one dtype (NumPy float16 /
+    float32, bfloat16 with ml_dtypes; torch float16 / bfloat16 / float32),
+    all on the cpu or all on one CUDA device (the cuda target: its
+    projections on cuBLASLt, launched on torch's current stream). kv_heads
+    (GQA) defaults to heads, head_dim to E / heads, value_dim to head_dim;
+    causal is bottom-right aligned as attn.sdpa's; scale None is
+    1/sqrt(head_dim). One compiled layer per shape and options, cached."""
+    from . import _mha
+    return _mha.mha_impl(x, kv, w_q, w_k, w_v, w_qkv, w_o, b_q, b_k, b_v,
+                         b_qkv, b_o, heads, kv_heads, head_dim, value_dim,
+                         causal, scale, target)

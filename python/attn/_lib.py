@@ -72,6 +72,34 @@ class LaunchArgs(ctypes.Structure):
     ]
 
 
+class MhaSpec(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("batch", ctypes.c_int64),
+        ("seq", ctypes.c_int64),
+        ("embed", ctypes.c_int64),
+        ("heads_q", ctypes.c_int64),
+        ("heads_kv", ctypes.c_int64),
+        ("head_dim", ctypes.c_int64),
+        ("value_dim", ctypes.c_int64),
+        ("cross", ctypes.c_int),
+        ("seq_kv", ctypes.c_int64),
+        ("kv_embed", ctypes.c_int64),
+        ("fused_qkv", ctypes.c_int),
+        ("bias", ctypes.c_int),
+        ("causal", ctypes.c_int),
+        ("scale", ctypes.c_double),
+    ]
+
+
+MHA_POINTERS = ("x", "kv", "w_q", "w_k", "w_v", "w_qkv", "w_o", "b_q", "b_k",
+                "b_v", "b_qkv", "b_o", "y", "stream")
+
+
+class MhaArgs(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_void_p) for n in MHA_POINTERS]
+
+
 # One launch's attn_launch_args packed with a single struct.pack: six
 # tensors (data, shape[4], strides[4]), seed, stream. Every field is 8
 # bytes, so there is no padding (checked below); this is what
@@ -152,6 +180,14 @@ def _declare(lib):
     lib.attn_context_cache_size.argtypes = [c_void_p]
     lib.attn_context_cache_size.restype = ctypes.c_size_t
     lib.attn_last_error.argtypes = []
+    if hasattr(lib, "attn_mha_compile"):  # libattn 0.1.0 of 2026-11-26 on
+        lib.attn_mha_spec_init.argtypes = [ctypes.POINTER(MhaSpec)]
+        lib.attn_mha_spec_init.restype = None
+        lib.attn_mha_compile.argtypes = [c_void_p, ctypes.POINTER(MhaSpec),
+                                         c_int, ctypes.POINTER(c_void_p)]
+        lib.attn_mha_compile.restype = c_int
+        lib.attn_mha_launch.argtypes = [c_void_p, ctypes.POINTER(MhaArgs)]
+        lib.attn_mha_launch.restype = c_int
     lib.attn_last_error.restype = ctypes.c_char_p
     lib.attn_status_string.argtypes = [c_int]
     lib.attn_status_string.restype = ctypes.c_char_p

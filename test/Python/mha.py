@@ -16,23 +16,10 @@ L = _core.lib()
 i64, c_int, c_double, vp = ctypes.c_int64, ctypes.c_int, ctypes.c_double, ctypes.c_void_p
 
 
-class MhaSpec(ctypes.Structure):
-    _fields_ = [("dtype", c_int), ("batch", i64), ("seq", i64), ("embed", i64),
-                ("heads_q", i64), ("heads_kv", i64), ("head_dim", i64),
-                ("value_dim", i64), ("cross", c_int), ("seq_kv", i64),
-                ("kv_embed", i64), ("fused_qkv", c_int), ("bias", c_int),
-                ("causal", c_int), ("scale", c_double)]
-
-
-class MhaArgs(ctypes.Structure):
-    _fields_ = [(n, vp) for n in ("x", "kv", "w_q", "w_k", "w_v", "w_qkv", "w_o",
-                                  "b_q", "b_k", "b_v", "b_qkv", "b_o", "y",
-                                  "stream")]
-
-
-L.attn_mha_spec_init.argtypes = [ctypes.POINTER(MhaSpec)]
-L.attn_mha_compile.argtypes = [vp, ctypes.POINTER(MhaSpec), c_int, ctypes.POINTER(vp)]
-L.attn_mha_launch.argtypes = [vp, ctypes.POINTER(MhaArgs)]
+# The package's mirror of attn_mha_spec / attn_mha_args (python/attn/_lib.py,
+# declared on the library it loads).
+from attn import _lib
+MhaSpec, MhaArgs = _lib.MhaSpec, _lib.MhaArgs
 L.attn_last_error.restype = ctypes.c_char_p
 ctx = vp()
 assert L.attn_context_create(ctypes.byref(ctx)) == 0
@@ -153,3 +140,77 @@ cuda_plan("cross gqa dv scale causal", cross=1, seq_kv=70, kv_embed=24,
           heads_kv=2, value_dim=12, scale=0.3, causal=1)
 # CHECK: cuda fused bias bf16: ok
 cuda_plan("fused bias bf16", dtype=2, fused_qkv=1, bias=1)
+
+
+# attn.mha, the package's layer API, on NumPy arrays: the same float64
+# formulation, fused and separate weights, GQA cross-attention, and its
+# refusals (a shape the spec does not give, partial biases, mixed dtypes).
+import attn
+
+
+def api(name, dtype, B, S, E, H, Hkv, D=None, Dv=None, Skv=None, Ekv=None,
+        fused=False, causal=False, bias=True, tol=1e-5):
+    D = D or E // H
+    Dv = Dv or D
+    cross = Skv is not None or Ekv is not None
+    Skv, Ekv = Skv or S, Ekv or E
+    u = lambda *s, a=1.0: (rng.uniform(-a, a, s)).astype(dtype)
+    x = u(B, S, E)
+    c = u(B, Skv, Ekv) if cross else x
+    wq, wk, wv = u(H * D, E, a=E ** -0.5), u(Hkv * D, Ekv, a=Ekv ** -0.5), u(Hkv * Dv, Ekv, a=Ekv ** -0.5)
+    wo = u(E, H * Dv, a=(H * Dv) ** -0.5)
+    bq, bk, bv, bo = u(H * D), u(Hkv * D), u(Hkv * Dv), u(E)
+    kw = dict(w_o=wo, heads=H, kv_heads=Hkv, head_dim=D, value_dim=Dv,
+              causal=causal, kv=c if cross else None)
+    if fused:
+        kw.update(w_qkv=np.concatenate([wq, wk, wv]))
+    else:
+        kw.update(w_q=wq, w_k=wk, w_v=wv)
+    if bias:
+        kw.update(b_o=bo)
+        if fused:
+            kw.update(b_qkv=np.concatenate([bq, bk, bv]))
+        else:
+            kw.update(b_q=bq, b_k=bk, b_v=bv)
+    else:
+        bq, bk, bv, bo = (np.zeros_like(t) for t in (bq, bk, bv, bo))
+    y = attn.mha(x, **kw)
+    f = lambda t: t.astype(np.float64)
+    ref = torch_style(f(x), f(c), f(wq), f(wk), f(wv), f(wo), f(bq), f(bk),
+                      f(bv), f(bo), H, Hkv, causal)
+    err = np.linalg.norm(f(y) - ref) / np.linalg.norm(ref)
+    ok = y.shape == x.shape and y.dtype == x.dtype and np.isfinite(y).all() \
+        and err <= tol
+    print("api %s: %s (rel. L2 %.2e, tol %.0e)" % (name, "ok" if ok else "FAILED", err, tol))
+    assert ok
+    return kw, x
+
+
+# CHECK: api fused causal f32: ok
+api("fused causal f32", np.float32, B=2, S=21, E=48, H=4, Hkv=4, fused=True,
+    causal=True)
+# CHECK: api cross gqa no bias f32: ok
+kw, x = api("cross gqa no bias f32", np.float32, B=1, S=9, E=32, H=4, Hkv=2,
+            Dv=6, Skv=40, Ekv=24, bias=False)
+# CHECK: api separate f16: ok
+api("separate f16", np.float16, B=1, S=30, E=64, H=4, Hkv=4, tol=2e-3)
+
+
+def refused(name, fn):
+    try:
+        fn()
+    except attn.InvalidArgumentError as e:
+        print("api refuses %s: %s" % (name, e))
+        return
+    print("api refuses %s: FAILED (accepted)" % name)
+    raise AssertionError(name)
+
+
+# CHECK: api refuses a short weight: w_q has shape (4, 32)
+refused("a short weight", lambda: attn.mha(x, **dict(kw, w_q=kw["w_q"][:4])))
+# CHECK: api refuses partial biases: biases b_o given
+refused("partial biases", lambda: attn.mha(x, **dict(kw, b_o=np.zeros(32, np.float32))))
+# CHECK: api refuses mixed dtypes: {{.*}}share one dtype
+refused("mixed dtypes", lambda: attn.mha(x.astype(np.float16), **kw))
+# CHECK: api refuses a strided input: x is not dense row-major
+refused("a strided input", lambda: attn.mha(np.ascontiguousarray(np.concatenate([x, x], 2))[:, :, ::2], **kw))
