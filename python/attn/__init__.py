@@ -162,6 +162,6 @@ def mha(x, *, w_o, w_q=None, w_k=None, w_v=None, w_qkv=None, b_q=None,
     causal is bottom-right aligned as attn.sdpa's; scale None is
     1/sqrt(head_dim). One compiled layer per shape and options, cached."""
     from . import _mha
-    return _mha.mha_impl(x, kv, w_q, w_k, w_v, w_qkv, w_o, b_q, b_k, b_v,
-                         b_qkv, b_o, heads, kv_heads, head_dim, value_dim,
-                         causal, scale, target)
+    return _mha.mha(x, kv, w_q, w_k, w_v, w_qkv, w_o, b_q, b_k, b_v, b_qkv,
+                    b_o, heads, kv_heads, head_dim, value_dim, causal, scale,
+                    target)
