@@ -122,6 +122,26 @@ bool loadDriverLibrary(const char *library, Driver &driver, std::string &error);
 /// file to exercise the unavailable path on machines that have a GPU).
 const Driver *getDriver(std::string &error);
 
+/// Makes a context current for a scope and restores the caller's after.
+class ScopedContext {
+public:
+  ScopedContext(const Driver &d, CUcontext ctx) : d(d) {
+    pushed = d.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
+  }
+  ~ScopedContext() {
+    CUcontext ignored;
+    if (pushed)
+      d.cuCtxPopCurrent(&ignored);
+  }
+  ScopedContext(const ScopedContext &) = delete;
+  ScopedContext &operator=(const ScopedContext &) = delete;
+  bool ok() const { return pushed; }
+
+private:
+  const Driver &d;
+  bool pushed = false;
+};
+
 /// "cuFoo failed: CUDA_ERROR_X (description)" for a failed call.
 std::string describe(const Driver &driver, const char *call, CUresult result);
 

@@ -18,24 +18,6 @@ using namespace attn::cuda;
 
 namespace {
 
-/// Makes a context current for a scope and restores the caller's after.
-class ScopedContext {
-public:
-  ScopedContext(const Driver &d, CUcontext ctx) : d(d) {
-    pushed = d.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
-  }
-  ~ScopedContext() {
-    CUcontext ignored;
-    if (pushed)
-      d.cuCtxPopCurrent(&ignored);
-  }
-  bool ok() const { return pushed; }
-
-private:
-  const Driver &d;
-  bool pushed = false;
-};
-
 /// A kernel parameter that holds a workspace's address: packed as 0 while
 /// a launch is checked, set once the workspace memory exists.
 struct WorkspaceAddress {

@@ -41,24 +41,6 @@ int blasType(attn_dtype dtype) {
   }
 }
 
-/// Makes a context current for a scope and restores the caller's after.
-class ScopedContext {
-public:
-  ScopedContext(const Driver &d, CUcontext ctx) : d(d) {
-    pushed = d.cuCtxPushCurrent(ctx) == CUDA_SUCCESS;
-  }
-  ~ScopedContext() {
-    CUcontext ignored;
-    if (pushed)
-      d.cuCtxPopCurrent(&ignored);
-  }
-  bool ok() const { return pushed; }
-
-private:
-  const Driver &d;
-  bool pushed = false;
-};
-
 std::string shapeOf(const Gemm &g) {
   return std::to_string(g.rows) + "x" + std::to_string(g.cols) + "x" +
          std::to_string(g.inner);
@@ -70,6 +52,7 @@ std::string shapeOf(const Gemm &g) {
 /// [N, M] (ld outputStride); the bias epilogue adds bias[n] to row n of
 /// outᵀ, one value per output feature.
 struct GemmDescriptors {
+  const Gemm *gemm = nullptr; // in the layer's plan
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t w = nullptr, in = nullptr, out = nullptr;
   /// Algorithms by the launch pointers' alignment (heuristics depend on it).
@@ -119,15 +102,12 @@ public:
       error = "cuda: " + describe(b, "cublasLtCreate", s);
       return ATTN_ERROR_BACKEND;
     }
-    std::vector<const Gemm *> all;
     for (const Gemm &g : plan.projections)
-      all.push_back(&g);
-    all.push_back(&plan.output);
-    gemms.resize(all.size());
+      gemms.emplace_back().gemm = &g;
+    gemms.emplace_back().gemm = &plan.output;
     const int type = blasType(spec.dtype);
-    for (size_t i = 0; i < all.size(); ++i) {
-      const Gemm &g = *all[i];
-      GemmDescriptors &gd = gemms[i];
+    for (GemmDescriptors &gd : gemms) {
+      const Gemm &g = *gd.gemm;
       auto fail = [&](const char *call, cublasStatus_t s) {
         error = "cuda: " + describe(b, call, s) + " for the '" + g.what +
                 "' GEMM (" + shapeOf(g) + ")";
@@ -179,14 +159,10 @@ public:
     // allocated or enqueued. Workspace addresses are 256-byte aligned
     // wherever the allocation lands, so alignments and the attention's
     // views are known before it exists.
-    std::vector<const Gemm *> all;
-    for (const Gemm &g : plan.projections)
-      all.push_back(&g);
-    all.push_back(&plan.output);
-    std::vector<const GemmDescriptors::Algo *> algos(all.size());
+    std::vector<const GemmDescriptors::Algo *> algos(gemms.size());
     size_t blasBytes = 0;
-    for (size_t i = 0; i < all.size(); ++i) {
-      if (attn_status s = algorithm(i, *all[i], args, algos[i], error))
+    for (size_t i = 0; i < gemms.size(); ++i) {
+      if (attn_status s = algorithm(gemms[i], args, algos[i], error))
         return s;
       blasBytes = std::max(blasBytes, algos[i]->workspace);
     }
@@ -220,8 +196,8 @@ public:
         blasBytes ? reinterpret_cast<void *>(base + blasOffset) : nullptr;
 
     attn_status status = ATTN_OK;
-    for (size_t i = 0; i + 1 < all.size() && status == ATTN_OK; ++i)
-      status = enqueue(i, *all[i], *algos[i], args, base, blasWorkspace,
+    for (size_t i = 0; i + 1 < gemms.size() && status == ATTN_OK; ++i)
+      status = enqueue(gemms[i], *algos[i], args, base, blasWorkspace,
                        blasBytes, stream, error);
     if (status == ATTN_OK) {
       bool ok = attentionLaunch(args, base, stream, attentionArgs, error);
@@ -231,8 +207,8 @@ public:
         error = "the attention kernel: " + error;
     }
     if (status == ATTN_OK)
-      status = enqueue(all.size() - 1, plan.output, *algos.back(), args, base,
-                       blasWorkspace, blasBytes, stream, error);
+      status = enqueue(gemms.back(), *algos.back(), args, base, blasWorkspace,
+                       blasBytes, stream, error);
     // Freed on the stream after everything above (also after a failure);
     // the first error is the one reported.
     if (CUresult r = d.cuMemFreeAsync(base, stream); r && status == ATTN_OK) {
@@ -269,11 +245,12 @@ public:
   }
 
 private:
-  /// The algorithm for GEMM `i` at this launch's pointer alignment, from
-  /// cuBLASLt's heuristics on first use.
-  attn_status algorithm(size_t i, const Gemm &g, const attn_mha_args &args,
+  /// The algorithm for a GEMM at this launch's pointer alignment, from
+  /// cuBLASLt's heuristics on first use. Sets the descriptor's bias pointer
+  /// for this launch (the heuristics read its alignment; enqueue uses it).
+  attn_status algorithm(GemmDescriptors &gd, const attn_mha_args &args,
                         const GemmDescriptors::Algo *&out, std::string &error) {
-    GemmDescriptors &gd = gemms[i];
+    const Gemm &g = *gd.gemm;
     const uint64_t aligned = uint64_t(kWorkspaceAlign);
     auto at = [&](const Ref &r) {
       return reinterpret_cast<uint64_t>(resolve(r, spec, args, plan, aligned));
@@ -284,7 +261,8 @@ private:
     const void *bias = resolve(g.bias, spec, args, plan, aligned);
     if (bias)
       align = std::min(align, alignmentOf(reinterpret_cast<uint64_t>(bias)));
-    // The heuristics read the bias pointer's alignment from the descriptor.
+    // The heuristics read the bias pointer's alignment from the descriptor;
+    // biases are caller tensors, so it is also the launch's pointer.
     if (g.bias.operand != Operand::None)
       if (cublasStatus_t s = b.cublasLtMatmulDescSetAttribute(
               gd.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))) {
@@ -348,20 +326,13 @@ private:
     return ATTN_OK;
   }
 
-  attn_status enqueue(size_t i, const Gemm &g, const GemmDescriptors::Algo &a,
+  /// Enqueues a GEMM whose descriptor algorithm() prepared for this launch
+  /// (its bias pointer is a caller tensor's, set there).
+  attn_status enqueue(GemmDescriptors &gd, const GemmDescriptors::Algo &a,
                       const attn_mha_args &args, uint64_t base,
                       void *blasWorkspace, size_t blasBytes, CUstream stream,
                       std::string &error) {
-    GemmDescriptors &gd = gemms[i];
-    const void *bias = resolve(g.bias, spec, args, plan, base);
-    if (g.bias.operand != Operand::None)
-      if (cublasStatus_t s = b.cublasLtMatmulDescSetAttribute(
-              gd.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias))) {
-        error = "cuda: " +
-                describe(b, "cublasLtMatmulDescSetAttribute(BIAS_POINTER)", s) +
-                " for the '" + g.what + "' GEMM";
-        return ATTN_ERROR_BACKEND;
-      }
+    const Gemm &g = *gd.gemm;
     const float one = 1.0f, zero = 0.0f;
     void *out = const_cast<void *>(resolve(g.output, spec, args, plan, base));
     if (cublasStatus_t s = b.cublasLtMatmul(

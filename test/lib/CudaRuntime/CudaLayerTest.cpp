@@ -437,22 +437,23 @@ struct HostLayer {
   }
 };
 
+/// A layer of `n` on `d` and `b` around the reference attention (one that
+/// fails every launch with `failAttention`).
 std::unique_ptr<LayerExecutable> makeLayer(const Driver &d, const Blas &b,
                                            const attn_mha_spec &n, Seen &seen,
                                            std::string &error,
-                                           attn_status *status = nullptr) {
+                                           bool failAttention = false) {
   attn_spec attention;
   EXPECT_TRUE(detail::validateSpec(layerAttentionSpec(n), ATTN_TARGET_CUDA,
                                    attention, error))
       << error;
   std::unique_ptr<LayerExecutable> exe;
-  attn_status s = createLayerWithLibraries(
-      d, b, n, attention, std::make_unique<ReferenceAttention>(attention, seen),
-      exe, error);
-  if (status)
-    *status = s;
-  else
-    EXPECT_EQ(s, ATTN_OK) << error;
+  EXPECT_EQ(createLayerWithLibraries(d, b, n, attention,
+                                     std::make_unique<ReferenceAttention>(
+                                         attention, seen, failAttention),
+                                     exe, error),
+            ATTN_OK)
+      << error;
   return exe;
 }
 
@@ -654,20 +655,12 @@ TEST(CudaLayer, AFailedAttentionLeavesYUnwritten) {
   // GEMM does not run, y keeps its poison, the workspace is still freed on
   // the stream, and the error names the attention.
   const attn_mha_spec n = normalized(layer(ATTN_DTYPE_F32, 1, 8, 16, 2));
-  attn_spec attention;
-  std::string error;
-  ASSERT_TRUE(detail::validateSpec(layerAttentionSpec(n), ATTN_TARGET_CUDA,
-                                   attention, error));
   const Driver d = hostDriver();
   const Blas b = hostBlas();
   Seen seen;
-  std::unique_ptr<LayerExecutable> exe;
-  ASSERT_EQ(createLayerWithLibraries(
-                d, b, n, attention,
-                std::make_unique<ReferenceAttention>(attention, seen, true),
-                exe, error),
-            ATTN_OK)
-      << error;
+  std::string error;
+  auto exe = makeLayer(d, b, n, seen, error, /*failAttention=*/true);
+  ASSERT_TRUE(exe);
   HostLayer h(n, 7);
   const auto stream = reinterpret_cast<CUstream>(0x5eed);
   h.args.stream = stream;
