@@ -610,8 +610,6 @@ public:
 
   attn_status run(const attn_mha_args &a, std::string &error) override {
     const attn_mha_spec &s = spec;
-    const int64_t qw = s.heads_q * s.head_dim, kw = s.heads_kv * s.head_dim,
-                  vw = s.heads_kv * s.value_dim, ow = s.heads_q * s.value_dim;
     // Descriptors of every rank live in one list; the packed call takes a
     // pointer to a pointer to each.
     std::vector<MemRefDescriptor<3>> d3;
@@ -649,28 +647,15 @@ public:
       dense(d1.back(), p, {n});
       ptrs.push_back(&d1.back());
     };
-    add3(a.x, s.batch, s.seq, s.embed);
-    if (s.cross)
-      add3(a.kv, s.batch, s.seq_kv, s.kv_embed);
-    if (s.fused_qkv) {
-      add2(a.w_qkv, qw + kw + vw, s.embed);
-    } else {
-      add2(a.w_q, qw, s.embed);
-      add2(a.w_k, kw, s.kv_embed);
-      add2(a.w_v, vw, s.kv_embed);
+    // The entry function's arguments in order, as the runtime lists them.
+    for (const ::attn::LayerOperand &o : ::attn::layerOperands(s, a)) {
+      if (o.rank == 3)
+        add3(o.data, o.shape[0], o.shape[1], o.shape[2]);
+      else if (o.rank == 2)
+        add2(o.data, o.shape[0], o.shape[1]);
+      else
+        add1(o.data, o.shape[0]);
     }
-    add2(a.w_o, s.embed, ow);
-    if (s.bias) {
-      if (s.fused_qkv) {
-        add1(a.b_qkv, qw + kw + vw);
-      } else {
-        add1(a.b_q, qw);
-        add1(a.b_k, kw);
-        add1(a.b_v, vw);
-      }
-      add1(a.b_o, s.embed);
-    }
-    add3(a.y, s.batch, s.seq, s.embed);
     std::vector<void *> args;
     for (void *&p : ptrs)
       args.push_back(&p);

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "attn/Conversion/TilesToSIMT/TilesToSIMT.h"
+#include "attn/Dialect/Attn/Transforms/Passes.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/InitAll.h"
 #include "attn/JIT/JIT.h"
@@ -270,6 +271,52 @@ public:
       return vk::createExecutable(*artifact, spec, loaded, result.executable,
                                   error);
     }
+    vk::KernelMetadata metadata;
+    ::attn::KernelInfo chosen;
+    if (attn_status s = lowerKernel(spec, /*layerSource=*/nullptr, info,
+                                    metadata, chosen, result.source, error))
+      return s;
+    return vk::createExecutable(metadata, spec, chosen, result.executable,
+                                error);
+  }
+
+  /// A layer (attn.mha): its source decomposed (attn-decompose-mha) and
+  /// lowered by the same pipeline and the same choices as an attention
+  /// kernel for the attention inside it; the projections become kernels
+  /// of the same module (attn-spirv-layer-buffers, attn-spirv-map-linalg).
+  attn_status compileMha(const attn_mha_spec &spec,
+                         ::attn::LayerCompileResult &result,
+                         std::string &error) override {
+    vk::DeviceInfo info;
+    if (attn_status s = vk::deviceInfo(info, error))
+      return s;
+    const std::string layerSource = mlir::attn::jit::buildMhaKernelSource(spec);
+    vk::KernelMetadata metadata;
+    ::attn::KernelInfo chosen;
+    attn_status s = lowerKernel(::attn::layerAttentionSpec(spec),
+                                &layerSource, info, metadata, chosen,
+                                result.source, error);
+    if (s == ATTN_OK)
+      s = vk::createLayerExecutable(metadata, spec, result.executable, error);
+    // attn_mha_compile names the target itself.
+    const std::string prefix = "vulkan: ";
+    if (s != ATTN_OK && error.compare(0, prefix.size(), prefix) == 0)
+      error.erase(0, prefix.size());
+    return s;
+  }
+
+private:
+  /// The SPIR-V kernel (module and launch metadata) for `spec`'s attention:
+  /// the variant, geometry and split count chosen for the device, the
+  /// pipeline run, the artifact read off its result. With `layerSource`,
+  /// that layer's source (whose attention `spec` is) is lowered instead of
+  /// the attention kernel's.
+  attn_status lowerKernel(const attn_spec &spec,
+                          const std::string *layerSource,
+                          const vk::DeviceInfo &info,
+                          vk::KernelMetadata &metadata,
+                          ::attn::KernelInfo &chosen, std::string &sourceOut,
+                          std::string &error) {
     // What the portable variant does not do yet; each is a clear refusal.
     auto unsupported = [&](const std::string &why) {
       error = "vulkan: " + why;
@@ -411,6 +458,12 @@ public:
     std::string variantName = forced == "coopmat-scalar" || forced == "tiled"
                                   ? forced
                                   : coopmat ? "coopmat" : "portable";
+    // The tiled variant bufferizes the whole function into private
+    // memory; a layer's projections need device buffers between kernels.
+    if (layerSource && variantName == "tiled")
+      return unsupported("ATTN_VULKAN_VARIANT=tiled compiles attention "
+                         "kernels only; a layer (attn.mha) needs the "
+                         "portable or a coopmat variant");
     // The tiled variant has no split-KV, and longer key runs than one
     // chunk would sum inaccurately in its f32 state (KeyChunks.h).
     if (variantName == "tiled" && spec.seq_kv > ::attn::kMaxChunkKeys)
@@ -451,7 +504,8 @@ public:
     std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
 
     const std::string kernelSource =
-        mlir::attn::jit::buildDenseKernelSource(spec);
+        layerSource ? *layerSource
+                    : mlir::attn::jit::buildDenseKernelSource(spec);
     DialectRegistry registry;
     mlir::attn::registerAllDialects(registry);
     MLIRContext context(registry, MLIRContext::Threading::DISABLED);
@@ -704,6 +758,9 @@ public:
       // them.
       if (failed(mlir::attn::jit::configurePassManager(pm)))
         return failure();
+      // A layer becomes its projections around one attn.sdpa first.
+      if (layerSource)
+        pm.addPass(mlir::attn::createAttnDecomposeMhaPass());
       std::string buildError;
       if (failed(
               mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {
@@ -809,7 +866,7 @@ public:
       return ATTN_ERROR_COMPILE;
     }
 
-    result.source = "// vulkan variant: " + variantName +
+    sourceOut = "// vulkan variant: " + variantName +
                     (forced != "auto" ? " (ATTN_VULKAN_VARIANT)"
                      : coopmat        ? " (auto)"
                                       : " (auto: " + coopGap + ")") +
@@ -848,16 +905,13 @@ public:
     }
     // The runtime's launch path, the same as for kernels loaded ahead of
     // time (runtime/src/vulkan/Kernel.cpp).
-    vk::KernelMetadata metadata;
     mlir::attn::jit::toVulkanKernelMetadata(artifact, variantName, metadata);
-    ::attn::KernelInfo chosen;
     chosen.variant = variantName;
     chosen.device = info.name;
     chosen.blockQ = options.blockQ;
     chosen.blockKv = variantName == "tiled" || !bc ? options.blockKv : bc;
     chosen.kvSplits = splits;
-    return vk::createExecutable(metadata, spec, chosen, result.executable,
-                                error);
+    return ATTN_OK;
   }
 };
 

@@ -156,6 +156,15 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   }
   // coopmat's workgroup is one subgroup, 32 invocations unless given;
   // coopmat-scalar's is a workgroup of at least one invocation per row.
+  // A layer's work around its attention (attn.mha after
+  // attn-decompose-mha; nothing in a plain attention kernel): its tensors
+  // in device buffers the host function allocates, the attention left in
+  // destination-passing form, each projection a kernel of its own.
+  auto addLayerKernels = [&]() {
+    pm.addPass(createSPIRVLayerBuffersPass());
+    pm.addPass(createSPIRVMapLinalgPass());
+  };
+
   const int64_t coopSubgroup =
       opts.subgroupSize > 0           ? int64_t(opts.subgroupSize)
       : opts.variant == "coopmat-scalar" ? std::max<int64_t>(32, tileQ)
@@ -175,6 +184,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // target's subgroup size is N, and the module says so for the
     // runtime).
     const int64_t sg = opts.subgroupSize;
+    addLayerKernels();
     AttnConfigureSIMTPassOptions simt;
     simt.blockQ = opts.blockQ > 0 ? int64_t(opts.blockQ)
                   : sg > 0        ? defaultSubgroupRows(sg)
@@ -217,6 +227,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     // (query block, head x chunk, batch), workspaces the host function
     // allocates, and the merge kernel, in one module.
     const bool scalar = opts.variant == "coopmat-scalar";
+    addLayerKernels();
     // A bf16 attention on cooperative matrices is lowered as f16 and
     // retyped after the SPIR-V conversion (gpu.mma_matrix has no bf16).
     if (!scalar)

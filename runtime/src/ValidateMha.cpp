@@ -219,3 +219,59 @@ std::string attn::detail::mhaCacheKey(const attn_mha_spec &s,
                 s.bias, s.causal, s.scale);
   return buf + configuration;
 }
+
+std::vector<attn::LayerOperand>
+attn::layerOperands(const attn_mha_spec &s, const attn_mha_args &a) {
+  const int64_t qw = s.heads_q * s.head_dim, kw = s.heads_kv * s.head_dim,
+                vw = s.heads_kv * s.value_dim, ow = s.heads_q * s.value_dim;
+  std::vector<LayerOperand> out;
+  auto add = [&](const char *name, const void *p,
+                 std::initializer_list<int64_t> shape, bool output = false) {
+    LayerOperand o;
+    o.name = name;
+    o.data = const_cast<void *>(p);
+    for (int64_t e : shape)
+      o.shape[o.rank++] = e;
+    o.output = output;
+    out.push_back(o);
+  };
+  add("x", a.x, {s.batch, s.seq, s.embed});
+  if (s.cross)
+    add("kv", a.kv, {s.batch, s.seq_kv, s.kv_embed});
+  if (s.fused_qkv) {
+    add("w_qkv", a.w_qkv, {qw + kw + vw, s.embed});
+  } else {
+    add("w_q", a.w_q, {qw, s.embed});
+    add("w_k", a.w_k, {kw, s.kv_embed});
+    add("w_v", a.w_v, {vw, s.kv_embed});
+  }
+  add("w_o", a.w_o, {s.embed, ow});
+  if (s.bias) {
+    if (s.fused_qkv) {
+      add("b_qkv", a.b_qkv, {qw + kw + vw});
+    } else {
+      add("b_q", a.b_q, {qw});
+      add("b_k", a.b_k, {kw});
+      add("b_v", a.b_v, {vw});
+    }
+    add("b_o", a.b_o, {s.embed});
+  }
+  add("y", a.y, {s.batch, s.seq, s.embed}, /*output=*/true);
+  return out;
+}
+
+attn_spec attn::layerAttentionSpec(const attn_mha_spec &l) {
+  attn_spec s;
+  attn_spec_init(&s);
+  s.dtype = l.dtype;
+  s.batch = l.batch;
+  s.heads_q = l.heads_q;
+  s.heads_kv = l.heads_kv;
+  s.seq_q = l.seq;
+  s.seq_kv = l.cross ? l.seq_kv : l.seq;
+  s.head_dim = l.head_dim;
+  s.value_dim = l.value_dim;
+  s.causal = l.causal;
+  s.scale = l.scale;
+  return s;
+}

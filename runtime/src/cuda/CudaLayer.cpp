@@ -363,19 +363,7 @@ private:
 } // namespace
 
 attn_spec cuda::layerAttentionSpec(const attn_mha_spec &l) {
-  attn_spec s;
-  attn_spec_init(&s);
-  s.dtype = l.dtype;
-  s.batch = l.batch;
-  s.heads_q = l.heads_q;
-  s.heads_kv = l.heads_kv;
-  s.seq_q = l.seq;
-  s.seq_kv = l.cross ? l.seq_kv : l.seq;
-  s.head_dim = l.head_dim;
-  s.value_dim = l.value_dim;
-  s.causal = l.causal;
-  s.scale = l.scale;
-  return s;
+  return ::attn::layerAttentionSpec(l);
 }
 
 bool cuda::planLayer(const attn_mha_spec &s, LayerPlan &p, std::string &error) {

@@ -911,18 +911,16 @@ bool attn::vulkan::readArtifact(const std::string &metadataPath,
   return true;
 }
 
-attn_status attn::vulkan::createExecutable(
-    const KernelMetadata &m, const attn_spec &spec, const KernelInfo &chosen,
-    std::unique_ptr<Executable> &executable, std::string &error) {
-  if (m.hostArgs != hostArgsOf(spec)) {
-    error = "vulkan: the kernel takes " + std::to_string(m.hostArgs) +
-            " host arguments but the spec implies " +
-            std::to_string(hostArgsOf(spec));
-    return ATTN_ERROR_INVALID_ARGUMENT;
-  }
+namespace {
+/// The program of `m` on the process's device and its dispatches (grids of
+/// dynamic sizes left to the launch): the one place the metadata becomes
+/// a ProgramDesc, for attention kernels and layers alike.
+attn_status programFor(const KernelMetadata &m,
+                       std::unique_ptr<Program> &program,
+                       std::vector<Dispatch> &dispatches, std::string &error) {
   ProgramDesc desc;
   desc.spirv = m.words;
-  std::vector<Dispatch> dispatches;
+  dispatches.clear();
   for (const DispatchDesc &d : m.dispatches) {
     Dispatch dispatch;
     auto it = std::find_if(
@@ -965,8 +963,87 @@ attn_status attn::vulkan::createExecutable(
       desc.requireFullSubgroups = false;
   desc.needsSubgroupArithmetic = m.needsSubgroupArithmetic;
   desc.needsSubgroupShuffle = m.needsSubgroupShuffle;
+  return createProgram(desc, program, error);
+}
+
+/// A layer (attn.mha): its kernels (projections, attention, output
+/// projection) dispatched in order in one command buffer, each after the
+/// previous one's writes; the intermediates are the program's workspaces.
+class VulkanLayerExecutable final : public LayerExecutable {
+public:
+  VulkanLayerExecutable(std::unique_ptr<Program> program,
+                        std::vector<Dispatch> dispatches,
+                        const attn_mha_spec &spec)
+      : program(std::move(program)), dispatches(std::move(dispatches)),
+        spec(spec) {}
+
+  attn_status run(const attn_mha_args &a, std::string &error) override {
+    const size_t es = static_cast<size_t>(dtypeBytes(spec.dtype));
+    std::vector<HostTensor> tensors;
+    for (const LayerOperand &o : layerOperands(spec, a)) {
+      if (isDeviceAddress(o.data)) {
+        error = std::string("vulkan: args.") + o.name +
+                " is a device-buffer address; a layer takes host memory "
+                "(its intermediates live in device buffers of its own)";
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      HostTensor t;
+      t.data = o.data;
+      t.rank = o.rank;
+      int64_t stride = 1;
+      for (int d = o.rank - 1; d >= 0; --d) {
+        t.shape[d] = o.shape[d];
+        t.strides[d] = stride;
+        stride *= o.shape[d];
+      }
+      t.elemSize = es;
+      t.input = !o.output;
+      t.output = o.output;
+      tensors.push_back(t);
+    }
+    return program->runDispatches(tensors, {}, dispatches, nullptr, error);
+  }
+
+private:
   std::unique_ptr<Program> program;
-  if (attn_status s = createProgram(desc, program, error))
+  std::vector<Dispatch> dispatches;
+  attn_mha_spec spec;
+};
+} // namespace
+
+attn_status attn::vulkan::createLayerExecutable(
+    const KernelMetadata &m, const attn_mha_spec &spec,
+    std::unique_ptr<LayerExecutable> &executable, std::string &error) {
+  attn_mha_args none{};
+  const size_t operands = layerOperands(spec, none).size();
+  if (m.hostArgs != operands || m.dynamic()) {
+    error = "vulkan: the layer's kernels take " + std::to_string(m.hostArgs) +
+            " host arguments" + (m.dynamic() ? " of dynamic sizes" : "") +
+            "; the spec implies " + std::to_string(operands) +
+            " of static sizes";
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  std::unique_ptr<Program> program;
+  std::vector<Dispatch> dispatches;
+  if (attn_status s = programFor(m, program, dispatches, error))
+    return s;
+  executable = std::make_unique<VulkanLayerExecutable>(
+      std::move(program), std::move(dispatches), spec);
+  return ATTN_OK;
+}
+
+attn_status attn::vulkan::createExecutable(
+    const KernelMetadata &m, const attn_spec &spec, const KernelInfo &chosen,
+    std::unique_ptr<Executable> &executable, std::string &error) {
+  if (m.hostArgs != hostArgsOf(spec)) {
+    error = "vulkan: the kernel takes " + std::to_string(m.hostArgs) +
+            " host arguments but the spec implies " +
+            std::to_string(hostArgsOf(spec));
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  std::unique_ptr<Program> program;
+  std::vector<Dispatch> dispatches;
+  if (attn_status s = programFor(m, program, dispatches, error))
     return s;
   KernelInfo info = chosen;
   if (info.device.empty()) {

@@ -57,8 +57,8 @@ public:
   attn_mha_spec last{};
 };
 
-/// A compiler without layers (the default compileMha): what vulkan is
-/// (registered for cuda here, which has layers, to test the default).
+/// A compiler without layers (the default compileMha, for a backend that
+/// adds none; registered for cuda here, which has layers, to test it).
 class NoLayerCompiler final : public attn::Compiler {
 public:
   attn_status available(std::string &) override { return ATTN_OK; }

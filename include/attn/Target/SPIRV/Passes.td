@@ -66,6 +66,112 @@ def SPIRVBufferizePass : Pass<"attn-spirv-bufferize", "::mlir::ModuleOp"> {
                            "::mlir::memref::MemRefDialect"];
 }
 
+def SPIRVLayerBuffersPass
+    : Pass<"attn-spirv-layer-buffers", "::mlir::ModuleOp"> {
+  let summary = "Bufferize a layer's tensor work around its attention into "
+                "device buffers, the attention left in destination-passing "
+                "form";
+  let description = [{
+    A Vulkan kernel source is a host function that only launches kernels
+    and allocates device buffers. A layer (`attn.mha` after
+    `attn-decompose-mha`) has function-level tensor work around its
+    `attn.sdpa`: the projections (linalg contractions and their elementwise
+    epilogues) and the views of the weights (head splits, the rows of a
+    fused QKV weight). This step of `attn-to-spirv-pipeline` (portable,
+    coopmat and coopmat-scalar variants) bufferizes all of it but the attn
+    dialect's ops, after empty-tensor elimination (so that the last
+    epilogue writes the result argument in place): every intermediate
+    tensor becomes a `memref.alloc` in the default memory space (a device
+    buffer the host allocates: a workspace of the artifact), views of
+    arguments become memref views, and each attention result that buffer
+    code reads is materialized into a buffer of its own (restrict,
+    writable), read from there. Copies of a buffer onto itself are erased.
+
+    Requires: functions whose arguments are memrefs (the JIT's kernel
+    source), static shapes around the attention. Functions with no tensor
+    work besides attention ops, `bufferization.to_tensor` and
+    `bufferization.materialize_in_destination` (the plain attention kernel
+    source) are left as they are.
+    Guarantees: besides the attention ops and the to_tensor /
+    materialize_in_destination of their operands and results, no op has a
+    tensor result (else an error names it); every attention op is in the
+    runtime's destination-passing form (operands `bufferization.to_tensor`
+    of memrefs, results materialized into memrefs); the other work is
+    linalg ops on memrefs at function level.
+
+    ```mlir
+    // before (after attn-decompose-mha)
+    %q = linalg.generic ... ins(%x_t, %wq3 : ...) outs(%fill : tensor<1x2x8x16xf32>)
+    %o = attn.sdpa %q, %k, %v : ...
+    %y = linalg.generic ... ins(%o, %wo3 : ...) outs(...)
+    bufferization.materialize_in_destination %y in restrict writable %arg9
+    // after
+    %qb = memref.alloc() : memref<1x2x8x16xf32>
+    linalg.generic ... ins(%arg0, %expand : ...) outs(%qb : ...)
+    %q = bufferization.to_tensor %qb : ...
+    %o = attn.sdpa %q, %k, %v : ...
+    %ob = memref.alloc() : memref<1x2x8x16xf32>
+    bufferization.materialize_in_destination %o in restrict writable %ob
+    linalg.generic ... ins(%ob, %expand_o : ...) outs(%arg9 : ...)
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
+def SPIRVMapLinalgPass : Pass<"attn-spirv-map-linalg", "::mlir::ModuleOp"> {
+  let summary = "Turn function-level linalg ops on buffers into gpu.launch "
+                "kernels, an invocation per output element";
+  let description = [{
+    The kernels of a layer's projections on Vulkan (after
+    `attn-spirv-layer-buffers`). Each `linalg.generic` (named ops are
+    generalized first) directly in a function body becomes a `gpu.launch`:
+    one invocation per point of its parallel iteration space, the
+    innermost parallel dimension fastest across neighbouring invocations,
+    128 invocations a workgroup, the workgroups over grid x (at most 65535)
+    and y; the invocation runs a sequential `scf.for` nest over the
+    reduction dimensions carrying the output elements, evaluating the op's
+    own body (`cloneGenericBody`, as the attention mappings do). Views of
+    buffers the op reads or writes are recreated inside the launch, so the
+    kernel's operands are the root buffers (arguments or allocations) the
+    artifact binds. Two pairs are folded first:
+    - a fill (an op with no reduction that yields its scalar input) of the
+      buffer a contraction accumulates into, right before it: the
+      contraction starts from the scalar, the fill goes;
+    - an elementwise op right after a contraction that reads its output
+      (an allocation nothing else uses) through an identity map: its body
+      runs on the reduced values in the contraction's kernel and stores to
+      its own outputs; the allocation goes.
+
+    Requires: linalg ops on memrefs of static extent at function level;
+    contractions whose outputs are indexed by their parallel dimensions
+    only. Guarantees: no linalg op is left directly in a function body;
+    each became one `gpu.launch` with a constant grid and workgroup size,
+    or was folded into one; a launch reads and writes exactly the elements
+    the op did. An op of more than 65535 x 65535 x 128 points is refused
+    with an error.
+
+    ```mlir
+    // before
+    linalg.fill ins(%c0 : f32) outs(%acc : memref<1x2x8x16xf32>)
+    linalg.generic {... ["parallel" x 4, "reduction"]} ins(%x, %w) outs(%acc)
+    linalg.generic {... ["parallel" x 4]} ins(%acc, %bias) outs(%q)
+    // after: one kernel; each invocation sums over e from 0.0 and stores
+    // q = bias + sum
+    gpu.launch blocks(...) in (%gx = %c2, ...) threads(...) in (%bx = %c128, ...) {
+      scf.if %in_range { ... scf.for %e ... memref.store ... %q[...] }
+      gpu.terminator
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def SPIRVBf16StoragePass : Pass<"attn-spirv-bf16-storage", "::mlir::ModuleOp"> {
   let summary = "Retype every bf16 memref as an i16 memref with the same bits";
   let description = [{

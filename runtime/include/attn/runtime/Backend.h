@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -101,6 +102,26 @@ public:
   virtual attn_status run(const attn_mha_args &args, std::string &error) = 0;
 };
 
+/// One tensor of a layer's kernel, in the order of its entry function's
+/// arguments (buildMhaKernelSource): x, [kv], w_q, w_k, w_v | w_qkv, w_o,
+/// [b_q, b_k, b_v | b_qkv, b_o], y. Dense, of the spec's dtype.
+struct LayerOperand {
+  const char *name = "";
+  void *data = nullptr;
+  int rank = 0;
+  int64_t shape[3] = {0, 0, 0};
+  bool output = false; // y only
+};
+
+/// The operands of a normalized layer spec with `args`' pointers.
+std::vector<LayerOperand> layerOperands(const attn_mha_spec &spec,
+                                        const attn_mha_args &args);
+
+/// The attention inside a normalized layer spec (the attn.sdpa that
+/// attn-decompose-mha makes): [B, Hq, S, D] queries over [B, Hkv, Skv, D]
+/// keys, causal and scale as the layer's.
+attn_spec layerAttentionSpec(const attn_mha_spec &layer);
+
 struct LayerCompileResult {
   std::unique_ptr<LayerExecutable> executable;
   std::string source;
@@ -129,10 +150,9 @@ public:
                                  std::string &error) {
     (void)spec;
     (void)result;
-    error = "this target does not compile attention layers (attn.mha) yet: "
-            "its pipeline maps only attn.sdpa's tiles onto the device, and "
-            "the layer's projections (linalg contractions outside any tile) "
-            "have no mapping there (docs/Runtime.md, \"Layers\")";
+    error = "this target does not compile attention layers (attn.mha): "
+            "its compiler does not implement Compiler::compileMha "
+            "(docs/Runtime.md, \"Layers\")";
     return ATTN_ERROR_UNSUPPORTED;
   }
 };

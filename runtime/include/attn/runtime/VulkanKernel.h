@@ -124,6 +124,19 @@ attn_status createExecutable(const KernelMetadata &m, const attn_spec &spec,
                              std::unique_ptr<Executable> &executable,
                              std::string &error);
 
+/// A layer's kernels (attn.mha through attn-to-spirv-pipeline: the
+/// projections, the attention and the output projection as dispatches of
+/// one module, the intermediates as workspaces) as the runtime's layer
+/// executable for the normalized `spec`: a run binds the operands in
+/// layerOperands order (host memory), dispatches in order, and copies y
+/// back. ATTN_ERROR_INVALID_ARGUMENT when the kernels take other
+/// arguments or dynamic sizes; ATTN_ERROR_UNSUPPORTED when the device
+/// lacks what the module needs.
+attn_status createLayerExecutable(const KernelMetadata &m,
+                                  const attn_mha_spec &spec,
+                                  std::unique_ptr<LayerExecutable> &executable,
+                                  std::string &error);
+
 /// Artifacts loaded with attn_vulkan_load_artifact: the one whose spec
 /// equals `normalizedSpec`, or null. Compilers for the vulkan target consult
 /// this first.

@@ -1,0 +1,474 @@
+//===- SPIRVMapLinalg.cpp - function-level linalg on buffers as kernels ---===//
+//
+// attn-spirv-map-linalg: the linalg ops a layer leaves at function level
+// once its tensors are buffers (attn-spirv-layer-buffers) become
+// gpu.launch ops: an invocation per point of the op's parallel iteration
+// space (the innermost parallel dimension fastest across neighbouring
+// invocations, 128 invocations a workgroup, the workgroups over x and y),
+// a sequential loop nest over its reduction dimensions carrying the
+// output elements, and the op's own scalar body in the middle. Two
+// producer-consumer pairs the layer's decomposition always forms are
+// folded first, so that no kernel writes what the next one only reads:
+//   - a linalg.fill of a buffer that a contraction then accumulates into
+//     becomes the contraction's starting value;
+//   - an elementwise op that only reads the contraction's result (the
+//     projection's bias and rounding) becomes the contraction's epilogue,
+//     and the f32 buffer between them goes away.
+//
+//===----------------------------------------------------------------------===//
+#include "attn/Conversion/TileDistribution.h"
+#include "attn/Target/SPIRV/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPIRVMAPLINALGPASS
+#include "attn/Target/SPIRV/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kInvocations = 128;
+constexpr int64_t kMaxGroups = 65535; // Vulkan's guaranteed minimum per axis
+
+/// The buffer a view chain starts from (a function argument or an
+/// allocation), through the views the layer makes of buffers.
+Value rootOf(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto e = dyn_cast<memref::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else if (auto c = dyn_cast<memref::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else if (auto s = dyn_cast<memref::SubViewOp>(def))
+      v = s.getSource();
+    else if (auto c = dyn_cast<memref::CastOp>(def))
+      v = c.getSource();
+    else
+      break;
+  }
+  return v;
+}
+
+/// `v` inside a launch body: its view chain (and the constants the views
+/// use) cloned there, so that the kernel takes the root buffer itself.
+Value viewInside(OpBuilder &b, Value v, IRMapping &map) {
+  if (Value m = map.lookupOrNull(v))
+    return m;
+  Operation *def = v.getDefiningOp();
+  if (!def || rootOf(v) == v)
+    return v;
+  for (Value operand : def->getOperands()) {
+    if (isa<BaseMemRefType>(operand.getType())) {
+      map.map(operand, viewInside(b, operand, map));
+    } else if (Operation *c = operand.getDefiningOp();
+               c && c->hasTrait<OpTrait::ConstantLike>()) {
+      if (!map.contains(operand))
+        map.map(operand, b.clone(*c)->getResult(0));
+    }
+  }
+  return b.clone(*def, map)->getResult(0);
+}
+
+/// The indices `map` selects from the loop indices `ivs`.
+SmallVector<Value> apply(OpBuilder &b, Location loc, AffineMap map,
+                         ArrayRef<Value> ivs) {
+  SmallVector<Value> out;
+  for (AffineExpr e : map.getResults()) {
+    if (auto d = dyn_cast<AffineDimExpr>(e)) {
+      out.push_back(ivs[d.getPosition()]);
+      continue;
+    }
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      out.push_back(arith::ConstantIndexOp::create(b, loc, c.getValue()));
+      continue;
+    }
+    out.push_back(affine::AffineApplyOp::create(
+        b, loc, AffineMap::get(map.getNumDims(), 0, e), ivs));
+  }
+  return out;
+}
+
+/// Whether only views, allocations and constants lie between two ops (so
+/// the second's kernel may do the first's work where the second was).
+bool onlyViewsBetween(Operation *from, Operation *to) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode())
+    if (!isa<arith::ConstantOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+             memref::SubViewOp, memref::CastOp, memref::AllocOp>(op))
+      return false;
+  return true;
+}
+
+/// A fill: no reduction, one scalar input (a map of no results) yielded
+/// as it is into one output.
+bool isFill(linalg::GenericOp g) {
+  if (g.getNumReductionLoops() != 0 || g.getNumDpsInputs() != 1 ||
+      g.getNumDpsInits() != 1 ||
+      g.getMatchingIndexingMap(g.getDpsInputOperand(0)).getNumResults() != 0)
+    return false;
+  Block &body = g.getRegion().front();
+  return cast<linalg::YieldOp>(body.getTerminator()).getOperand(0) ==
+         body.getArgument(0);
+}
+
+/// A kernel for one linalg.generic on buffers.
+struct Kernel {
+  linalg::GenericOp op;
+  /// The fill folded into it: the constant its outputs start from.
+  Value start;
+  /// The elementwise op folded into it as epilogue: its body runs on the
+  /// reduced values (input `epilogueInput` of it) and it stores instead.
+  linalg::GenericOp epilogue;
+  unsigned epilogueInput = 0;
+  /// Its position among the function's kernels (its entry point's name).
+  unsigned index = 0;
+};
+
+/// Whether `g` reduces into each output element exactly once over its
+/// parallel dimensions: outputs indexed by parallel dimensions only, each
+/// once (a projected permutation).
+bool outputsCoverParallel(linalg::GenericOp g) {
+  unsigned parallel = g.getNumParallelLoops();
+  for (OpOperand &init : g.getDpsInitsMutable()) {
+    AffineMap m = g.getMatchingIndexingMap(&init);
+    if (!m.isProjectedPermutation() || m.getNumResults() != parallel)
+      return false;
+    for (AffineExpr e : m.getResults())
+      if (g.getIteratorTypesArray()[cast<AffineDimExpr>(e).getPosition()] !=
+          utils::IteratorType::parallel)
+        return false;
+  }
+  return true;
+}
+
+LogicalResult emit(Kernel &k) {
+  linalg::GenericOp op = k.op;
+  Location loc = op.getLoc();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return op.emitOpError("attn-spirv-map-linalg: a function-level linalg op "
+                          "of dynamic extent (a layer's shapes are static)");
+  auto iters = op.getIteratorTypesArray();
+  SmallVector<unsigned> par, red;
+  for (auto [i, it] : llvm::enumerate(iters))
+    (it == utils::IteratorType::parallel ? par : red).push_back(i);
+  int64_t total = 1;
+  for (unsigned p : par) {
+    if (ranges[p] > 0 && total > (int64_t(1) << 40) / ranges[p])
+      return op.emitOpError("attn-spirv-map-linalg: the iteration space is "
+                            "too large for one launch");
+    total *= ranges[p];
+  }
+  // With an epilogue, where the epilogue was (its outputs may be
+  // allocated between the two; only views and allocations are).
+  OpBuilder b(k.epilogue ? k.epilogue.getOperation() : op.getOperation());
+  if (total == 0) {
+    if (k.epilogue)
+      k.epilogue->erase();
+    op->erase();
+    return success();
+  }
+  const int64_t block = std::min(kInvocations, total);
+  const int64_t groups = (total + block - 1) / block;
+  const int64_t gx = std::min(groups, kMaxGroups);
+  const int64_t gy = (groups + gx - 1) / gx;
+  if (gy > kMaxGroups)
+    return op.emitOpError("attn-spirv-map-linalg: ")
+           << total << " invocations exceed a grid of " << kMaxGroups
+           << " x " << kMaxGroups << " workgroups of " << block;
+
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  Value one = idx(1);
+  // In the attention kernels' gpu.module (one spirv.module for the
+  // artifact), named by position.
+  auto fn = op->getParentOfType<func::FuncOp>();
+  auto launch = gpu::LaunchOp::create(
+      b, loc, idx(gx), idx(gy), one, idx(block), one, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
+      /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
+      /*clusterSizeY=*/nullptr, /*clusterSizeZ=*/nullptr,
+      FlatSymbolRefAttr::get(b.getContext(),
+                             (fn.getName() + "_kernels").str()),
+      FlatSymbolRefAttr::get(b.getContext(),
+                             (fn.getName() + "_linalg" + Twine(k.index)).str()));
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToEnd(&body);
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&body);
+
+  // The linear invocation, the guard, the parallel indices.
+  Value lin = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, launch.getBlockIds().y, idx(gx)),
+              launch.getBlockIds().x),
+          idx(block)),
+      launch.getThreadIds().x);
+  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                        lin, idx(total));
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  SmallVector<Value> ivs(ranges.size());
+  Value rest = lin;
+  for (unsigned p : llvm::reverse(par)) {
+    ivs[p] = arith::RemUIOp::create(b, loc, rest, idx(ranges[p]));
+    rest = arith::DivUIOp::create(b, loc, rest, idx(ranges[p]));
+  }
+
+  IRMapping views;
+  auto buffer = [&](Value v) { return viewInside(b, v, views); };
+  SmallVector<Value> inputs, outputs;
+  for (Value in : op.getDpsInputs())
+    inputs.push_back(isa<MemRefType>(in.getType()) ? buffer(in) : in);
+  for (Value out : op.getDpsInits())
+    outputs.push_back(buffer(out));
+  // Scalars and constants the body uses from above: constants are cloned
+  // in, anything else stays a value of the launch's region (outlining
+  // refuses non-buffers, which the artifact would not take).
+  IRMapping outerMap;
+  auto outer = [&](Value v) -> Value {
+    if (Value m = outerMap.lookupOrNull(v))
+      return m;
+    if (Operation *c = v.getDefiningOp();
+        c && c->hasTrait<OpTrait::ConstantLike>()) {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(&body);
+      Value cloned = b.clone(*c)->getResult(0);
+      outerMap.map(v, cloned);
+      return cloned;
+    }
+    return v;
+  };
+
+  // Starting values: the folded fill's constant, else the outputs.
+  SmallVector<Value> acc;
+  for (auto [i, out] : llvm::enumerate(outputs)) {
+    if (k.start) {
+      acc.push_back(outer(k.start));
+      continue;
+    }
+    AffineMap m = op.getMatchingIndexingMap(op.getDpsInitOperand(i));
+    acc.push_back(memref::LoadOp::create(b, loc, out, apply(b, loc, m, ivs)));
+  }
+
+  // The reductions, innermost last.
+  IRMapping bodyMap;
+  std::function<SmallVector<Value>(unsigned, ValueRange)> reduce =
+      [&](unsigned level, ValueRange carried) -> SmallVector<Value> {
+    if (level == red.size()) {
+      SmallVector<Value> args;
+      for (auto [i, in] : llvm::enumerate(inputs)) {
+        // A scalar operand (a fill's value) is itself.
+        if (!isa<MemRefType>(in.getType())) {
+          args.push_back(outer(in));
+          continue;
+        }
+        AffineMap m = op.getMatchingIndexingMap(op.getDpsInputOperand(i));
+        args.push_back(
+            memref::LoadOp::create(b, loc, in, apply(b, loc, m, ivs)));
+      }
+      args.append(carried.begin(), carried.end());
+      return mlir::attn::cloneGenericBody(b, op, args, ivs, bodyMap, outer);
+    }
+    unsigned d = red[level];
+    auto loop = scf::ForOp::create(b, loc, idx(0), idx(ranges[d]), one,
+                                   carried);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(loop.getBody());
+    ivs[d] = loop.getInductionVar();
+    SmallVector<Value> next = reduce(level + 1, loop.getRegionIterArgs());
+    scf::YieldOp::create(b, loc, next);
+    return SmallVector<Value>(loop.getResults());
+  };
+  SmallVector<Value> results = reduce(0, acc);
+
+  if (k.epilogue) {
+    // The epilogue's iteration space is the contraction's parallel one, in
+    // the order of the contraction's output map.
+    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    SmallVector<Value> eIvs;
+    for (AffineExpr e : outMap.getResults())
+      eIvs.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+    linalg::GenericOp ep = k.epilogue;
+    SmallVector<Value> args;
+    for (auto [i, in] : llvm::enumerate(ep.getDpsInputs())) {
+      if (i == k.epilogueInput) {
+        args.push_back(results[0]);
+        continue;
+      }
+      if (!isa<MemRefType>(in.getType())) {
+        args.push_back(outer(in));
+        continue;
+      }
+      AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInputOperand(i));
+      args.push_back(
+          memref::LoadOp::create(b, loc, buffer(in), apply(b, loc, m, eIvs)));
+    }
+    SmallVector<Value> epOuts;
+    for (auto [i, out] : llvm::enumerate(ep.getDpsInits())) {
+      Value buf = buffer(out);
+      epOuts.push_back(buf);
+      if (ep.payloadUsesValueFromOperand(ep.getDpsInitOperand(i))) {
+        AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInitOperand(i));
+        args.push_back(
+            memref::LoadOp::create(b, loc, buf, apply(b, loc, m, eIvs)));
+      } else {
+        args.push_back(Value());
+      }
+    }
+    IRMapping epMap;
+    SmallVector<Value> stored =
+        mlir::attn::cloneGenericBody(b, ep, args, eIvs, epMap, outer);
+    for (auto [i, v] : llvm::enumerate(stored)) {
+      AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInitOperand(i));
+      memref::StoreOp::create(b, loc, v, epOuts[i], apply(b, loc, m, eIvs));
+    }
+    ep->erase();
+  } else {
+    for (auto [i, v] : llvm::enumerate(results)) {
+      AffineMap m = op.getMatchingIndexingMap(op.getDpsInitOperand(i));
+      memref::StoreOp::create(b, loc, v, outputs[i], apply(b, loc, m, ivs));
+    }
+  }
+  op->erase();
+  return success();
+}
+
+LogicalResult mapFunction(func::FuncOp fn) {
+  IRRewriter rw(fn.getContext());
+  // Named ops (fill, copy) as generics first.
+  SmallVector<linalg::LinalgOp> named;
+  for (Operation &op : fn.getBody().getOps())
+    if (auto l = dyn_cast<linalg::LinalgOp>(&op);
+        l && !isa<linalg::GenericOp>(&op))
+      named.push_back(l);
+  for (linalg::LinalgOp l : named) {
+    if (!l.hasPureBufferSemantics())
+      return l->emitOpError("attn-spirv-map-linalg: expected a linalg op on "
+                            "buffers (run attn-spirv-layer-buffers first)");
+    rw.setInsertionPoint(l);
+    if (failed(linalg::generalizeNamedOp(rw, l)))
+      return l->emitOpError("attn-spirv-map-linalg: cannot generalize");
+  }
+
+  SmallVector<linalg::GenericOp> ops;
+  for (Operation &op : fn.getBody().getOps())
+    if (auto g = dyn_cast<linalg::GenericOp>(&op))
+      ops.push_back(g);
+  DenseSet<Operation *> folded;
+  SmallVector<Kernel> kernels;
+  for (auto [i, g] : llvm::enumerate(ops)) {
+    if (folded.contains(g))
+      continue;
+    if (!g.hasPureBufferSemantics())
+      return g->emitOpError("attn-spirv-map-linalg: expected a linalg op on "
+                            "buffers (run attn-spirv-layer-buffers first)");
+    Kernel k{g, Value(), linalg::GenericOp(), 0};
+    const bool contraction = g.getNumReductionLoops() > 0 &&
+                             g.getNumDpsInits() == 1 && outputsCoverParallel(g);
+    // A fill this contraction starts from: the op before it (nothing
+    // between touching the buffer) filling the buffer it accumulates
+    // into, which it then overwrites whole. The fill's kernel goes.
+    if (contraction && !kernels.empty() && kernels.back().op == ops[i - 1] &&
+        !kernels.back().start && !kernels.back().epilogue) {
+      linalg::GenericOp prev = ops[i - 1];
+      Value out = g.getDpsInits()[0];
+      if (isFill(prev) && prev.getDpsInits()[0] == out &&
+          onlyViewsBetween(prev, g) &&
+          prev.getDpsInputs()[0].getType() ==
+              cast<MemRefType>(out.getType()).getElementType()) {
+        k.start = prev.getDpsInputs()[0];
+        folded.insert(prev);
+        kernels.pop_back();
+      }
+    }
+    // An elementwise op after it that reads its output, the only reader:
+    // the epilogue.
+    if (contraction && i + 1 < ops.size()) {
+      linalg::GenericOp next = ops[i + 1];
+      Value out = g.getDpsInits()[0];
+      auto alloc = out.getDefiningOp<memref::AllocOp>();
+      AffineMap outMap = g.getMatchingIndexingMap(g.getDpsInitOperand(0));
+      unsigned users = 0, input = 0;
+      bool identity = false;
+      if (alloc) {
+        for (Operation *u : alloc->getUsers())
+          if (u != g && u != next && !folded.contains(u))
+            ++users;
+        for (auto [j, in] : llvm::enumerate(next.getDpsInputs()))
+          if (in == out) {
+            input = j;
+            identity = next.getMatchingIndexingMap(
+                               next.getDpsInputOperand(j))
+                           .isIdentity();
+          }
+      }
+      bool distinctOut = llvm::none_of(next.getDpsInits(), [&](Value o) {
+        return rootOf(o) == rootOf(out);
+      });
+      if (alloc && users == 0 && identity && distinctOut &&
+          next.getNumReductionLoops() == 0 &&
+          next.getNumLoops() == outMap.getNumResults() &&
+          llvm::count(next.getDpsInputs(), out) == 1 &&
+          onlyViewsBetween(g, next)) {
+        k.epilogue = next;
+        k.epilogueInput = input;
+        folded.insert(next);
+      }
+    }
+    kernels.push_back(k);
+  }
+  for (Operation *op : folded)
+    if (auto g = dyn_cast<linalg::GenericOp>(op);
+        g && llvm::none_of(kernels,
+                           [&](const Kernel &k) { return k.epilogue == g; }))
+      op->erase();
+  for (auto [i, k] : llvm::enumerate(kernels)) {
+    k.index = i;
+    Value out = k.epilogue ? k.op.getDpsInits()[0] : Value();
+    if (failed(emit(k)))
+      return failure();
+    // The contraction's f32 buffer no kernel uses any more.
+    if (out)
+      if (auto alloc = out.getDefiningOp<memref::AllocOp>()) {
+        SmallVector<Operation *> users(alloc->getUsers().begin(),
+                                       alloc->getUsers().end());
+        if (llvm::all_of(users, [](Operation *u) {
+              return isa<memref::DeallocOp>(u);
+            })) {
+          for (Operation *u : users)
+            u->erase();
+          alloc->erase();
+        }
+      }
+  }
+  return success();
+}
+
+struct SPIRVMapLinalgPass
+    : mlir::attn::impl::SPIRVMapLinalgPassBase<SPIRVMapLinalgPass> {
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (!fn.isExternal() && failed(mapFunction(fn)))
+        return signalPassFailure();
+  }
+};
+
+} // namespace
