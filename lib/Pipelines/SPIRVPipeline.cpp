@@ -366,7 +366,11 @@ void mlir::attn::registerAttnSPIRVPipeline() {
       "variant=coopmat: the same tiled form on one subgroup per "
       "workgroup, its products as f16 16x16x16 cooperative matrices "
       "(SPIR-V 1.6, Vulkan memory model; coopmat-scalar: scalar products, "
-      "Vulkan 1.1), split-KV and dynamic sizes as portable's",
+      "Vulkan 1.1), split-KV and dynamic sizes as portable's. A layer "
+      "(attn.mha after attn-decompose-mha) lowers through the portable and "
+      "coopmat variants: its projections become kernels of the same module "
+      "(attn-spirv-layer-buffers, attn-spirv-map-linalg), its "
+      "intermediates device buffers the host function allocates",
       [](OpPassManager &pm, StringRef optionsText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         AttnToSPIRVPipelineOptions opts;

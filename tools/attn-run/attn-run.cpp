@@ -1313,6 +1313,10 @@ int runMha(const Options &o, attn_context *ctx) {
                    "cuEventElapsedTime");
         deviceMs.push_back(dms);
       }
+      // On vulkan: GPU timestamps around the layer's dispatches (not the
+      // staging copies of its host tensors).
+      if (o.target == ATTN_TARGET_VULKAN && attn::vulkan::lastRunGpuMs() >= 0)
+        deviceMs.push_back(attn::vulkan::lastRunGpuMs());
     }
     times = statsOf(ms);
     res.medianMs = times.median;
@@ -1391,8 +1395,9 @@ int runMha(const Options &o, attn_context *ctx) {
       std::printf("  tflops        %.4f\n", res.tflops);
     }
     if (std::isfinite(res.deviceMs)) {
-      std::printf("  device_ms     %.4f (the launch sequence: CUDA events)\n",
-                  res.deviceMs);
+      std::printf("  device_ms     %.4f (the launch sequence: %s)\n",
+                  res.deviceMs,
+                  onCuda ? "CUDA events" : "GPU timestamps, no staging");
       std::printf("  device_tflops %.4f\n", res.deviceTflops);
     }
   }
