@@ -11,7 +11,9 @@ with small --timings).
    configurations: GQA, biases, causal, fused QKV, cross-attention, f16,
    bf16 and f32.
 2. Timings: for each --timings cell (dtype:E:S, heads E/128, causal off,
-   no biases), the vulkan layer (its default variant) and the cuda layer
+   no biases), the vulkan layer (its default variant; "vulkan" with the
+   projections' 16 x 16 workgroup tiles, "vulkan-simple" with
+   ATTN_VULKAN_LAYER_TILES=0, an invocation per output) and the cuda layer
    (attn's kernel, cuBLASLt projections) alternately over --rounds rounds,
    each `attn-run --bench=N --json`; device_ms is the layers' device time
    (vulkan: GPU timestamps around the dispatches, no staging; cuda: CUDA
@@ -117,7 +119,7 @@ def main():
         w.writerows(checks)
 
     timings = []
-    targets = ["vulkan"] + ([] if a.no_cuda else ["cuda"])
+    targets = ["vulkan", "vulkan-simple"] + ([] if a.no_cuda else ["cuda"])
     for cell in a.timings.split(","):
         if time.time() - t0 > a.budget_s:
             print("budget: skipping", cell, flush=True)
@@ -132,7 +134,12 @@ def main():
         for r in range(a.rounds):
             order = targets if r % 2 == 0 else list(reversed(targets))
             for t in order:
-                p, _ = run([a.attn_run, "--target=" + t] + flags)
+                env = dict(os.environ)
+                env.pop("ATTN_VULKAN_VARIANT", None)
+                if t == "vulkan-simple":
+                    env["ATTN_VULKAN_LAYER_TILES"] = "0"
+                p, _ = run([a.attn_run, "--target=" + t.split("-")[0]] +
+                           flags, env)
                 js = last_json(p.stdout)
                 if p.returncode != 0 or not js:
                     errors[t] = (p.stderr.strip().splitlines() or
@@ -148,12 +155,16 @@ def main():
             row[t + "_host_ms"] = (round(statistics.median(host[t]), 4)
                                    if host[t] else "")
             row[t + "_error"] = errors.get(t, "")
+        row["vulkan_over_cuda"] = ""
         if "cuda" in targets and per["vulkan"] and per["cuda"]:
             row["vulkan_over_cuda"] = round(
                 statistics.median(per["vulkan"]) /
                 statistics.median(per["cuda"]), 3)
-        else:
-            row["vulkan_over_cuda"] = ""
+        row["simple_over_tiled"] = ""
+        if per["vulkan"] and per["vulkan-simple"]:
+            row["simple_over_tiled"] = round(
+                statistics.median(per["vulkan-simple"]) /
+                statistics.median(per["vulkan"]), 3)
         timings.append(row)
         print("time", row, flush=True)
     if timings:
@@ -175,14 +186,16 @@ def main():
         if timings:
             f.write("\n## Device time, ms (median over %d rounds of the "
                     "median of %d runs)\n\n| dtype | E | S | heads | vulkan "
-                    "| cuda | vulkan/cuda |\n|---|---|---|---|---|---|---|\n"
+                    "| vulkan-simple | cuda | vulkan/cuda | simple/tiled |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n"
                     % (a.rounds, a.bench))
             for t in timings:
-                f.write("| %s | %s | %s | %s | %s | %s | %s |\n" % (
+                f.write("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n" % (
                     t["dtype"], t["embed"], t["seq"], t["heads"],
                     t["vulkan_device_ms"] or t["vulkan_error"],
+                    t["vulkan-simple_device_ms"] or t["vulkan-simple_error"],
                     t.get("cuda_device_ms", "") or t.get("cuda_error", ""),
-                    t["vulkan_over_cuda"]))
+                    t["vulkan_over_cuda"], t["simple_over_tiled"]))
     if failed:
         print("FAILED:", ", ".join(failed))
         return 1

@@ -243,7 +243,8 @@ public:
     std::string config;
     for (const char *name :
          {"ATTN_VULKAN_VARIANT", "ATTN_VULKAN_SUBGROUP_SIZE",
-          "ATTN_VULKAN_MAX_DYNAMIC_EXTENT", "ATTN_VULKAN_COMPUTE_UNITS"})
+          "ATTN_VULKAN_MAX_DYNAMIC_EXTENT", "ATTN_VULKAN_COMPUTE_UNITS",
+          "ATTN_VULKAN_LAYER_TILES"})
       if (const char *v = std::getenv(name))
         config += (config.empty() ? "" : " ") + std::string(name) + "=" + v;
     return config;
@@ -531,6 +532,10 @@ private:
     mlir::attn::AttnToSPIRVPipelineOptions options;
     options.variant = variantName;
     options.maxLoopIterations = info.maxLoopIterations;
+    // ATTN_VULKAN_LAYER_TILES=0: a layer's projections an invocation per
+    // output (the simple mapping, for comparison).
+    if (const char *env = std::getenv("ATTN_VULKAN_LAYER_TILES"))
+      options.layerTiles = std::string(env) != "0";
     if (coopmat) {
       options.blockQ = coopBlockQ;
       options.blockKv = coopBlockKv;

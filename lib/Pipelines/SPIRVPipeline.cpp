@@ -162,7 +162,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   // destination-passing form, each projection a kernel of its own.
   auto addLayerKernels = [&]() {
     pm.addPass(createSPIRVLayerBuffersPass());
-    pm.addPass(createSPIRVMapLinalgPass());
+    pm.addPass(createSPIRVMapLinalgPass({/*tile=*/opts.layerTiles}));
   };
 
   const int64_t coopSubgroup =

@@ -10,7 +10,9 @@
 // contractions and their bias epilogues are gone) and launches the three
 // projections, the attention and the output projection, in that order, as
 // entry points of one spirv.module; the fused weight is bound whole (its
-// row slices are views inside the kernels).
+// row slices are views inside the kernels). The q and output projections
+// (8 x 32 outputs) take 16 x 16 tiles of 256 invocations; k and v (8 x 16
+// outputs, less than one tile) an invocation per output.
 // CHECK-LABEL: func.func @attn_kernel(
 // CHECK-SAME: %[[X:[^:]+]]: memref<1x8x32xf16, #spirv.storage_class<StorageBuffer>>, %[[W:[^:]+]]: memref<64x32xf16, {{.+}}>, %[[WO:[^:]+]]: memref<32x32xf16, {{.+}}>, %[[B:[^:]+]]: memref<64xf16, {{.+}}>, %[[BO:[^:]+]]: memref<32xf16, {{.+}}>, %[[Y:[^:]+]]: memref<1x8x32xf16, {{.+}}>)
 // CHECK: %[[Q:.+]] = memref.alloc() {{.*}}: memref<1x2x8x16xf16, #spirv.storage_class<StorageBuffer>>
@@ -30,7 +32,8 @@
 
 // META: "host_args": 6,
 // META: "workspaces": [{"shape": [1, 2, 8, 16], "element": "f16", "bytes": 512}, {"shape": [1, 1, 8, 16], "element": "f16", "bytes": 256}, {"shape": [1, 1, 8, 16], "element": "f16", "bytes": 256}, {"shape": [1, 2, 8, 16], "element": "f16", "bytes": 512}],
-// META: {"entry": "attn_kernel_linalg0", "workgroups": [2, 1, 1], "workgroup_size": [128, 1, 1],
+// META: {"entry": "attn_kernel_linalg0", "workgroups": [2, 1, 1], "workgroup_size": [256, 1, 1],
+// META: {"entry": "attn_kernel_linalg1", "workgroups": [1, 1, 1], "workgroup_size": [128, 1, 1],
 // META: {"entry": "attn_kernel", "workgroups": [1, 2, 1],
 // META-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 0}, {"set": 0, "binding": 1, "workspace": 1}, {"set": 0, "binding": 2, "workspace": 2}, {"set": 0, "binding": 3, "workspace": 3}]},
 // META: {"entry": "attn_kernel_linalg3", "workgroups": [2, 1, 1],

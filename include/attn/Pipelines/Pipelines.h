@@ -238,6 +238,13 @@ struct AttnToSPIRVPipelineOptions
                      "module requires them only where f16 is used; off: f16 "
                      "buffers are emulated with 32-bit words)"),
       llvm::cl::init(true)};
+  Option<bool> layerTiles{
+      *this, "layer-tiles",
+      llvm::cl::desc("A layer's contractions (attn.mha's projections): 16 x "
+                     "16 output tiles per workgroup, the inputs staged in "
+                     "workgroup memory (off: an invocation per output "
+                     "element, reading its inputs directly)"),
+      llvm::cl::init(true)};
   Option<bool> int16{
       *this, "int16",
       llvm::cl::desc("portable: target devices with Int16 and 16-bit storage "

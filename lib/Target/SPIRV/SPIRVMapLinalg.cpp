@@ -27,6 +27,8 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -152,7 +154,77 @@ bool outputsCoverParallel(linalg::GenericOp g) {
   return true;
 }
 
-LogicalResult emit(Kernel &k) {
+/// How a contraction maps onto 16 x 16 output tiles: its loop dimensions
+/// by role. M: parallel, read by input 0 only; N: parallel, read by input
+/// 1 only; K: reduction, read by both; batch: parallel, read by both or
+/// neither. Each group is flattened in loop order, its last dimension
+/// fastest.
+struct Tiling {
+  SmallVector<unsigned> m, n, k, batch;
+  int64_t mSize = 1, nSize = 1, kSize = 1, batchSize = 1;
+  /// Outputs per invocation along M and along N (the tile is 16 rows x
+  /// 16 columns of invocations, each with rows x rows outputs).
+  int64_t rows = 1;
+};
+
+constexpr int64_t kTile = 16;
+
+/// The tiling of `op` when it is a contraction of two buffers through
+/// projected permutations with M and N dimensions of at least one tile
+/// between them and a grid within Vulkan's limits; else nothing (the
+/// invocation-per-output mapping).
+std::optional<Tiling> tilingOf(linalg::GenericOp op,
+                               ArrayRef<int64_t> ranges) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 || !outputsCoverParallel(op))
+    return std::nullopt;
+  SmallVector<llvm::SmallBitVector, 2> reads;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (!isa<MemRefType>(in->get().getType()))
+      return std::nullopt;
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return std::nullopt;
+    llvm::SmallBitVector used(ranges.size());
+    for (AffineExpr e : map.getResults())
+      used.set(cast<AffineDimExpr>(e).getPosition());
+    reads.push_back(used);
+  }
+  Tiling t;
+  auto iters = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    const bool a = reads[0].test(d), bIn = reads[1].test(d);
+    if (iters[d] == utils::IteratorType::reduction) {
+      if (!a || !bIn)
+        return std::nullopt;
+      t.k.push_back(d);
+      t.kSize *= ranges[d];
+    } else if (a && !bIn) {
+      t.m.push_back(d);
+      t.mSize *= ranges[d];
+    } else if (bIn && !a) {
+      t.n.push_back(d);
+      t.nSize *= ranges[d];
+    } else {
+      t.batch.push_back(d);
+      t.batchSize *= ranges[d];
+    }
+  }
+  // 4 x 4 outputs per invocation (64 x 64 per workgroup) where the
+  // body reads no loop index and M and N fill such tiles; else one.
+  t.rows = !op.hasIndexSemantics() && t.mSize >= 4 * kTile &&
+                   t.nSize >= 4 * kTile
+               ? 4
+               : 1;
+  const int64_t tile = kTile * t.rows;
+  if (t.m.empty() || t.n.empty() || t.mSize * t.nSize < kTile * kTile ||
+      (t.mSize + tile - 1) / tile > kMaxGroups ||
+      (t.nSize + tile - 1) / tile > kMaxGroups || t.batchSize > kMaxGroups)
+    return std::nullopt;
+  return t;
+}
+
+LogicalResult emit(Kernel &k, bool tile) {
   linalg::GenericOp op = k.op;
   Location loc = op.getLoc();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -179,24 +251,35 @@ LogicalResult emit(Kernel &k) {
     op->erase();
     return success();
   }
-  const int64_t block = std::min(kInvocations, total);
-  const int64_t groups = (total + block - 1) / block;
-  const int64_t gx = std::min(groups, kMaxGroups);
-  const int64_t gy = (groups + gx - 1) / gx;
-  if (gy > kMaxGroups)
-    return op.emitOpError("attn-spirv-map-linalg: ")
-           << total << " invocations exceed a grid of " << kMaxGroups
-           << " x " << kMaxGroups << " workgroups of " << block;
+  std::optional<Tiling> tiling =
+      tile ? tilingOf(op, ranges) : std::optional<Tiling>();
+  int64_t grid[3] = {1, 1, 1};
+  const int64_t block = tiling ? kTile * kTile : kInvocations;
+  if (tiling) {
+    const int64_t tile = kTile * tiling->rows;
+    grid[0] = (tiling->nSize + tile - 1) / tile;
+    grid[1] = (tiling->mSize + tile - 1) / tile;
+    grid[2] = tiling->batchSize;
+  } else {
+    const int64_t groups = (total + block - 1) / block;
+    grid[0] = std::min(groups, kMaxGroups);
+    grid[1] = (groups + grid[0] - 1) / grid[0];
+    if (grid[1] > kMaxGroups)
+      return op.emitOpError("attn-spirv-map-linalg: ")
+             << total << " invocations exceed a grid of " << kMaxGroups
+             << " x " << kMaxGroups << " workgroups of " << block;
+  }
 
   auto idx = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
   Value one = idx(1);
   // In the attention kernels' gpu.module (one spirv.module for the
-  // artifact), named by position.
+  // artifact), named by position. The workgroup is one-dimensional (a
+  // multiple of any subgroup size the attention kernel may require).
   auto fn = op->getParentOfType<func::FuncOp>();
   auto launch = gpu::LaunchOp::create(
-      b, loc, idx(gx), idx(gy), one, idx(block), one, one,
+      b, loc, idx(grid[0]), idx(grid[1]), idx(grid[2]), idx(block), one, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, /*workgroupAttributions=*/{},
       /*privateAttributions=*/{}, /*clusterSizeX=*/nullptr,
@@ -210,35 +293,8 @@ LogicalResult emit(Kernel &k) {
   gpu::TerminatorOp::create(b, loc);
   b.setInsertionPointToStart(&body);
 
-  // The linear invocation, the guard, the parallel indices.
-  Value lin = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(
-          b, loc,
-          arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(b, loc, launch.getBlockIds().y, idx(gx)),
-              launch.getBlockIds().x),
-          idx(block)),
-      launch.getThreadIds().x);
-  Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                        lin, idx(total));
-  auto guard = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-  SmallVector<Value> ivs(ranges.size());
-  Value rest = lin;
-  for (unsigned p : llvm::reverse(par)) {
-    ivs[p] = arith::RemUIOp::create(b, loc, rest, idx(ranges[p]));
-    rest = arith::DivUIOp::create(b, loc, rest, idx(ranges[p]));
-  }
-
   IRMapping views;
   auto buffer = [&](Value v) { return viewInside(b, v, views); };
-  SmallVector<Value> inputs, outputs;
-  for (Value in : op.getDpsInputs())
-    inputs.push_back(isa<MemRefType>(in.getType()) ? buffer(in) : in);
-  for (Value out : op.getDpsInits())
-    outputs.push_back(buffer(out));
   // Scalars and constants the body uses from above: constants are cloned
   // in, anything else stays a value of the launch's region (outlining
   // refuses non-buffers, which the artifact would not take).
@@ -256,102 +312,312 @@ LogicalResult emit(Kernel &k) {
     }
     return v;
   };
-
-  // Starting values: the folded fill's constant, else the outputs.
-  SmallVector<Value> acc;
-  for (auto [i, out] : llvm::enumerate(outputs)) {
-    if (k.start) {
-      acc.push_back(outer(k.start));
-      continue;
+  // `lin` spread over `dims` (the last fastest) into `ivs`.
+  auto delinearize = [&](Value lin, ArrayRef<unsigned> dims,
+                         SmallVectorImpl<Value> &ivs) {
+    for (unsigned d : llvm::reverse(dims)) {
+      ivs[d] = arith::RemUIOp::create(b, loc, lin, idx(ranges[d]));
+      lin = arith::DivUIOp::create(b, loc, lin, idx(ranges[d]));
     }
-    AffineMap m = op.getMatchingIndexingMap(op.getDpsInitOperand(i));
-    acc.push_back(memref::LoadOp::create(b, loc, out, apply(b, loc, m, ivs)));
-  }
+  };
+  auto lessThan = [&](Value a, int64_t n) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, a,
+                                 idx(n));
+  };
 
-  // The reductions, innermost last.
-  IRMapping bodyMap;
-  std::function<SmallVector<Value>(unsigned, ValueRange)> reduce =
-      [&](unsigned level, ValueRange carried) -> SmallVector<Value> {
-    if (level == red.size()) {
+  SmallVector<Value> inputs, outputs;
+  for (Value in : op.getDpsInputs())
+    inputs.push_back(isa<MemRefType>(in.getType()) ? buffer(in) : in);
+  for (Value out : op.getDpsInits())
+    outputs.push_back(buffer(out));
+  // The output elements' starting values at `ivs`: the folded fill's
+  // constant, else the outputs.
+  auto startValues = [&](ArrayRef<Value> ivs) {
+    SmallVector<Value> acc;
+    for (auto [i, out] : llvm::enumerate(outputs)) {
+      if (k.start) {
+        acc.push_back(outer(k.start));
+        continue;
+      }
+      AffineMap m = op.getMatchingIndexingMap(op.getDpsInitOperand(i));
+      acc.push_back(
+          memref::LoadOp::create(b, loc, out, apply(b, loc, m, ivs)));
+    }
+    return acc;
+  };
+
+  // The kernel's end for one output element at `ivs` with reduced values
+  // `results`: the epilogue's body and store, or the stores.
+  auto finishAt = [&](ArrayRef<Value> ivs, ArrayRef<Value> results) {
+    if (k.epilogue) {
+      // The epilogue's iteration space is the contraction's parallel one, in
+      // the order of the contraction's output map.
+      AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+      SmallVector<Value> eIvs;
+      for (AffineExpr e : outMap.getResults())
+        eIvs.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
+      linalg::GenericOp ep = k.epilogue;
       SmallVector<Value> args;
-      for (auto [i, in] : llvm::enumerate(inputs)) {
-        // A scalar operand (a fill's value) is itself.
+      for (auto [i, in] : llvm::enumerate(ep.getDpsInputs())) {
+        if (i == k.epilogueInput) {
+          args.push_back(results[0]);
+          continue;
+        }
         if (!isa<MemRefType>(in.getType())) {
           args.push_back(outer(in));
           continue;
         }
-        AffineMap m = op.getMatchingIndexingMap(op.getDpsInputOperand(i));
+        AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInputOperand(i));
         args.push_back(
-            memref::LoadOp::create(b, loc, in, apply(b, loc, m, ivs)));
+            memref::LoadOp::create(b, loc, buffer(in), apply(b, loc, m, eIvs)));
       }
-      args.append(carried.begin(), carried.end());
-      return mlir::attn::cloneGenericBody(b, op, args, ivs, bodyMap, outer);
-    }
-    unsigned d = red[level];
-    auto loop = scf::ForOp::create(b, loc, idx(0), idx(ranges[d]), one,
-                                   carried);
-    OpBuilder::InsertionGuard g(b);
-    b.setInsertionPointToStart(loop.getBody());
-    ivs[d] = loop.getInductionVar();
-    SmallVector<Value> next = reduce(level + 1, loop.getRegionIterArgs());
-    scf::YieldOp::create(b, loc, next);
-    return SmallVector<Value>(loop.getResults());
-  };
-  SmallVector<Value> results = reduce(0, acc);
-
-  if (k.epilogue) {
-    // The epilogue's iteration space is the contraction's parallel one, in
-    // the order of the contraction's output map.
-    AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-    SmallVector<Value> eIvs;
-    for (AffineExpr e : outMap.getResults())
-      eIvs.push_back(ivs[cast<AffineDimExpr>(e).getPosition()]);
-    linalg::GenericOp ep = k.epilogue;
-    SmallVector<Value> args;
-    for (auto [i, in] : llvm::enumerate(ep.getDpsInputs())) {
-      if (i == k.epilogueInput) {
-        args.push_back(results[0]);
-        continue;
+      SmallVector<Value> epOuts;
+      for (auto [i, out] : llvm::enumerate(ep.getDpsInits())) {
+        Value buf = buffer(out);
+        epOuts.push_back(buf);
+        if (ep.payloadUsesValueFromOperand(ep.getDpsInitOperand(i))) {
+          AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInitOperand(i));
+          args.push_back(
+              memref::LoadOp::create(b, loc, buf, apply(b, loc, m, eIvs)));
+        } else {
+          args.push_back(Value());
+        }
       }
-      if (!isa<MemRefType>(in.getType())) {
-        args.push_back(outer(in));
-        continue;
-      }
-      AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInputOperand(i));
-      args.push_back(
-          memref::LoadOp::create(b, loc, buffer(in), apply(b, loc, m, eIvs)));
-    }
-    SmallVector<Value> epOuts;
-    for (auto [i, out] : llvm::enumerate(ep.getDpsInits())) {
-      Value buf = buffer(out);
-      epOuts.push_back(buf);
-      if (ep.payloadUsesValueFromOperand(ep.getDpsInitOperand(i))) {
+      IRMapping epMap;
+      SmallVector<Value> stored =
+          mlir::attn::cloneGenericBody(b, ep, args, eIvs, epMap, outer);
+      for (auto [i, v] : llvm::enumerate(stored)) {
         AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInitOperand(i));
-        args.push_back(
-            memref::LoadOp::create(b, loc, buf, apply(b, loc, m, eIvs)));
-      } else {
-        args.push_back(Value());
+        memref::StoreOp::create(b, loc, v, epOuts[i], apply(b, loc, m, eIvs));
+      }
+    } else {
+      for (auto [i, v] : llvm::enumerate(results)) {
+        AffineMap m = op.getMatchingIndexingMap(op.getDpsInitOperand(i));
+        memref::StoreOp::create(b, loc, v, outputs[i], apply(b, loc, m, ivs));
       }
     }
-    IRMapping epMap;
-    SmallVector<Value> stored =
-        mlir::attn::cloneGenericBody(b, ep, args, eIvs, epMap, outer);
-    for (auto [i, v] : llvm::enumerate(stored)) {
-      AffineMap m = ep.getMatchingIndexingMap(ep.getDpsInitOperand(i));
-      memref::StoreOp::create(b, loc, v, epOuts[i], apply(b, loc, m, eIvs));
+  };
+
+  SmallVector<Value> ivs(ranges.size());
+  SmallVector<Value> results;
+  if (tiling) {
+    // A tile of T x T outputs per workgroup of 16 x 16 invocations
+    // (T = 16 r): invocation (ty, tx) owns the r x r outputs at rows
+    // m0 + ty + 16 i (M) and columns n0 + tx + 16 j (N), so that
+    // neighbouring invocations store neighbouring columns. The reduction
+    // walks K in steps of 16, staging T x 16 of input 0 and 16 x T of
+    // input 1 in workgroup memory: invocations neighbouring in tx read
+    // neighbouring k (both inputs are K-contiguous in a layer's
+    // contractions), rows padded by one element against bank conflicts.
+    // Indices past M, N or K are clamped for the loads, their values
+    // unused.
+    const Tiling &t = *tiling;
+    const int64_t r = t.rows, tileSize = kTile * r;
+    Value tid = launch.getThreadIds().x;
+    Value tx = arith::RemUIOp::create(b, loc, tid, idx(kTile));
+    Value ty = arith::DivUIOp::create(b, loc, tid, idx(kTile));
+    Value zero = idx(0);
+    auto offset = [&](Value base, Value within, int64_t i) -> Value {
+      return arith::AddIOp::create(
+          b, loc, base,
+          arith::AddIOp::create(b, loc, within, idx(kTile * i)));
+    };
+    Value m0 = arith::MulIOp::create(b, loc, launch.getBlockIds().y,
+                                     idx(tileSize));
+    Value n0 = arith::MulIOp::create(b, loc, launch.getBlockIds().x,
+                                     idx(tileSize));
+    auto clamp = [&](Value v, int64_t size) -> Value {
+      return arith::SelectOp::create(b, loc, lessThan(v, size), v, zero);
+    };
+    Attribute wg = spirv::StorageClassAttr::get(b.getContext(),
+                                                spirv::StorageClass::Workgroup);
+    auto eltOf = [&](unsigned i) {
+      return cast<MemRefType>(inputs[i].getType()).getElementType();
+    };
+    Value aTile = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({tileSize, kTile + 1}, eltOf(0),
+                        MemRefLayoutAttrInterface{}, wg));
+    Value bTile = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({kTile, tileSize + 1}, eltOf(1),
+                        MemRefLayoutAttrInterface{}, wg));
+    // Batch indices from grid z.
+    delinearize(launch.getBlockIds().z, t.batch, ivs);
+    // Row i's and column j's indices (clamped) and whether they exist.
+    SmallVector<Value> rowsM, colsN, rowOk, colOk;
+    for (int64_t i = 0; i < r; ++i) {
+      Value mi = offset(m0, ty, i), nj = offset(n0, tx, i);
+      rowOk.push_back(lessThan(mi, t.mSize));
+      colOk.push_back(lessThan(nj, t.nSize));
+      rowsM.push_back(clamp(mi, t.mSize));
+      colsN.push_back(clamp(nj, t.nSize));
     }
-    ep->erase();
+    // Output (i, j)'s loop indices (reduction ones 0: outputs do not read
+    // them).
+    auto outIvsOf = [&](int64_t i, int64_t j) {
+      SmallVector<Value> o(ivs);
+      delinearize(rowsM[i], t.m, o);
+      delinearize(colsN[j], t.n, o);
+      for (unsigned d : t.k)
+        o[d] = zero;
+      return o;
+    };
+    SmallVector<SmallVector<Value>> outIvs;
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < r; ++j) {
+        outIvs.push_back(outIvsOf(i, j));
+        SmallVector<Value> start = startValues(outIvs.back());
+        acc.push_back(start.front());
+      }
+
+    const int64_t steps = (t.kSize + kTile - 1) / kTile;
+    auto outerLoop = scf::ForOp::create(b, loc, zero, idx(steps), one, acc);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(outerLoop.getBody());
+      Value k0 = arith::MulIOp::create(b, loc, outerLoop.getInductionVar(),
+                                       idx(kTile));
+      Value kx = clamp(arith::AddIOp::create(b, loc, k0, tx), t.kSize);
+      AffineMap aMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+      AffineMap bMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+      for (int64_t i = 0; i < r; ++i) {
+        // Input 0's row ty + 16 i at k = k0 + tx; input 1's k = k0 + tx
+        // at column ty + 16 i, stored transposed ([k][n]).
+        Value rowLoad = offset(ty, zero, i);
+        SmallVector<Value> aIvs(ivs), bIvs(ivs);
+        delinearize(clamp(offset(m0, ty, i), t.mSize), t.m, aIvs);
+        delinearize(kx, t.k, aIvs);
+        delinearize(clamp(offset(n0, ty, i), t.nSize), t.n, bIvs);
+        delinearize(kx, t.k, bIvs);
+        for (unsigned d = 0; d < ranges.size(); ++d) {
+          if (!aIvs[d])
+            aIvs[d] = zero;
+          if (!bIvs[d])
+            bIvs[d] = zero;
+        }
+        Value av = memref::LoadOp::create(b, loc, inputs[0],
+                                          apply(b, loc, aMap, aIvs));
+        Value bv = memref::LoadOp::create(b, loc, inputs[1],
+                                          apply(b, loc, bMap, bIvs));
+        memref::StoreOp::create(b, loc, av, aTile, ValueRange{rowLoad, tx});
+        memref::StoreOp::create(b, loc, bv, bTile, ValueRange{tx, rowLoad});
+      }
+      gpu::BarrierOp::create(b, loc);
+      // This step's keys: 16, or what is left of K.
+      Value count = arith::MinUIOp::create(
+          b, loc, idx(kTile),
+          arith::SubIOp::create(b, loc, idx(t.kSize), k0));
+      auto inner = scf::ForOp::create(b, loc, zero, count, one,
+                                      outerLoop.getRegionIterArgs());
+      {
+        OpBuilder::InsertionGuard g2(b);
+        b.setInsertionPointToStart(inner.getBody());
+        Value kk = inner.getInductionVar();
+        SmallVector<Value> as, bs;
+        for (int64_t i = 0; i < r; ++i) {
+          as.push_back(memref::LoadOp::create(
+              b, loc, aTile, ValueRange{offset(ty, zero, i), kk}));
+          bs.push_back(memref::LoadOp::create(
+              b, loc, bTile, ValueRange{kk, offset(tx, zero, i)}));
+        }
+        SmallVector<Value> next;
+        for (int64_t i = 0; i < r; ++i)
+          for (int64_t j = 0; j < r; ++j) {
+            // Loop indices for the body's linalg.index ops (a body with
+            // them gets r = 1): this output's, the reduction's at k0 + kk.
+            SmallVector<Value> bodyIvs(outIvs[i * r + j]);
+            if (op.hasIndexSemantics())
+              delinearize(arith::AddIOp::create(b, loc, k0, kk), t.k,
+                          bodyIvs);
+            SmallVector<Value> args = {as[i], bs[j],
+                                       inner.getRegionIterArgs()[i * r + j]};
+            IRMapping bodyMap;
+            next.push_back(mlir::attn::cloneGenericBody(
+                b, op, args, bodyIvs, bodyMap, outer)[0]);
+          }
+        scf::YieldOp::create(b, loc, next);
+      }
+      // Every invocation is done with the slices before they are
+      // overwritten.
+      gpu::BarrierOp::create(b, loc);
+      scf::YieldOp::create(b, loc, inner.getResults());
+    }
+    // The epilogue's buffers viewed once, before the guarded stores that
+    // share them.
+    if (k.epilogue)
+      for (Value v : k.epilogue->getOperands())
+        if (isa<MemRefType>(v.getType()))
+          buffer(v);
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < r; ++j) {
+        OpBuilder::InsertionGuard g(b);
+        Value ok = arith::AndIOp::create(b, loc, rowOk[i], colOk[j]);
+        auto guard = scf::IfOp::create(b, loc, ok, /*withElse=*/false);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+        finishAt(outIvs[i * r + j], {outerLoop.getResult(i * r + j)});
+      }
   } else {
-    for (auto [i, v] : llvm::enumerate(results)) {
-      AffineMap m = op.getMatchingIndexingMap(op.getDpsInitOperand(i));
-      memref::StoreOp::create(b, loc, v, outputs[i], apply(b, loc, m, ivs));
-    }
+    // The linear invocation, the guard, the parallel indices.
+    Value lin = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, launch.getBlockIds().y,
+                                      idx(grid[0])),
+                launch.getBlockIds().x),
+            idx(block)),
+        launch.getThreadIds().x);
+    auto guard =
+        scf::IfOp::create(b, loc, lessThan(lin, total), /*withElse=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    delinearize(lin, par, ivs);
+    SmallVector<Value> acc = startValues(ivs);
+
+    // The reductions, innermost last.
+    IRMapping bodyMap;
+    std::function<SmallVector<Value>(unsigned, ValueRange)> reduce =
+        [&](unsigned level, ValueRange carried) -> SmallVector<Value> {
+      if (level == red.size()) {
+        SmallVector<Value> args;
+        for (auto [i, in] : llvm::enumerate(inputs)) {
+          // A scalar operand (a fill's value) is itself.
+          if (!isa<MemRefType>(in.getType())) {
+            args.push_back(outer(in));
+            continue;
+          }
+          AffineMap m = op.getMatchingIndexingMap(op.getDpsInputOperand(i));
+          args.push_back(
+              memref::LoadOp::create(b, loc, in, apply(b, loc, m, ivs)));
+        }
+        args.append(carried.begin(), carried.end());
+        return mlir::attn::cloneGenericBody(b, op, args, ivs, bodyMap, outer);
+      }
+      unsigned d = red[level];
+      auto loop =
+          scf::ForOp::create(b, loc, idx(0), idx(ranges[d]), one, carried);
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(loop.getBody());
+      ivs[d] = loop.getInductionVar();
+      SmallVector<Value> next = reduce(level + 1, loop.getRegionIterArgs());
+      scf::YieldOp::create(b, loc, next);
+      return SmallVector<Value>(loop.getResults());
+    };
+    results = reduce(0, acc);
   }
+
+  if (!tiling)
+    finishAt(ivs, results);
+  if (k.epilogue)
+    k.epilogue->erase();
   op->erase();
   return success();
 }
 
-LogicalResult mapFunction(func::FuncOp fn) {
+LogicalResult mapFunction(func::FuncOp fn, bool tile) {
   IRRewriter rw(fn.getContext());
   // Named ops (fill, copy) as generics first.
   SmallVector<linalg::LinalgOp> named;
@@ -443,7 +709,7 @@ LogicalResult mapFunction(func::FuncOp fn) {
   for (auto [i, k] : llvm::enumerate(kernels)) {
     k.index = i;
     Value out = k.epilogue ? k.op.getDpsInits()[0] : Value();
-    if (failed(emit(k)))
+    if (failed(emit(k, tile)))
       return failure();
     // The contraction's f32 buffer no kernel uses any more.
     if (out)
@@ -464,9 +730,10 @@ LogicalResult mapFunction(func::FuncOp fn) {
 
 struct SPIRVMapLinalgPass
     : mlir::attn::impl::SPIRVMapLinalgPassBase<SPIRVMapLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (!fn.isExternal() && failed(mapFunction(fn)))
+      if (!fn.isExternal() && failed(mapFunction(fn, tile)))
         return signalPassFailure();
   }
 };

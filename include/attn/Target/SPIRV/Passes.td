@@ -169,7 +169,16 @@ def SPIRVMapLinalgPass : Pass<"attn-spirv-map-linalg", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::affine::AffineDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::spirv::SPIRVDialect"];
+  let options = [
+    Option<"tile", "tile", "bool", /*default=*/"true",
+           "Contractions of two buffers (projected-permutation maps, at "
+           "least one 16 x 16 tile of M x N): a 16 x 16 output tile per "
+           "workgroup of 256 invocations, the reduction in steps of 16 "
+           "with both inputs' slices staged in workgroup memory; off: an "
+           "invocation per output element for every op">
+  ];
 }
 
 def SPIRVBf16StoragePass : Pass<"attn-spirv-bf16-storage", "::mlir::ModuleOp"> {
