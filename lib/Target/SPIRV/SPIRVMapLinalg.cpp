@@ -2,11 +2,13 @@
 //
 // attn-spirv-map-linalg: the linalg ops a layer leaves at function level
 // once its tensors are buffers (attn-spirv-layer-buffers) become
-// gpu.launch ops: an invocation per point of the op's parallel iteration
-// space (the innermost parallel dimension fastest across neighbouring
-// invocations, 128 invocations a workgroup, the workgroups over x and y),
-// a sequential loop nest over its reduction dimensions carrying the
-// output elements, and the op's own scalar body in the middle. Two
+// gpu.launch ops. A contraction of two buffers (the layer's projections)
+// is tiled: 64 x 64 (or 16 x 16) outputs per workgroup of 256 invocations,
+// its reduction in steps of 16 over slices of both inputs staged in
+// workgroup memory. Anything else gets an invocation per point of its
+// parallel iteration space (the innermost parallel dimension fastest
+// across neighbouring invocations, 128 a workgroup) and a sequential loop
+// nest over its reductions. Both evaluate the op's own scalar body. Two
 // producer-consumer pairs the layer's decomposition always forms are
 // folded first, so that no kernel writes what the next one only reads:
 //   - a linalg.fill of a buffer that a contraction then accumulates into

@@ -122,20 +122,15 @@ def SPIRVLayerBuffersPass
 
 def SPIRVMapLinalgPass : Pass<"attn-spirv-map-linalg", "::mlir::ModuleOp"> {
   let summary = "Turn function-level linalg ops on buffers into gpu.launch "
-                "kernels, an invocation per output element";
+                "kernels: contractions as workgroup tiles, the rest an "
+                "invocation per output element";
   let description = [{
     The kernels of a layer's projections on Vulkan (after
     `attn-spirv-layer-buffers`). Each `linalg.generic` (named ops are
-    generalized first) directly in a function body becomes a `gpu.launch`:
-    one invocation per point of its parallel iteration space, the
-    innermost parallel dimension fastest across neighbouring invocations,
-    128 invocations a workgroup, the workgroups over grid x (at most 65535)
-    and y; the invocation runs a sequential `scf.for` nest over the
-    reduction dimensions carrying the output elements, evaluating the op's
-    own body (`cloneGenericBody`, as the attention mappings do). Views of
-    buffers the op reads or writes are recreated inside the launch, so the
-    kernel's operands are the root buffers (arguments or allocations) the
-    artifact binds. Two pairs are folded first:
+    generalized first) directly in a function body becomes one
+    `gpu.launch` in the function's `<fn>_kernels` module, entry point
+    `<fn>_linalg<i>`, with a constant grid and a one-dimensional workgroup.
+    Two pairs are folded first:
     - a fill (an op with no reduction that yields its scalar input) of the
       buffer a contraction accumulates into, right before it: the
       contraction starts from the scalar, the fill goes;
@@ -144,23 +139,47 @@ def SPIRVMapLinalgPass : Pass<"attn-spirv-map-linalg", "::mlir::ModuleOp"> {
       runs on the reduced values in the contraction's kernel and stores to
       its own outputs; the allocation goes.
 
+    With `tile` (the default), a contraction of two buffers through
+    projected permutations whose loops split into M (read by input 0
+    only), N (by input 1 only), K (reductions read by both) and batch
+    dimensions, with M x N at least 16 x 16, gets a workgroup of 256
+    invocations per 64 x 64 outputs (4 x 4 per invocation, rows and
+    columns 16 apart) where M and N are both at least 64 and the body
+    reads no `linalg.index`, else per 16 x 16 (one each); batch on grid z,
+    N tiles on x, M tiles on y. K runs in steps of 16, each step staging
+    both inputs' slices in workgroup memory (`#spirv.storage_class<
+    Workgroup>`, rows padded by one element) between two barriers, with
+    neighbouring invocations loading neighbouring k; indices past M, N or
+    K are clamped for the loads and their values unused (the last step's
+    inner loop stops at K); each output's store is guarded. Every other op
+    (or all, without `tile`) gets an invocation per point of its parallel
+    iteration space (the innermost parallel dimension fastest, 128
+    invocations a workgroup, the workgroups over x and y) running a
+    sequential `scf.for` nest over its reductions. Both evaluate the op's
+    own body (`cloneGenericBody`). Views of buffers are recreated inside
+    the launch, so the kernel's operands are the root buffers (arguments
+    or allocations) the artifact binds.
+
     Requires: linalg ops on memrefs of static extent at function level;
     contractions whose outputs are indexed by their parallel dimensions
     only. Guarantees: no linalg op is left directly in a function body;
-    each became one `gpu.launch` with a constant grid and workgroup size,
-    or was folded into one; a launch reads and writes exactly the elements
-    the op did. An op of more than 65535 x 65535 x 128 points is refused
-    with an error.
+    each became one `gpu.launch` or was folded into one; a launch writes
+    exactly the elements the op did, with the op's body applied in the
+    op's reduction order per output. An op of more than 65535 x 65535 x
+    128 points (or tiles beyond 65535 per grid axis) is refused with an
+    error (tiled ops fall back to the other mapping first).
 
     ```mlir
     // before
     linalg.fill ins(%c0 : f32) outs(%acc : memref<1x2x8x16xf32>)
     linalg.generic {... ["parallel" x 4, "reduction"]} ins(%x, %w) outs(%acc)
     linalg.generic {... ["parallel" x 4]} ins(%acc, %bias) outs(%q)
-    // after: one kernel; each invocation sums over e from 0.0 and stores
-    // q = bias + sum
-    gpu.launch blocks(...) in (%gx = %c2, ...) threads(...) in (%bx = %c128, ...) {
-      scf.if %in_range { ... scf.for %e ... memref.store ... %q[...] }
+    // after: one kernel; each invocation sums its output from 0.0 over
+    // staged slices of %x and %w, then stores q = bias + sum
+    gpu.launch blocks(...) in (%gx = %c2, ...) threads(...) in (%bx = %c256, ...) {
+      %xs = memref.alloc() : memref<16x17xf32, #spirv.storage_class<Workgroup>>
+      ... scf.for (K steps) { stage; gpu.barrier; scf.for { ... }; gpu.barrier }
+      scf.if %exists { memref.store ..., %q[...] }
       gpu.terminator
     }
     ```
