@@ -21,6 +21,13 @@ using namespace mlir;
 
 void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                         const AttnToCPUPipelineOptions &opts) {
+  // A layer's projections (function-level contractions after
+  // attn-decompose-mha; nothing in an attention kernel) with the output's
+  // rows innermost, for the loop vectorizer, and (parallel) their outer
+  // loops as parallel tiles.
+  CPUOrderContractionsPassOptions order;
+  order.parallel = opts.parallel;
+  pm.addNestedPass<func::FuncOp>(createCPUOrderContractionsPass(order));
   // L0 -> L2. Requires: verified attn.sdpa ops on tensors.
   // Guarantees: linalg/tensor/arith/math/scf on tensors, no attn op. The
   // tiled path holds no Sq x Skv value; the math path does (it is the

@@ -148,6 +148,56 @@ def CPUScheduleTilesPass
   let dependentDialects = ["::mlir::omp::OpenMPDialect"];
 }
 
+def CPUOrderContractionsPass
+    : Pass<"attn-cpu-order-contractions", "::mlir::func::FuncOp"> {
+  let summary = "Reorder function-level contractions so that the output's "
+                "contiguous dimension is the innermost loop";
+  let description = [{
+    The first step of `attn-to-cpu-pipeline`, for a layer's projections
+    (`attn.mha` after `attn-decompose-mha`), which become plain loops in
+    their own loop order (the attention's tiles are
+    `attn-cpu-vectorize-tiles`' and are not touched: only `linalg.generic`
+    ops directly in the function body are). The decomposition puts each
+    contraction's reduction innermost: a dot product per output element,
+    an FMA chain the loop vectorizer may not reassociate. For each
+    contraction on tensors (a reduction loop, one output, projected
+    permutation maps, no `linalg.index`) whose output's last dimension is
+    not its last loop, this makes that dimension the last loop (the other
+    loops keep their order) and gives every input that it reads along that
+    dimension, but not as its last one, a `linalg.transpose` that moves it
+    last (a weight `W [H, D, E]` read along D becomes `[H, E, D]`, once
+    per launch: O(E·H·D) against the contraction's O(B·S·E·H·D)). The
+    innermost loop then streams a row of the output and of that input
+    with the other input's element loop-invariant, which LLVM vectorizes.
+
+    Requires: functions on tensors. Guarantees: the same values (each
+    output element's reduction runs in the same order over the same
+    products); every function-level contraction it matched has the
+    output's contiguous dimension as its innermost loop and reads each
+    input along it contiguously.
+
+    ```mlir
+    // before: loops (b, h, s, d, e), e innermost
+    linalg.generic {indexing_maps = [(b,h,s,d,e) -> (b,s,e), (b,h,s,d,e) -> (h,d,e),
+                                     (b,h,s,d,e) -> (b,h,s,d)], ...} ins(%x, %w) outs(%acc)
+    // after: loops (b, h, s, e, d), d innermost over W transposed
+    %wt = linalg.transpose ins(%w : tensor<2x16x32xf32>) outs(%e : tensor<2x32x16xf32>) permutation = [0, 2, 1]
+    linalg.generic {indexing_maps = [(b,h,s,e,d) -> (b,s,e), (b,h,s,e,d) -> (h,e,d),
+                                     (b,h,s,e,d) -> (b,h,s,d)], ...} ins(%x, %wt) outs(%acc)
+    ```
+  }];
+  let options = [
+    Option<"parallel", "parallel", "bool", /*default=*/"true",
+           "Also tile each reordered contraction's outer parallel loops "
+           "onto an scf.forall (an iteration per index, the last outer "
+           "parallel loop in blocks of 16), which the pipeline runs on "
+           "OpenMP as it does the attention's tiles">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def CPUVectorizeTilesPass
     : Pass<"attn-cpu-vectorize-tiles", "::mlir::func::FuncOp"> {
   let summary = "Turn the tiled form's linalg ops into register-blocked "
