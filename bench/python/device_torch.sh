@@ -108,23 +108,7 @@ CHECK_ARGS=()
 # CublasLt.h): PyTorch's own copy, found beside torch or in its nvidia
 # wheels, unless ATTN_CUBLASLT names one.
 if [ -z "${ATTN_CUBLASLT:-}" ]; then
-  ATTN_CUBLASLT=$("$PY" - <<'PYEOF' 2>/dev/null || true
-import glob, os, sys
-import torch
-roots = [os.path.dirname(torch.__file__)]
-try:
-    import nvidia
-    roots += list(nvidia.__path__)
-except Exception:
-    pass
-for r in roots:
-    found = sorted(glob.glob(os.path.join(r, "**", "libcublasLt.so.1*"),
-                             recursive=True))
-    if found:
-        print(found[-1])
-        sys.exit(0)
-PYEOF
-)
+  ATTN_CUBLASLT=$("$PY" bench/python/find_cublaslt.py 2>/dev/null || true)
   [ -n "$ATTN_CUBLASLT" ] && export ATTN_CUBLASLT
   say "cuBLASLt for attn.mha: ${ATTN_CUBLASLT:-not found (the layer checks will say so)}"
 fi

@@ -20,23 +20,7 @@ SETUP_ONLY=1 CARRY=$CARRY OUT=$OUT VK_ROOT=$ROOT bash bench/vulkan/device_run.sh
 # shellcheck disable=SC1091
 . "$ROOT/env.sh"
 if [ -z "${ATTN_CUBLASLT:-}" ]; then
-  ATTN_CUBLASLT=$(python3 - <<'PYEOF' 2>/dev/null || true
-import glob, os, sys
-import torch
-roots = [os.path.dirname(torch.__file__)]
-try:
-    import nvidia
-    roots += list(nvidia.__path__)
-except Exception:
-    pass
-for r in roots:
-    found = sorted(glob.glob(os.path.join(r, "**", "libcublasLt.so.1*"),
-                             recursive=True))
-    if found:
-        print(found[-1])
-        sys.exit(0)
-PYEOF
-)
+  ATTN_CUBLASLT=$(python3 bench/python/find_cublaslt.py 2>/dev/null || true)
   [ -n "$ATTN_CUBLASLT" ] && export ATTN_CUBLASLT
 fi
 echo "cuBLASLt for the cuda layer: ${ATTN_CUBLASLT:-not found}" | tee -a "$OUT/run.log"
