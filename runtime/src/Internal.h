@@ -28,6 +28,7 @@ struct attn_kernel {
 struct attn_mha_kernel {
   attn_mha_spec spec;
   attn_target target;
+  uint64_t context = 0; // its context's id (device buffers check it)
   std::string source;
   std::unique_ptr<attn::LayerExecutable> executable;
 };

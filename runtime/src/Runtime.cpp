@@ -294,6 +294,7 @@ attn_status attn_mha_compile(attn_context *ctx, const attn_mha_spec *spec,
     auto entry = std::make_unique<attn_mha_kernel>();
     entry->spec = normalized;
     entry->target = target;
+    entry->context = ctx->id;
     entry->source = std::move(result.source);
     entry->executable = std::move(result.executable);
     *kernel = entry.get();
@@ -313,7 +314,8 @@ attn_status attn_mha_launch(attn_mha_kernel *kernel,
     if (!validateMhaLaunch(kernel->spec, kernel->target, *args, error))
       return failWith(ATTN_ERROR_INVALID_ARGUMENT,
                       "attn_mha_launch: " + error);
-    attn_status status = kernel->executable->run(*args, error);
+    attn_status status =
+        kernel->executable->run(*args, kernel->context, error);
     if (status != ATTN_OK)
       return failWith(status, "attn_mha_launch: " +
                                   (error.empty()

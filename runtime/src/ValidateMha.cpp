@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Internal.h"
+#include "vulkan/Buffers.h"
 
 #include "attn/runtime/Checked.h"
 
@@ -194,6 +195,15 @@ bool attn::detail::validateMhaLaunch(const attn_mha_spec &spec,
                                            : "spec.fused_qkv says the other "
                                              "weight form") +
               ")";
+      return false;
+    }
+    // A vulkan device buffer's address is no memory the other targets can
+    // reach.
+    if (p.p && target != ATTN_TARGET_VULKAN && vulkan::isDeviceAddress(p.p)) {
+      error = std::string("args.") + p.name +
+              " is the address of a vulkan device buffer "
+              "(attn_vulkan_buffer_pointer); the layer is for the " +
+              attn_target_name(target) + " target";
       return false;
     }
     if (p.p && reinterpret_cast<uintptr_t>(p.p) % align != 0) {

@@ -1228,7 +1228,48 @@ int runMha(const Options &o, attn_context *ctx) {
           cuda.alloc(in.buf.count * dtypeSize(o.dtype));
     launchArgs.y = cuda.alloc(y.count * dtypeSize(o.dtype));
   }
+  // vulkan: host memory (staged by every launch), or with --memory=device
+  // (the default with --bench) device buffers, uploaded after each fill
+  // like cuda's, so that a timed launch copies nothing.
+  if (!o.memory.empty() && o.target != ATTN_TARGET_VULKAN)
+    fatal("--memory is for --target=vulkan (cpu takes host memory, cuda "
+          "device memory)");
+  const bool onVulkanDevice =
+      o.target == ATTN_TARGET_VULKAN &&
+      (o.memory == "device" || (o.memory.empty() && o.bench));
+  const std::string memory = onCuda || onVulkanDevice ? "device" : "host";
+  std::vector<attn_vulkan_buffer *> vulkanBuffers; // ins' order, then y
+  struct VulkanBuffersGuard {
+    std::vector<attn_vulkan_buffer *> &buffers;
+    ~VulkanBuffersGuard() {
+      for (attn_vulkan_buffer *b : buffers)
+        attn_vulkan_buffer_destroy(b);
+    }
+  } vulkanBuffersGuard{vulkanBuffers};
+  auto vulkanBuffer = [&](uint64_t bytes) {
+    attn_vulkan_buffer *buffer = nullptr;
+    checkStatus(attn_vulkan_buffer_create(ctx, bytes, &buffer),
+                "attn_vulkan_buffer_create");
+    vulkanBuffers.push_back(buffer);
+    return attn_vulkan_buffer_pointer(buffer);
+  };
+  if (onVulkanDevice) {
+    for (const In &in : ins)
+      *reinterpret_cast<void **>(reinterpret_cast<char *>(&launchArgs) +
+                                 in.field) =
+          vulkanBuffer(in.buf.count * dtypeSize(o.dtype));
+    launchArgs.y = vulkanBuffer(y.count * dtypeSize(o.dtype));
+  }
   auto uploadInputs = [&] {
+    if (onVulkanDevice) {
+      for (size_t i = 0; i < ins.size(); ++i)
+        checkStatus(attn_vulkan_buffer_upload(vulkanBuffers[i], 0,
+                                              ins[i].buf.data(),
+                                              ins[i].buf.count *
+                                                  dtypeSize(o.dtype)),
+                    "attn_vulkan_buffer_upload");
+      return;
+    }
     if (!onCuda)
       return;
     for (const In &in : ins)
@@ -1238,13 +1279,23 @@ int runMha(const Options &o, attn_context *ctx) {
           in.buf.data(), in.buf.count * dtypeSize(o.dtype));
   };
   auto launchLayer = [&](const char *what) {
-    if (onCuda) // the poisoned y, so an element never written shows
-      cuda.toDevice(launchArgs.y, y.data(), y.count * dtypeSize(o.dtype));
+    const uint64_t yBytes = y.count * dtypeSize(o.dtype);
+    // The poisoned y, so an element never written shows.
+    if (onCuda)
+      cuda.toDevice(launchArgs.y, y.data(), yBytes);
+    if (onVulkanDevice)
+      checkStatus(attn_vulkan_buffer_upload(vulkanBuffers.back(), 0,
+                                            y.data(), yBytes),
+                  "attn_vulkan_buffer_upload");
     checkStatus(attn_mha_launch(kernel, &launchArgs), what);
     if (onCuda) {
       cuda.sync();
-      cuda.toHost(y.data(), launchArgs.y, y.count * dtypeSize(o.dtype));
+      cuda.toHost(y.data(), launchArgs.y, yBytes);
     }
+    if (onVulkanDevice)
+      checkStatus(attn_vulkan_buffer_download(vulkanBuffers.back(), 0,
+                                              y.data(), yBytes),
+                  "attn_vulkan_buffer_download");
   };
   attn_tensor yView{};
   yView.data = y.data();
@@ -1364,7 +1415,8 @@ int runMha(const Options &o, attn_context *ctx) {
        << ", \"min_ms\": " << jsonNumber(times.min)
        << ", \"tflops\": " << jsonNumber(res.tflops)
        << ", \"device_ms\": " << jsonNumber(res.deviceMs)
-       << ", \"device_tflops\": " << jsonNumber(res.deviceTflops) << "}\n";
+       << ", \"device_tflops\": " << jsonNumber(res.deviceTflops)
+       << ", \"memory\": " << jsonString(memory) << "}\n";
     std::fputs(js.str().c_str(), stdout);
   } else {
     std::printf("attn-run: mha target=%s dtype=%s B=%lld S=%lld Skv=%lld "
@@ -1376,6 +1428,12 @@ int runMha(const Options &o, attn_context *ctx) {
                 n.cross ? " cross" : "", n.fused_qkv ? " fused-qkv" : "",
                 n.bias ? " bias" : "", n.causal ? " causal" : "");
     std::printf("  data_seed     %llu\n", (unsigned long long)o.dataSeed);
+    if (o.target == ATTN_TARGET_VULKAN)
+      std::printf("  memory        %s\n",
+                  memory == "device"
+                      ? "device buffers (uploaded once; a launch copies "
+                        "nothing)"
+                      : "host (every launch stages its tensors)");
     std::printf("  compile_ms    %.3f\n", res.compileMs);
     if (res.checked) {
       std::printf("  check         %s (%lld run%s)\n", res.ok ? "ok" : "FAILED",

@@ -110,20 +110,20 @@ attn_status attn::vulkan::resolveDeviceAddress(
     auto it = r.live.find(idOf(p));
     if (it == r.live.end()) {
       error = std::string("vulkan: ") + what +
-              ".data is the address of a destroyed device buffer";
+              " is the address of a destroyed device buffer";
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
     e = it->second;
   }
   if (e.context != context) {
     error = std::string("vulkan: ") + what +
-            ".data is in a device buffer of another context than the "
+            " is in a device buffer of another context than the "
             "kernel's";
     return ATTN_ERROR_INVALID_ARGUMENT;
   }
   offset = reinterpret_cast<uintptr_t>(p) & kOffsetMask;
   if (offset >= e.bytes) {
-    error = std::string("vulkan: ") + what + ".data is offset " +
+    error = std::string("vulkan: ") + what + " is offset " +
             std::to_string(offset) + " into a device buffer of " +
             std::to_string(e.bytes) + " bytes";
     return ATTN_ERROR_INVALID_ARGUMENT;

@@ -27,8 +27,8 @@ bool isDeviceAddress(const void *p);
 
 /// The buffer and byte offset of device address `p`, for a kernel of
 /// context `context`; ATTN_ERROR_INVALID_ARGUMENT (with `error` naming
-/// `what`) for a destroyed buffer, another context's, or an offset past its
-/// end.
+/// `what`, the pointer: "q.data", "args.x") for a destroyed buffer,
+/// another context's, or an offset past its end.
 attn_status resolveDeviceAddress(const void *p, uint64_t context,
                                  const char *what,
                                  std::shared_ptr<DeviceBuffer> &buffer,

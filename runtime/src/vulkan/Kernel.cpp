@@ -571,8 +571,9 @@ private:
         }
         expected *= t.shape[d]; // bounded by validation (2^62 bytes)
       }
-      if (attn_status s = resolveDeviceAddress(t.data, context, tensorNames[i],
-                                               t.buffer, t.offset, error))
+      if (attn_status s = resolveDeviceAddress(
+              t.data, context, (std::string(tensorNames[i]) + ".data").c_str(),
+              t.buffer, t.offset, error))
         return s;
     }
     return ATTN_OK;
@@ -978,15 +979,31 @@ public:
         spec(spec) {}
 
   attn_status run(const attn_mha_args &a, std::string &error) override {
+    return run(a, /*context=*/0, error);
+  }
+
+  /// Host memory (staged in and out), or device buffers of `context` for
+  /// every operand (bound where they are, nothing copied).
+  attn_status run(const attn_mha_args &a, uint64_t context,
+                  std::string &error) override {
     const size_t es = static_cast<size_t>(dtypeBytes(spec.dtype));
-    std::vector<HostTensor> tensors;
-    for (const LayerOperand &o : layerOperands(spec, a)) {
-      if (isDeviceAddress(o.data)) {
-        error = std::string("vulkan: args.") + o.name +
-                " is a device-buffer address; a layer takes host memory "
-                "(its intermediates live in device buffers of its own)";
-        return ATTN_ERROR_INVALID_ARGUMENT;
+    std::vector<LayerOperand> operands = layerOperands(spec, a);
+    size_t onDevice = 0;
+    for (const LayerOperand &o : operands)
+      onDevice += isDeviceAddress(o.data);
+    if (onDevice && onDevice != operands.size()) {
+      std::string host, device;
+      for (const LayerOperand &o : operands) {
+        std::string &list = isDeviceAddress(o.data) ? device : host;
+        list += (list.empty() ? "" : ", ") + std::string(o.name);
       }
+      error = "vulkan: a layer takes either host memory or device buffers "
+              "for all its tensors; " + device + " in device buffers, " +
+              host + " in host memory";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    std::vector<HostTensor> tensors;
+    for (const LayerOperand &o : operands) {
       HostTensor t;
       t.data = o.data;
       t.rank = o.rank;
@@ -999,6 +1016,13 @@ public:
       t.elemSize = es;
       t.input = !o.output;
       t.output = o.output;
+      // A device buffer's range and alignment are checked by the run.
+      if (onDevice)
+        if (attn_status s = resolveDeviceAddress(o.data, context,
+                                                 (std::string("args.") +
+                                                  o.name).c_str(),
+                                                 t.buffer, t.offset, error))
+          return s;
       tensors.push_back(t);
     }
     return program->runDispatches(tensors, {}, dispatches, nullptr, error);

@@ -12,6 +12,7 @@
 #include "attn/reference/Float.h"
 #include "attn/reference/Reference.h"
 #include "attn/runtime/attn.h"
+#include "attn/runtime/attn_vulkan.h"
 
 #include <gtest/gtest.h>
 
@@ -1379,6 +1380,119 @@ TEST_F(Vulkan, CoopMatScalarRandomMatrix) {
 // buffers are emulated in 32-bit words, two elements per word, and must
 // still match the reference; a bf16 kernel with an f16 additive mask (two
 // 16-bit types, one of them without 16-bit storage) is refused by name.
+/// A layer (attn.mha: GQA, biases, causal, f32) on device buffers gives
+/// the bits it gives on host memory; mixed memory, another context's
+/// buffer and a buffer too small for its tensor are refused with nothing
+/// written.
+TEST_F(Vulkan, LayerOnDeviceBuffers) {
+  attn_context *ctx = context();
+  attn_mha_spec spec;
+  attn_mha_spec_init(&spec);
+  spec.dtype = ATTN_DTYPE_F32;
+  spec.batch = 2;
+  spec.seq = 17;
+  spec.embed = 32;
+  spec.heads_q = 4;
+  spec.heads_kv = 2;
+  spec.bias = 1;
+  spec.causal = 1;
+  attn_mha_kernel *layer = nullptr;
+  ASSERT_EQ(attn_mha_compile(ctx, &spec, ATTN_TARGET_VULKAN, &layer), ATTN_OK)
+      << attn_last_error();
+  const attn_mha_spec &n = *attn_mha_kernel_spec(layer);
+  std::mt19937_64 rng = testRng();
+  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
+
+  attn_mha_args host{}, dev{};
+  std::vector<std::vector<float>> data;
+  std::vector<attn_vulkan_buffer *> buffers;
+  struct Guard {
+    std::vector<attn_vulkan_buffer *> &b;
+    ~Guard() {
+      for (attn_vulkan_buffer *x : b)
+        attn_vulkan_buffer_destroy(x);
+    }
+  } guard{buffers};
+  // The layer's tensors (attn.h: separate weights [out, in], biases), y
+  // last and poisoned.
+  const size_t B = n.batch, S = n.seq, E = n.embed,
+               qw = n.heads_q * n.head_dim, kw = n.heads_kv * n.head_dim;
+  const std::pair<const void **, size_t> tensors[] = {
+      {&host.x, B * S * E}, {&host.w_q, qw * E}, {&host.w_k, kw * E},
+      {&host.w_v, kw * E},  {&host.w_o, E * qw}, {&host.b_q, qw},
+      {&host.b_k, kw},      {&host.b_v, kw},     {&host.b_o, E},
+      {const_cast<const void **>(&host.y), B * S * E}};
+  for (const auto &[field, count] : tensors) {
+    const bool output = field == const_cast<const void **>(&host.y);
+    data.emplace_back(count, NAN);
+    if (!output)
+      for (float &v : data.back())
+        v = dist(rng);
+    *field = data.back().data();
+    attn_vulkan_buffer *b = nullptr;
+    ASSERT_EQ(attn_vulkan_buffer_create(ctx, count * 4, &b), ATTN_OK)
+        << attn_last_error();
+    buffers.push_back(b);
+    ASSERT_EQ(attn_vulkan_buffer_upload(b, 0, data.back().data(), count * 4),
+              ATTN_OK)
+        << attn_last_error();
+    // The same field of dev.
+    *reinterpret_cast<const void **>(
+        reinterpret_cast<char *>(&dev) +
+        (reinterpret_cast<char *>(field) - reinterpret_cast<char *>(&host))) =
+        attn_vulkan_buffer_pointer(b);
+  }
+  attn_vulkan_buffer *yBuffer = buffers.back();
+  ASSERT_EQ(attn_mha_launch(layer, &host), ATTN_OK) << attn_last_error();
+  const std::vector<float> yHost = data.back();
+  for (float v : yHost)
+    ASSERT_TRUE(std::isfinite(v));
+
+  ASSERT_EQ(attn_mha_launch(layer, &dev), ATTN_OK) << attn_last_error();
+  std::vector<float> yDev(yHost.size(), NAN);
+  ASSERT_EQ(attn_vulkan_buffer_download(yBuffer, 0, yDev.data(),
+                                        yDev.size() * 4),
+            ATTN_OK)
+      << attn_last_error();
+  EXPECT_EQ(std::memcmp(yDev.data(), yHost.data(), yDev.size() * 4), 0);
+
+  // Refusals: y's buffer is poisoned first and must stay so.
+  std::vector<float> poison(yHost.size(), NAN);
+  ASSERT_EQ(attn_vulkan_buffer_upload(yBuffer, 0, poison.data(),
+                                      poison.size() * 4),
+            ATTN_OK);
+  auto expectRefused = [&](const attn_mha_args &a, const std::string &what) {
+    EXPECT_EQ(attn_mha_launch(layer, &a), ATTN_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(attn_last_error()).find(what), std::string::npos)
+        << attn_last_error();
+    std::vector<float> y(yHost.size(), 0.0f);
+    ASSERT_EQ(attn_vulkan_buffer_download(yBuffer, 0, y.data(),
+                                          y.size() * 4),
+              ATTN_OK);
+    for (float v : y)
+      ASSERT_TRUE(std::isnan(v)) << "y written by a refused launch";
+  };
+  attn_mha_args mixed = dev;
+  mixed.w_k = host.w_k;
+  expectRefused(mixed, "a layer takes either host memory or device buffers "
+                       "for all its tensors; ");
+  attn_context *other = nullptr;
+  ASSERT_EQ(attn_context_create(&other), ATTN_OK);
+  attn_vulkan_buffer *foreign = nullptr;
+  ASSERT_EQ(attn_vulkan_buffer_create(other, 4096, &foreign), ATTN_OK);
+  attn_mha_args alien = dev;
+  alien.b_o = attn_vulkan_buffer_pointer(foreign);
+  expectRefused(alien, "args.b_o is in a device buffer of another context");
+  attn_vulkan_buffer_destroy(foreign);
+  attn_context_destroy(other);
+  attn_vulkan_buffer *tiny = nullptr;
+  ASSERT_EQ(attn_vulkan_buffer_create(ctx, 16, &tiny), ATTN_OK);
+  buffers.push_back(tiny);
+  attn_mha_args small = dev;
+  small.x = attn_vulkan_buffer_pointer(tiny);
+  expectRefused(small, "bytes at offset 0 of a device buffer of 16");
+}
+
 TEST(VulkanWithoutInt16, Bf16InWords) {
   const char *hidden = std::getenv("ATTN_VULKAN_HIDE_FEATURES");
   if (!hidden || !std::strstr(hidden, "shaderInt16"))

@@ -239,6 +239,15 @@ TEST_F(MhaTest, LaunchChecksPointers) {
   EXPECT_EQ(attn_mha_launch(kernel, &a), ATTN_ERROR_INVALID_ARGUMENT);
   EXPECT_ERROR_HAS("args.stream must be NULL");
   a.stream = nullptr;
+  // A vulkan device buffer's address (attn_vulkan.h: tag 0xA in the top
+  // bits) on a cpu layer: refused, never dereferenced.
+  a.w_k = reinterpret_cast<const void *>(uintptr_t(0xAull << 60) |
+                                         (uintptr_t(7) << 36));
+  EXPECT_EQ(attn_mha_launch(kernel, &a), ATTN_ERROR_INVALID_ARGUMENT);
+  EXPECT_ERROR_HAS("args.w_k is the address of a vulkan device buffer "
+                   "(attn_vulkan_buffer_pointer); the layer is for the cpu "
+                   "target");
+  a.w_k = w.data();
   // Nothing ran so far: y is untouched.
   EXPECT_EQ(compiler->runs, 0);
   for (float v : y)

@@ -100,6 +100,14 @@ public:
   virtual ~LayerExecutable() = default;
   /// Runs on validated arguments (the pointers the spec uses are set).
   virtual attn_status run(const attn_mha_args &args, std::string &error) = 0;
+  /// The same for a layer of the context with id `context` (what
+  /// attn_mha_launch calls): device buffers, where a target takes them,
+  /// must be that context's. By default the context is not needed.
+  virtual attn_status run(const attn_mha_args &args, uint64_t context,
+                          std::string &error) {
+    (void)context;
+    return run(args, error);
+  }
 };
 
 /// One tensor of a layer's kernel, in the order of its entry function's
