@@ -388,12 +388,12 @@ private:
       decodeVariants;
 };
 
-/// Compiles an entry function's source with the cpu pipeline (after
-/// attn-decompose-mha for a layer's source) into `kernel`.
+/// Compiles an entry function's source (an attention kernel's or a
+/// layer's: the pipeline decomposes attn.mha first) with the cpu pipeline
+/// into `kernel`.
 attn_status compileSource(const std::string &source,
                           mlir::attn::AttnToCPUPipelineOptions &options,
-                          bool layer, CompiledKernel &kernel,
-                          std::string &error);
+                          CompiledKernel &kernel, std::string &error);
 
 attn_status compileKernel(const attn_spec &spec, std::string &source,
                           CompiledKernel &kernel, std::string &error) {
@@ -421,13 +421,12 @@ attn_status compileKernel(const attn_spec &spec, std::string &source,
   // A dynamic key length: the kernel covers max(1, kv_splits) chunks
   // (run() sends longer launches to a variant that covers them).
   options.maxDynamicKv = CPUExecutable::maxDynamicKvOf(spec);
-  return compileSource(source, options, /*layer=*/false, kernel, error);
+  return compileSource(source, options, kernel, error);
 }
 
 attn_status compileSource(const std::string &source,
                           mlir::attn::AttnToCPUPipelineOptions &options,
-                          bool layer, CompiledKernel &kernel,
-                          std::string &error) {
+                          CompiledKernel &kernel, std::string &error) {
   static std::once_flag initOnce;
   std::call_once(initOnce, [] {
     llvm::InitializeNativeTarget();
@@ -468,10 +467,7 @@ attn_status compileSource(const std::string &source,
     error = "cpu: bad pass-manager options: " + diagnostics;
     return ATTN_ERROR_INVALID_ARGUMENT;
   }
-  // A layer becomes its projections around one attn.sdpa first; the
-  // pipeline then lowers both.
-  if (layer)
-    pm.addPass(mlir::attn::createAttnDecomposeMhaPass());
+  // (A layer's decomposition is the pipeline's first step.)
   mlir::attn::buildAttnToCPUPipeline(pm, options);
   LogicalResult ran = pm.run(*module);
   // A safety net: where bufferization still gives a tile temporary a
@@ -494,8 +490,6 @@ attn_status compileSource(const std::string &source,
       error = "cpu: bad pass-manager options: " + diagnostics;
       return ATTN_ERROR_INVALID_ARGUMENT;
     }
-    if (layer)
-      scalar.addPass(mlir::attn::createAttnDecomposeMhaPass());
     mlir::attn::buildAttnToCPUPipeline(scalar, options);
     ran = scalar.run(*module);
   }
@@ -699,8 +693,7 @@ public:
         defaultCpuBlock(spec.head_dim, spec.value_dim, hostL2Bytes());
     options.kvSplits = 0;
     CompiledKernel kernel;
-    if (attn_status st = compileSource(result.source, options,
-                                       /*layer=*/true, kernel, error))
+    if (attn_status st = compileSource(result.source, options, kernel, error))
       return st;
     result.executable =
         std::make_unique<CPULayerExecutable>(std::move(kernel), spec);

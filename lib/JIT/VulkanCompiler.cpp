@@ -763,9 +763,6 @@ private:
       // them.
       if (failed(mlir::attn::jit::configurePassManager(pm)))
         return failure();
-      // A layer becomes its projections around one attn.sdpa first.
-      if (layerSource)
-        pm.addPass(mlir::attn::createAttnDecomposeMhaPass());
       std::string buildError;
       if (failed(
               mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {

@@ -21,6 +21,8 @@ using namespace mlir;
 
 void mlir::attn::buildAttnToCPUPipeline(OpPassManager &pm,
                                         const AttnToCPUPipelineOptions &opts) {
+  // A layer (attn.mha) becomes its projections around one attn.sdpa.
+  pm.addPass(createAttnDecomposeMhaPass());
   // A layer's projections (function-level contractions after
   // attn-decompose-mha; nothing in an attention kernel) with the output's
   // rows innermost, for the loop vectorizer, and (parallel) their outer

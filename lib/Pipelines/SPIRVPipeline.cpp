@@ -161,6 +161,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
   // in device buffers the host function allocates, the attention left in
   // destination-passing form, each projection a kernel of its own.
   auto addLayerKernels = [&]() {
+    pm.addPass(createAttnDecomposeMhaPass());
     pm.addPass(createSPIRVLayerBuffersPass());
     pm.addPass(createSPIRVMapLinalgPass({/*tile=*/opts.layerTiles}));
   };
@@ -309,6 +310,11 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
             "' (portable, tiled, coopmat or coopmat-scalar)";
     return failure();
   }
+  // A layer is refused with a clear error: this variant bufferizes the
+  // whole function into private memory, and a layer's projections need
+  // device buffers between kernels.
+  pm.addPass(createAttnDecomposeMhaPass());
+  pm.addPass(createSPIRVLayerBuffersPass({/*refuse=*/true}));
   // L0 -> L2: the same FlashAttention rewrite as every target. Split-KV is
   // off: its merge would be a second kernel.
   AttnTileSdpaPassOptions tile;
@@ -367,10 +373,11 @@ void mlir::attn::registerAttnSPIRVPipeline() {
       "workgroup, its products as f16 16x16x16 cooperative matrices "
       "(SPIR-V 1.6, Vulkan memory model; coopmat-scalar: scalar products, "
       "Vulkan 1.1), split-KV and dynamic sizes as portable's. A layer "
-      "(attn.mha after attn-decompose-mha) lowers through the portable and "
-      "coopmat variants: its projections become kernels of the same module "
-      "(attn-spirv-layer-buffers, attn-spirv-map-linalg), its "
-      "intermediates device buffers the host function allocates",
+      "(attn.mha, decomposed by the pipeline's first step) lowers through "
+      "the portable and coopmat variants: its projections become kernels of "
+      "the same module (attn-spirv-layer-buffers, attn-spirv-map-linalg), "
+      "its intermediates device buffers the host function allocates; the "
+      "tiled variant refuses it",
       [](OpPassManager &pm, StringRef optionsText,
          function_ref<LogicalResult(const Twine &)> errorHandler) {
         AttnToSPIRVPipelineOptions opts;

@@ -1,11 +1,14 @@
-// RUN: attn-opt %s --attn-decompose-mha --attn-to-spirv-pipeline=variant=portable | FileCheck %s
-// RUN: attn-opt %s --attn-decompose-mha --attn-to-spirv-pipeline=variant=portable | attn-translate --attn-to-spirv -o %t.spv
+// RUN: attn-opt %s --attn-to-spirv-pipeline=variant=portable | FileCheck %s
+// RUN: attn-opt %s --attn-to-spirv-pipeline=variant=portable | attn-translate --attn-to-spirv -o %t.spv
 // RUN: FileCheck %s --check-prefix=META < %t.spv.json
 // RUN: %if spirv-val %{ %spirv_val --target-env vulkan1.1 %t.spv %}
-// RUN: attn-opt %s --attn-decompose-mha --attn-to-spirv-pipeline=variant=coopmat-scalar -o /dev/null
+// RUN: attn-opt %s --attn-to-spirv-pipeline=variant=coopmat-scalar -o /dev/null
+// RUN: not attn-opt %s --attn-to-spirv-pipeline=variant=tiled 2>&1 | FileCheck %s --check-prefix=TILED
+// TILED: error: attn-to-spirv-pipeline{variant=tiled} compiles attention kernels only; a layer (attn.mha) needs variant=portable, coopmat or coopmat-scalar
 
 // A layer (attn.mha: fused QKV weight with biases, GQA 2:1, f16) through
-// the SPIR-V pipeline: one host function that allocates the intermediates
+// the SPIR-V pipeline (its first step, attn-decompose-mha, makes the
+// projections and the attn.sdpa): one host function that allocates the intermediates
 // (the f16 q, k, v and the attention's output: the f32 sums between the
 // contractions and their bias epilogues are gone) and launches the three
 // projections, the attention and the output projection, in that order, as

@@ -154,10 +154,34 @@ LogicalResult bufferizeLayer(func::FuncOp fn) {
 
 struct SPIRVLayerBuffersPass
     : mlir::attn::impl::SPIRVLayerBuffersPassBase<SPIRVLayerBuffersPass> {
+  using Base::Base;
   void runOnOperation() override {
-    for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (!fn.isExternal() && hasLayerWork(fn) && failed(bufferizeLayer(fn)))
+    for (auto fn : getOperation().getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      // An attention layer not decomposed: nothing below would lower it.
+      WalkResult mha = fn.walk([](Operation *op) {
+        if (isAttnOp(op) && !isa<mlir::attn::SdpaOp>(op)) {
+          op->emitOpError("attn-spirv-layer-buffers: decompose it first "
+                          "(attn-decompose-mha; attn-to-spirv-pipeline "
+                          "does)");
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (mha.wasInterrupted())
         return signalPassFailure();
+      if (!hasLayerWork(fn))
+        continue;
+      if (refuse) {
+        fn.emitError("attn-to-spirv-pipeline{variant=tiled} compiles "
+                     "attention kernels only; a layer (attn.mha) needs "
+                     "variant=portable, coopmat or coopmat-scalar");
+        return signalPassFailure();
+      }
+      if (failed(bufferizeLayer(fn)))
+        return signalPassFailure();
+    }
   }
 };
 

@@ -1,4 +1,12 @@
 // RUN: attn-opt %s --attn-spirv-layer-buffers --split-input-file | FileCheck %s
+// RUN: not attn-opt %s --attn-spirv-layer-buffers=refuse=true --split-input-file 2>&1 | FileCheck %s --check-prefix=REFUSE
+// RUN: not attn-opt %S/../../Dialect/Attn/decompose-mha.mlir --attn-spirv-layer-buffers --split-input-file 2>&1 | FileCheck %s --check-prefix=MHA
+// With refuse (the tiled variant's step), the layer is an error and the
+// attention kernel's source passes.
+// REFUSE: error: attn-to-spirv-pipeline{variant=tiled} compiles attention kernels only; a layer (attn.mha) needs variant=portable, coopmat or coopmat-scalar
+// REFUSE-NOT: error
+// An attn.mha not decomposed is an error naming the pass that does it.
+// MHA: error: 'attn.mha' op attn-spirv-layer-buffers: decompose it first (attn-decompose-mha; attn-to-spirv-pipeline does)
 
 // A decomposed layer's shape, small: a projection (fill, contraction, bias
 // epilogue) feeding attn.sdpa, whose result the output projection reads,

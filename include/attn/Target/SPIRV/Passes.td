@@ -115,6 +115,12 @@ def SPIRVLayerBuffersPass
     linalg.generic ... ins(%ob, %expand_o : ...) outs(%arg9 : ...)
     ```
   }];
+  let options = [
+    Option<"refuse", "refuse", "bool", /*default=*/"false",
+           "Refuse a layer with an error naming the variants that lower "
+           "it instead of bufferizing it (the tiled variant's step, which "
+           "maps whole functions into private memory)">
+  ];
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::memref::MemRefDialect"];
