@@ -88,10 +88,13 @@ def SPIRVLayerBuffersPass
     writable), read from there. Copies of a buffer onto itself are erased.
 
     Requires: functions whose arguments are memrefs (the JIT's kernel
-    source), static shapes around the attention. Functions with no tensor
-    work besides attention ops, `bufferization.to_tensor` and
+    source), static shapes around the attention, no `attn.mha` (an error
+    names `attn-decompose-mha`, the pipeline's first step). Functions with
+    no tensor work besides attention ops, `bufferization.to_tensor` and
     `bufferization.materialize_in_destination` (the plain attention kernel
-    source) are left as they are.
+    source) are left as they are. With `refuse` (the tiled variant), a
+    function with such work is an error naming the variants that lower
+    layers, and nothing changes.
     Guarantees: besides the attention ops and the to_tensor /
     materialize_in_destination of their operands and results, no op has a
     tensor result (else an error names it); every attention op is in the
