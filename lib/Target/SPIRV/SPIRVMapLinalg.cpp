@@ -446,32 +446,44 @@ LogicalResult emit(Kernel &k, bool tile) {
                         MemRefLayoutAttrInterface{}, wg));
     // Batch indices from grid z.
     delinearize(launch.getBlockIds().z, t.batch, ivs);
-    // Row i's and column j's indices (clamped) and whether they exist.
-    SmallVector<Value> rowsM, colsN, rowOk, colOk;
+    // Loop indices by group, each delinearized once: `base` has the batch
+    // indices and 0 elsewhere (an operand's map reads only its own
+    // dimensions); row i's M indices and column j's N indices (clamped),
+    // and whether that row and column exist.
+    SmallVector<Value> base(ivs);
+    for (Value &v : base)
+      if (!v)
+        v = zero;
+    auto indices = [&](Value lin, ArrayRef<unsigned> dims) {
+      SmallVector<Value> v(ranges.size());
+      delinearize(lin, dims, v);
+      return v;
+    };
+    // `to` with the dimensions `dims` taken from `from`.
+    auto with = [](SmallVector<Value> to, ArrayRef<unsigned> dims,
+                   ArrayRef<Value> from) {
+      for (unsigned d : dims)
+        to[d] = from[d];
+      return to;
+    };
+    SmallVector<SmallVector<Value>> rowIvs, colIvs;
+    SmallVector<Value> rowOk, colOk, tileRows;
     for (int64_t i = 0; i < r; ++i) {
       Value mi = offset(m0, ty, i), nj = offset(n0, tx, i);
       rowOk.push_back(lessThan(mi, t.mSize));
       colOk.push_back(lessThan(nj, t.nSize));
-      rowsM.push_back(clamp(mi, t.mSize));
-      colsN.push_back(clamp(nj, t.nSize));
+      rowIvs.push_back(indices(clamp(mi, t.mSize), t.m));
+      colIvs.push_back(indices(clamp(nj, t.nSize), t.n));
+      // Invocation (ty, tx)'s row i of the staged slices.
+      tileRows.push_back(offset(ty, zero, i));
     }
-    // Output (i, j)'s loop indices (reduction ones 0: outputs do not read
-    // them).
-    auto outIvsOf = [&](int64_t i, int64_t j) {
-      SmallVector<Value> o(ivs);
-      delinearize(rowsM[i], t.m, o);
-      delinearize(colsN[j], t.n, o);
-      for (unsigned d : t.k)
-        o[d] = zero;
-      return o;
-    };
+    // Output (i, j)'s loop indices.
     SmallVector<SmallVector<Value>> outIvs;
     SmallVector<Value> acc;
     for (int64_t i = 0; i < r; ++i)
       for (int64_t j = 0; j < r; ++j) {
-        outIvs.push_back(outIvsOf(i, j));
-        SmallVector<Value> start = startValues(outIvs.back());
-        acc.push_back(start.front());
+        outIvs.push_back(with(with(base, t.m, rowIvs[i]), t.n, colIvs[j]));
+        acc.push_back(startValues(outIvs.back()).front());
       }
 
     const int64_t steps = (t.kSize + kTile - 1) / kTile;
@@ -481,24 +493,20 @@ LogicalResult emit(Kernel &k, bool tile) {
       b.setInsertionPointToStart(outerLoop.getBody());
       Value k0 = arith::MulIOp::create(b, loc, outerLoop.getInductionVar(),
                                        idx(kTile));
-      Value kx = clamp(arith::AddIOp::create(b, loc, k0, tx), t.kSize);
+      SmallVector<Value> kIvs =
+          indices(clamp(arith::AddIOp::create(b, loc, k0, tx), t.kSize), t.k);
       AffineMap aMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
       AffineMap bMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
       for (int64_t i = 0; i < r; ++i) {
-        // Input 0's row ty + 16 i at k = k0 + tx; input 1's k = k0 + tx
-        // at column ty + 16 i, stored transposed ([k][n]).
-        Value rowLoad = offset(ty, zero, i);
-        SmallVector<Value> aIvs(ivs), bIvs(ivs);
-        delinearize(clamp(offset(m0, ty, i), t.mSize), t.m, aIvs);
-        delinearize(kx, t.k, aIvs);
-        delinearize(clamp(offset(n0, ty, i), t.nSize), t.n, bIvs);
-        delinearize(kx, t.k, bIvs);
-        for (unsigned d = 0; d < ranges.size(); ++d) {
-          if (!aIvs[d])
-            aIvs[d] = zero;
-          if (!bIvs[d])
-            bIvs[d] = zero;
-        }
+        // Input 0's row ty + 16 i (this invocation's output row i) at
+        // k = k0 + tx; input 1's k = k0 + tx at column ty + 16 i, stored
+        // transposed ([k][n]).
+        Value rowLoad = tileRows[i];
+        SmallVector<Value> aIvs = with(with(base, t.m, rowIvs[i]), t.k, kIvs);
+        SmallVector<Value> bIvs =
+            with(with(base, t.n,
+                      indices(clamp(offset(n0, ty, i), t.nSize), t.n)),
+                 t.k, kIvs);
         Value av = memref::LoadOp::create(b, loc, inputs[0],
                                           apply(b, loc, aMap, aIvs));
         Value bv = memref::LoadOp::create(b, loc, inputs[1],
@@ -519,8 +527,8 @@ LogicalResult emit(Kernel &k, bool tile) {
         Value kk = inner.getInductionVar();
         SmallVector<Value> as, bs;
         for (int64_t i = 0; i < r; ++i) {
-          as.push_back(memref::LoadOp::create(
-              b, loc, aTile, ValueRange{offset(ty, zero, i), kk}));
+          as.push_back(memref::LoadOp::create(b, loc, aTile,
+                                              ValueRange{tileRows[i], kk}));
           bs.push_back(memref::LoadOp::create(
               b, loc, bTile, ValueRange{kk, offset(tx, zero, i)}));
         }
@@ -640,7 +648,10 @@ LogicalResult mapFunction(func::FuncOp fn, bool tile) {
   for (Operation &op : fn.getBody().getOps())
     if (auto g = dyn_cast<linalg::GenericOp>(&op))
       ops.push_back(g);
+  // Ops folded into another's kernel: fills (erased before the kernels
+  // are emitted) and epilogues (erased by their contraction's).
   DenseSet<Operation *> folded;
+  SmallVector<Operation *> fills;
   SmallVector<Kernel> kernels;
   for (auto [i, g] : llvm::enumerate(ops)) {
     if (folded.contains(g))
@@ -664,6 +675,7 @@ LogicalResult mapFunction(func::FuncOp fn, bool tile) {
               cast<MemRefType>(out.getType()).getElementType()) {
         k.start = prev.getDpsInputs()[0];
         folded.insert(prev);
+        fills.push_back(prev);
         kernels.pop_back();
       }
     }
@@ -703,11 +715,8 @@ LogicalResult mapFunction(func::FuncOp fn, bool tile) {
     }
     kernels.push_back(k);
   }
-  for (Operation *op : folded)
-    if (auto g = dyn_cast<linalg::GenericOp>(op);
-        g && llvm::none_of(kernels,
-                           [&](const Kernel &k) { return k.epilogue == g; }))
-      op->erase();
+  for (Operation *fill : fills)
+    fill->erase();
   for (auto [i, k] : llvm::enumerate(kernels)) {
     k.index = i;
     Value out = k.epilogue ? k.op.getDpsInits()[0] : Value();
