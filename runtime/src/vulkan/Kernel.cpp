@@ -349,6 +349,31 @@ HostTensor hostTensor(const TensorView &t, size_t es, bool input) {
   return h;
 }
 
+/// Where `tensors` (name, pointer) live: all in device buffers (`onDevice`)
+/// or all in host memory. Mixed memory is ATTN_ERROR_INVALID_ARGUMENT
+/// naming which are where; `what` is what takes them ("a launch").
+attn_status memoryOf(const char *what,
+                     const std::vector<std::pair<const char *, const void *>>
+                         &tensors,
+                     bool &onDevice, std::string &error) {
+  size_t device = 0;
+  for (const auto &[name, data] : tensors)
+    device += isDeviceAddress(data);
+  onDevice = device != 0;
+  if (device == 0 || device == tensors.size())
+    return ATTN_OK;
+  std::string inHost, inDevice;
+  for (const auto &[name, data] : tensors) {
+    std::string &list = isDeviceAddress(data) ? inDevice : inHost;
+    list += (list.empty() ? "" : ", ") + std::string(name);
+  }
+  error = std::string("vulkan: ") + what +
+          " takes either host memory or device buffers for all its "
+          "tensors; " + inDevice + " in device buffers, " + inHost +
+          " in host memory";
+  return ATTN_ERROR_INVALID_ARGUMENT;
+}
+
 class VulkanExecutable final : public Executable {
 public:
   VulkanExecutable(std::unique_ptr<Program> program,
@@ -539,22 +564,14 @@ private:
     tensorNames.push_back(names[4]);
     if (spec.return_lse)
       tensorNames.push_back(names[5]);
-    size_t onDevice = 0;
+    std::vector<std::pair<const char *, const void *>> named;
     for (size_t i = 0; i < tensorNames.size(); ++i)
-      onDevice += isDeviceAddress(args[i].data);
-    if (onDevice == 0)
+      named.push_back({tensorNames[i], args[i].data});
+    bool onDevice = false;
+    if (attn_status s = memoryOf("a launch", named, onDevice, error))
+      return s;
+    if (!onDevice)
       return ATTN_OK;
-    if (onDevice != tensorNames.size()) {
-      std::string host, device;
-      for (size_t i = 0; i < tensorNames.size(); ++i) {
-        std::string &list = isDeviceAddress(args[i].data) ? device : host;
-        list += (list.empty() ? "" : ", ") + std::string(tensorNames[i]);
-      }
-      error = "vulkan: a launch takes either host memory or device buffers "
-              "for all its tensors; " + device + " in device buffers, " +
-              host + " in host memory";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
     for (size_t i = 0; i < tensorNames.size(); ++i) {
       HostTensor &t = args[i];
       // Densely packed in the logical shape: the kernels index it so.
@@ -988,20 +1005,12 @@ public:
                   std::string &error) override {
     const size_t es = static_cast<size_t>(dtypeBytes(spec.dtype));
     std::vector<LayerOperand> operands = layerOperands(spec, a);
-    size_t onDevice = 0;
+    std::vector<std::pair<const char *, const void *>> named;
     for (const LayerOperand &o : operands)
-      onDevice += isDeviceAddress(o.data);
-    if (onDevice && onDevice != operands.size()) {
-      std::string host, device;
-      for (const LayerOperand &o : operands) {
-        std::string &list = isDeviceAddress(o.data) ? device : host;
-        list += (list.empty() ? "" : ", ") + std::string(o.name);
-      }
-      error = "vulkan: a layer takes either host memory or device buffers "
-              "for all its tensors; " + device + " in device buffers, " +
-              host + " in host memory";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
+      named.push_back({o.name, o.data});
+    bool onDevice = false;
+    if (attn_status s = memoryOf("a layer", named, onDevice, error))
+      return s;
     std::vector<HostTensor> tensors;
     for (const LayerOperand &o : operands) {
       HostTensor t;
