@@ -508,6 +508,9 @@ Options parseArgs(int argc, char **argv) {
   }
   if (!o.input.empty())
     applyInput(o);
+  if (!o.memory.empty() && o.target != ATTN_TARGET_VULKAN)
+    fatal("--memory is for --target=vulkan (cpu takes host memory, cuda "
+          "device memory)");
   if (o.kvHeads == 0)
     o.kvHeads = o.heads;
   if (o.seqKv == 0)
@@ -540,6 +543,34 @@ void checkStatus(attn_status status, const char *what) {
     return;
   fatal(std::string(what) + " failed: " + attn_status_string(status) + ": " +
         attn_last_error());
+}
+
+/// The vulkan device buffers a run creates (attn_vulkan.h), destroyed with
+/// it.
+struct VulkanBuffers {
+  std::vector<attn_vulkan_buffer *> all;
+  VulkanBuffers() = default;
+  VulkanBuffers(const VulkanBuffers &) = delete;
+  VulkanBuffers &operator=(const VulkanBuffers &) = delete;
+  ~VulkanBuffers() {
+    for (attn_vulkan_buffer *b : all)
+      attn_vulkan_buffer_destroy(b);
+  }
+  attn_vulkan_buffer *create(attn_context *ctx, uint64_t bytes) {
+    attn_vulkan_buffer *buffer = nullptr;
+    checkStatus(attn_vulkan_buffer_create(ctx, bytes, &buffer),
+                "attn_vulkan_buffer_create");
+    all.push_back(buffer);
+    return buffer;
+  }
+};
+
+/// The text report's memory line on the vulkan target.
+void printMemory(const std::string &memory) {
+  std::printf("  memory        %s\n",
+              memory == "device"
+                  ? "device buffers (uploaded once; a launch copies nothing)"
+                  : "host (every launch stages its tensors)");
 }
 
 /// 64-byte aligned host memory, so no target's alignment rule can reject it.
@@ -1231,27 +1262,13 @@ int runMha(const Options &o, attn_context *ctx) {
   // vulkan: host memory (staged by every launch), or with --memory=device
   // (the default with --bench) device buffers, uploaded after each fill
   // like cuda's, so that a timed launch copies nothing.
-  if (!o.memory.empty() && o.target != ATTN_TARGET_VULKAN)
-    fatal("--memory is for --target=vulkan (cpu takes host memory, cuda "
-          "device memory)");
   const bool onVulkanDevice =
       o.target == ATTN_TARGET_VULKAN &&
       (o.memory == "device" || (o.memory.empty() && o.bench));
   const std::string memory = onCuda || onVulkanDevice ? "device" : "host";
-  std::vector<attn_vulkan_buffer *> vulkanBuffers; // ins' order, then y
-  struct VulkanBuffersGuard {
-    std::vector<attn_vulkan_buffer *> &buffers;
-    ~VulkanBuffersGuard() {
-      for (attn_vulkan_buffer *b : buffers)
-        attn_vulkan_buffer_destroy(b);
-    }
-  } vulkanBuffersGuard{vulkanBuffers};
+  VulkanBuffers vulkanBuffers; // ins' order, then y
   auto vulkanBuffer = [&](uint64_t bytes) {
-    attn_vulkan_buffer *buffer = nullptr;
-    checkStatus(attn_vulkan_buffer_create(ctx, bytes, &buffer),
-                "attn_vulkan_buffer_create");
-    vulkanBuffers.push_back(buffer);
-    return attn_vulkan_buffer_pointer(buffer);
+    return attn_vulkan_buffer_pointer(vulkanBuffers.create(ctx, bytes));
   };
   if (onVulkanDevice) {
     for (const In &in : ins)
@@ -1263,7 +1280,7 @@ int runMha(const Options &o, attn_context *ctx) {
   auto uploadInputs = [&] {
     if (onVulkanDevice) {
       for (size_t i = 0; i < ins.size(); ++i)
-        checkStatus(attn_vulkan_buffer_upload(vulkanBuffers[i], 0,
+        checkStatus(attn_vulkan_buffer_upload(vulkanBuffers.all[i], 0,
                                               ins[i].buf.data(),
                                               ins[i].buf.count *
                                                   dtypeSize(o.dtype)),
@@ -1284,7 +1301,7 @@ int runMha(const Options &o, attn_context *ctx) {
     if (onCuda)
       cuda.toDevice(launchArgs.y, y.data(), yBytes);
     if (onVulkanDevice)
-      checkStatus(attn_vulkan_buffer_upload(vulkanBuffers.back(), 0,
+      checkStatus(attn_vulkan_buffer_upload(vulkanBuffers.all.back(), 0,
                                             y.data(), yBytes),
                   "attn_vulkan_buffer_upload");
     checkStatus(attn_mha_launch(kernel, &launchArgs), what);
@@ -1293,7 +1310,7 @@ int runMha(const Options &o, attn_context *ctx) {
       cuda.toHost(y.data(), launchArgs.y, yBytes);
     }
     if (onVulkanDevice)
-      checkStatus(attn_vulkan_buffer_download(vulkanBuffers.back(), 0,
+      checkStatus(attn_vulkan_buffer_download(vulkanBuffers.all.back(), 0,
                                               y.data(), yBytes),
                   "attn_vulkan_buffer_download");
   };
@@ -1429,11 +1446,7 @@ int runMha(const Options &o, attn_context *ctx) {
                 n.bias ? " bias" : "", n.causal ? " causal" : "");
     std::printf("  data_seed     %llu\n", (unsigned long long)o.dataSeed);
     if (o.target == ATTN_TARGET_VULKAN)
-      std::printf("  memory        %s\n",
-                  memory == "device"
-                      ? "device buffers (uploaded once; a launch copies "
-                        "nothing)"
-                      : "host (every launch stages its tensors)");
+      printMemory(memory);
     std::printf("  compile_ms    %.3f\n", res.compileMs);
     if (res.checked) {
       std::printf("  check         %s (%lld run%s)\n", res.ok ? "ok" : "FAILED",
@@ -1586,9 +1599,6 @@ int main(int argc, char **argv) {
   const bool onCuda = o.target == ATTN_TARGET_CUDA;
   // Vulkan on device buffers (attn_vulkan.h): the tensors live on the
   // device like cuda's, so a launch copies nothing; they must be dense.
-  if (!o.memory.empty() && o.target != ATTN_TARGET_VULKAN)
-    fatal("--memory is for --target=vulkan (cpu takes host memory, cuda "
-          "device memory)");
   const bool denseTensors =
       !o.bshd && (o.mask == ATTN_MASK_NONE || o.maskBroadcast == "none");
   if (o.memory == "device" && !denseTensors)
@@ -1600,14 +1610,7 @@ int main(int argc, char **argv) {
       (o.memory == "device" || (o.memory.empty() && o.bench && denseTensors));
   const std::string memory = onCuda || onVulkanDevice ? "device" : "host";
   CudaDevice cuda;
-  std::vector<attn_vulkan_buffer *> vulkanBuffers;
-  struct VulkanBuffersGuard {
-    std::vector<attn_vulkan_buffer *> &buffers;
-    ~VulkanBuffersGuard() {
-      for (attn_vulkan_buffer *b : buffers)
-        attn_vulkan_buffer_destroy(b);
-    }
-  } vulkanBuffersGuard{vulkanBuffers};
+  VulkanBuffers vulkanBuffers;
   attn_launch_args launchArgs = p.args;
   auto mirror = [&](const Buffer &b, attn_tensor &t) {
     if (!b.data())
@@ -1616,12 +1619,8 @@ int main(int argc, char **argv) {
       t.data = cuda.alloc(b.count * dtypeSize(b.dtype));
       return;
     }
-    attn_vulkan_buffer *buffer = nullptr;
-    checkStatus(attn_vulkan_buffer_create(ctx, b.count * dtypeSize(b.dtype),
-                                          &buffer),
-                "attn_vulkan_buffer_create");
-    vulkanBuffers.push_back(buffer);
-    t.data = attn_vulkan_buffer_pointer(buffer);
+    t.data = attn_vulkan_buffer_pointer(
+        vulkanBuffers.create(ctx, b.count * dtypeSize(b.dtype)));
   };
   auto upload = [&](const Buffer &b, const attn_tensor &t) {
     if (!b.data())
@@ -1892,11 +1891,7 @@ int main(int argc, char **argv) {
                 o.bshd ? "bshd" : "bhsd");
     std::printf("  device        %s\n", device.c_str());
     if (o.target == ATTN_TARGET_VULKAN)
-      std::printf("  memory        %s\n",
-                  memory == "device"
-                      ? "device buffers (uploaded once; a launch copies "
-                        "nothing)"
-                      : "host (every launch stages its tensors)");
+      printMemory(memory);
     std::printf("  kernel        %s (block_q %lld, block_kv %lld, kv_splits "
                 "%lld)\n",
                 kernelVariant.c_str(), (long long)info.block_q,
