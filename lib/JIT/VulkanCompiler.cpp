@@ -100,8 +100,8 @@ std::string coopMatDeviceGap(const vk::DeviceInfo &info, attn_dtype dtype) {
 /// `defaultBlockQ`: block_q where the spec leaves it to the target.
 std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
                            int64_t invocations, int64_t lanes,
-                           int64_t defaultBlockQ, int64_t &blockQ,
-                           int64_t &blockKv) {
+                           int64_t defaultBlockQ, bool registers,
+                           int64_t &blockQ, int64_t &blockKv) {
   int64_t dv = spec.value_dim ? spec.value_dim : spec.head_dim;
   if (spec.dtype != ATTN_DTYPE_F16 && spec.dtype != ATTN_DTYPE_BF16)
     return "the coopmat kernel is f16 or bf16 only (x the same + f32)";
@@ -115,7 +115,7 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   // and V tiles (16-bit), all with padded rows.
   const int64_t d = spec.head_dim;
   auto bytesFor = [&](int64_t bq, int64_t bkv) {
-    return mlir::attn::coopMatrixSharedBytes(bq, bkv, d, dv);
+    return mlir::attn::coopMatrixSharedBytes(bq, bkv, d, dv, registers);
   };
   const int64_t limit = info.maxComputeSharedMemorySize;
   blockQ = spec.block_q > 0 ? spec.block_q : defaultBlockQ;
@@ -126,6 +126,7 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   simt.blockKv = spec.block_kv > 0 ? spec.block_kv : 0;
   simt.sharedMemoryBytes = limit;
   simt.coopMatrix = 1; // any N > 0: the cooperative-matrix tiles
+  simt.coopRegisters = registers;
   blockKv = mlir::attn::simtBlockKv(simt, d, dv, /*elementBytes=*/2);
   if (blockQ <= 0 || blockQ % 16 || blockKv <= 0 || blockKv % 16)
     return "the coopmat kernel needs block_q and block_kv multiples of 16";
@@ -138,6 +139,12 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   if (lanes > 1 && (d % lanes || dv % lanes || blockKv % lanes))
     return "the coopmat kernel with a subgroup of " + std::to_string(lanes) +
            " per row needs head_dim, value_dim and block_kv multiples of it";
+  if (registers && blockQ * lanes != invocations)
+    return "the coopmat kernel with its accumulator in registers needs a "
+           "16-row strip per subgroup (block_q " +
+           std::to_string(blockQ) + " x " + std::to_string(lanes) +
+           " lanes = the workgroup's " + std::to_string(invocations) +
+           " invocations)";
   int64_t bytes = bytesFor(blockQ, blockKv);
   if (bytes > limit)
     return "the coopmat tiles need " + std::to_string(bytes) +
@@ -383,15 +390,37 @@ private:
       }
       coopSubgroups = n;
     }
-    // coopmat's softmax: a row per invocation (1) or per subgroup.
+    // coopmat's Q and accumulator in cooperative-matrix registers, a
+    // 16-row strip per subgroup (its rows on subgroupSize / 16 lanes
+    // each): by default where the device's subgroups are 16 to 128 wide
+    // and the tiles fit; ATTN_VULKAN_COOP_REGISTERS=0 keeps the
+    // accumulator in workgroup memory (=1 asks for registers).
+    const int64_t sgSize = info.subgroupSize;
+    const bool registersPossible =
+        sgSize >= 16 && sgSize <= 128 && sgSize % 16 == 0;
+    int coopRegisters = -1; // -1: automatic
+    if (const char *env = std::getenv("ATTN_VULKAN_COOP_REGISTERS");
+        env && *env) {
+      std::string v(env);
+      if (v != "0" && v != "1") {
+        error = "vulkan: ATTN_VULKAN_COOP_REGISTERS='" + v +
+                "' is neither 0 nor 1";
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      coopRegisters = v == "1";
+    }
+    // coopmat's softmax: a row per invocation (1) or per subgroup (or, with
+    // registers, per subgroupSize / 16 lanes).
     int64_t coopLanes = 1;
     if (const char *env = std::getenv("ATTN_VULKAN_COOP_LANES"); env && *env) {
       char *end = nullptr;
       long n = std::strtol(env, &end, 10);
-      if (*end || (n != 1 && n != long(info.subgroupSize))) {
+      if (*end || (n != 1 && n != long(sgSize) &&
+                   !(coopRegisters == 1 && n * 16 == long(sgSize)))) {
         error = "vulkan: ATTN_VULKAN_COOP_LANES='" + std::string(env) +
                 "' is neither 1 nor the device's subgroup size " +
-                std::to_string(info.subgroupSize);
+                std::to_string(sgSize) +
+                " (nor, with ATTN_VULKAN_COOP_REGISTERS=1, a 16th of it)";
         return ATTN_ERROR_INVALID_ARGUMENT;
       }
       coopLanes = n;
@@ -407,7 +436,51 @@ private:
     const bool coopGeometryGiven =
         spec.block_q > 0 || std::getenv("ATTN_VULKAN_COOP_SUBGROUPS") ||
         std::getenv("ATTN_VULKAN_COOP_LANES");
-    if (!coopGeometryGiven && forced != "coopmat-scalar") {
+    bool useRegisters = false;
+    if (forced != "coopmat-scalar" && registersPossible &&
+        coopRegisters != 0) {
+      // With registers: 16 x (subgroups) rows; by default the most
+      // subgroups (4, 2, 1) whose tiles fit with 16-key blocks (the
+      // largest block that fits is chosen after).
+      const int64_t d = spec.head_dim,
+                    dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+      const int64_t maxInv = info.maxComputeWorkGroupInvocations;
+      const int64_t limit = info.maxComputeSharedMemorySize;
+      int64_t subgroups = 0;
+      if (spec.block_q > 0) {
+        if (spec.block_q % 16 == 0)
+          subgroups = spec.block_q / 16;
+      } else if (std::getenv("ATTN_VULKAN_COOP_SUBGROUPS")) {
+        subgroups = coopSubgroups;
+      } else {
+        for (int64_t w : {4, 2, 1})
+          if (w * sgSize <= maxInv &&
+              mlir::attn::coopMatrixSharedBytes(16 * w, 16, d, dv, true) <=
+                  limit) {
+            subgroups = w;
+            break;
+          }
+      }
+      const int64_t lanes = sgSize / 16;
+      if (subgroups > 0 && subgroups <= 32 && d % lanes == 0 &&
+          dv % lanes == 0 &&
+          (!std::getenv("ATTN_VULKAN_COOP_LANES") || coopLanes == lanes)) {
+        useRegisters = true;
+        coopSubgroups = subgroups;
+        coopLanes = lanes;
+        coopBlockQ0 = 16 * subgroups;
+      } else if (coopRegisters == 1) {
+        return unsupported(
+            "ATTN_VULKAN_COOP_REGISTERS=1: the accumulator in registers "
+            "needs block_q = 16 x subgroups and head dims multiples of " +
+            std::to_string(lanes));
+      }
+    } else if (coopRegisters == 1) {
+      return unsupported("ATTN_VULKAN_COOP_REGISTERS=1 needs the coopmat "
+                         "variant on a device whose subgroups are 16 to "
+                         "128 invocations, a multiple of 16");
+    }
+    if (!useRegisters && !coopGeometryGiven && forced != "coopmat-scalar") {
       const int64_t sg = info.subgroupSize, d = spec.head_dim,
                     dv = spec.value_dim ? spec.value_dim : spec.head_dim;
       const int64_t maxInv = info.maxComputeWorkGroupInvocations;
@@ -441,15 +514,16 @@ private:
             forced == "coopmat-scalar" && coopLanes == 1
                 ? 0
                 : coopSubgroups * int64_t(info.subgroupSize),
-            coopLanes, coopBlockQ0, coopBlockQ, coopBlockKv);
+            coopLanes, coopBlockQ0, useRegisters, coopBlockQ, coopBlockKv);
         // A default geometry that does not fit (a key block that is no
         // multiple of the lanes): the single-subgroup one.
-        if (!coopGap.empty() && !coopGeometryGiven &&
-            (coopSubgroups != 1 || coopLanes != 1)) {
+        if (!coopGap.empty() && !coopGeometryGiven && coopRegisters != 1 &&
+            (coopSubgroups != 1 || coopLanes != 1 || useRegisters)) {
           coopSubgroups = 1;
           coopLanes = 1;
+          useRegisters = false;
           coopGap = coopMatSpecGap(spec, info, int64_t(info.subgroupSize), 1,
-                                   16, coopBlockQ, coopBlockKv);
+                                   16, false, coopBlockQ, coopBlockKv);
         }
       }
       if (forced != "auto" && !coopGap.empty())
@@ -546,6 +620,7 @@ private:
         options.subgroupSize = info.subgroupSize;
         options.subgroups = coopSubgroups;
         options.rowLanes = coopLanes;
+        options.registers = useRegisters;
       }
     } else if (variantName == "portable") {
       // An invocation per row: block_q rows per workgroup (64 by default,
@@ -879,7 +954,12 @@ private:
                                std::to_string(coopSubgroups) +
                                " subgroup(s) per workgroup, block_q " +
                                std::to_string(coopBlockQ) + ", " +
-                               (coopLanes > 1
+                               (useRegisters
+                                    ? "a 16-row strip per subgroup, " +
+                                          std::to_string(coopLanes) +
+                                          " lanes per softmax row, Q and "
+                                          "the accumulator in registers"
+                                : coopLanes > 1
                                     ? "a subgroup of " +
                                           std::to_string(coopLanes) +
                                           " lanes per softmax row"

@@ -250,8 +250,22 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
               "workgroup";
       return failure();
     }
-    if (opts.rowLanes != 1 && (opts.rowLanes != coopSubgroup ||
-                               (scalar && opts.subgroupSize <= 0))) {
+    if (opts.registers &&
+        (scalar || coopSubgroup % 16 || opts.rowLanes * 16 != coopSubgroup ||
+         tileQ != 16 * opts.subgroups)) {
+      error = "attn-to-spirv-pipeline: registers needs variant=coopmat, a "
+              "16-row strip per subgroup (block-q = 16 x subgroups, "
+              "currently " +
+              std::to_string(tileQ) + " and " +
+              std::to_string(int64_t(opts.subgroups)) +
+              ") and row-lanes = subgroup-size / 16 (currently " +
+              std::to_string(int64_t(opts.rowLanes)) + " and " +
+              std::to_string(coopSubgroup) + ")";
+      return failure();
+    }
+    if (!opts.registers && opts.rowLanes != 1 &&
+        (opts.rowLanes != coopSubgroup ||
+         (scalar && opts.subgroupSize <= 0))) {
       error = "attn-to-spirv-pipeline: row-lanes is " +
               std::to_string(int64_t(opts.rowLanes)) +
               "; it must be 1, or the subgroup size (subgroup-size, 32 by "
@@ -264,6 +278,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
                                               : coopSubgroup * opts.subgroups;
     simt.lanes = opts.rowLanes;
     simt.scalarProducts = scalar;
+    simt.coopRegisters = opts.registers;
     pm.addPass(createAttnConfigureSIMTPass(simt));
     // A dynamic key length bounded to one chunk (the loop-budget clamp)
     // needs no split for accuracy; an unbounded one splits by its length.

@@ -5,6 +5,23 @@
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %s | attn-opt --attn-to-spirv-pipeline="variant=coopmat subgroups=16 row-lanes=32 block-q=16 block-kv=32" | FileCheck %s --check-prefix=LANES
 // RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroups=16 row-lanes=32" 2>&1 | FileCheck %s --check-prefix=LANES16
 // RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat row-lanes=8" 2>&1 | FileCheck %s --check-prefix=LANESIZE
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %s | attn-opt --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=2 registers=true block-q=32 block-kv=32" | FileCheck %s --check-prefix=REGS
+// RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=2 registers=true block-q=16" 2>&1 | FileCheck %s --check-prefix=REGSROWS
+// RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat-scalar subgroups=2 row-lanes=2 registers=true block-q=32" 2>&1 | FileCheck %s --check-prefix=REGSROWS
+
+// registers=true: the accumulator's matrices carried through the key loops
+// and rescaled by an elementwise product with the rows' factors (OpFMul on
+// cooperative matrices), the row reductions over two lanes (xor shuffle),
+// a workgroup of two subgroups of 32.
+// REGS: spirv.module @__spv__attn_kernel_kernels Logical Vulkan
+// REGS-SAME: CooperativeMatrixKHR
+// REGS: spirv.mlir.loop
+// REGS: spirv.KHR.CooperativeMatrixMulAdd
+// REGS: spirv.GroupNonUniformShuffleXor <Subgroup>
+// REGS: spirv.FMul %{{.+}}, %{{.+}} : !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
+// REGS: spirv.KHR.CooperativeMatrixMulAdd
+// REGS: spirv.ExecutionMode @attn_kernel "LocalSize", 64, 1, 1
+// REGSROWS: error: attn-to-spirv-pipeline: registers needs variant=coopmat, a 16-row strip per subgroup (block-q = 16 x subgroups
 
 // variant=coopmat-scalar: a Vulkan 1.1 module without cooperative matrices.
 // SCALAR: spirv.module @__spv__attn_kernel_kernels Logical GLSL450 requires #spirv.vce<v1.0,

@@ -200,7 +200,11 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     subgroups, the softmax a row per `lanes` invocations, P in the element
     type; f16 or bf16; block-q, block-kv, D and Dv multiples of 16 and, with
     lanes > 1, of lanes; block-q x lanes at most N; block-kv 0: the largest
-    of 64, 32, 16 whose tiles fit, `coopMatrixSharedBytes`).
+    of 64, 32, 16 whose tiles fit, `coopMatrixSharedBytes`). With
+    `coop-registers`, `#attn.coop_matrix<N, lanes, registers = true>`: Q
+    and the accumulator in cooperative-matrix registers, a 16-row strip per
+    subgroup of 16 x lanes invocations (block-q x lanes = N; lanes up to
+    8), the tiles sized without an accumulator tile.
 
     With `kv-splits` N > 1: split-KV with N chunks; with `launch-splits`
     the count is chosen per launch instead, so the op is cloned into an
@@ -252,7 +256,11 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
            "lanes, block-q x lanes <= N); 0: the SIMT mapping">,
     Option<"scalarProducts", "scalar-products", "bool", /*default=*/"false",
            "With coop-matrix: the products as scalar loops over the same "
-           "tiles (devices without cooperative matrices)">
+           "tiles (devices without cooperative matrices)">,
+    Option<"coopRegisters", "coop-registers", "bool", /*default=*/"false",
+           "With coop-matrix: Q and the accumulator in cooperative-matrix "
+           "registers, a 16-row strip per subgroup of 16 x lanes "
+           "invocations (block-q x lanes = coop-matrix)">
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }

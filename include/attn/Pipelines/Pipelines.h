@@ -232,6 +232,15 @@ struct AttnToSPIRVPipelineOptions
                      "block-q x row-lanes at most the workgroup's "
                      "invocations"),
       llvm::cl::init(1)};
+  Option<bool> registers{
+      *this, "registers",
+      llvm::cl::desc("coopmat: Q and the accumulator in cooperative-matrix "
+                     "registers, each subgroup a 16-row strip of the tile "
+                     "(block-q = 16 x subgroups, row-lanes = subgroup-size "
+                     "/ 16: the strip's rows on the subgroup's lanes, "
+                     "butterfly reductions); the tiles' workgroup memory "
+                     "without an accumulator tile"),
+      llvm::cl::init(false)};
   Option<bool> f16{
       *this, "f16",
       llvm::cl::desc("Target devices with 16-bit storage and Float16 (the "

@@ -28,8 +28,12 @@ using namespace mlir;
 using namespace mlir::attn;
 
 int64_t mlir::attn::coopMatrixSharedBytes(int64_t br, int64_t bc, int64_t d,
-                                          int64_t dv) {
+                                          int64_t dv, bool registers) {
   const int64_t p4 = kCoopMatrixPadF32, p8 = kCoopMatrixPad16;
+  if (registers)
+    return br * (std::max(bc, dv) + p4) * 4 + br * 16 * 4 +
+           br * (bc + p8) * 2 + br * (d + p8) * 2 + bc * (d + p8) * 2 +
+           bc * (dv + p8) * 2;
   return br * (bc + p4) * 4 + br * (bc + p8) * 2 + br * (dv + p4) * 4 +
          br * (d + p8) * 2 + bc * (d + p8) * 2 + bc * (dv + p8) * 2;
 }
@@ -41,7 +45,8 @@ int64_t mlir::attn::simtBlockKv(const ConfigureSIMTOptions &options,
     return options.blockKv;
   if (options.coopMatrix > 0) {
     for (int64_t bc : {64, 32})
-      if (coopMatrixSharedBytes(options.blockQ, bc, headDim, valueDim) <=
+      if (coopMatrixSharedBytes(options.blockQ, bc, headDim, valueDim,
+                                options.coopRegisters) <=
           options.sharedMemoryBytes)
         return bc;
     return 16;
@@ -83,6 +88,14 @@ struct AttnConfigureSIMTPass
     o.launchSplits = launchSplits;
     o.coopMatrix = coopMatrix;
     o.scalarProducts = scalarProducts;
+    o.coopRegisters = coopRegisters;
+    if (coopRegisters && (coopMatrix == 0 || scalarProducts || lanes > 8)) {
+      emitError(getOperation()->getLoc(),
+                "attn-configure-simt: coop-registers needs coop-matrix > 0, "
+                "cooperative-matrix products (not scalar-products) and "
+                "lanes up to 8 (a subgroup of 16 x lanes per 16-row strip)");
+      return signalPassFailure();
+    }
     SmallVector<SdpaOp> ops;
     getOperation()->walk([&](SdpaOp op) { ops.push_back(op); });
     for (SdpaOp op : ops)
@@ -141,7 +154,13 @@ struct AttnConfigureSIMTPass
         return op.emitOpError("attn-configure-simt: block-q ")
                << br << " rows of " << o.lanes << " invocations are more "
                << "than the workgroup's " << o.coopMatrix;
-      int64_t bytes = coopMatrixSharedBytes(br, bc, d, dv);
+      if (o.coopRegisters && br * o.lanes != o.coopMatrix)
+        return op.emitOpError("attn-configure-simt: coop-registers needs a "
+                              "16-row strip per subgroup, block-q x lanes = "
+                              "the workgroup's ")
+               << o.coopMatrix << " invocations, got block-q " << br
+               << " and lanes " << o.lanes;
+      int64_t bytes = coopMatrixSharedBytes(br, bc, d, dv, o.coopRegisters);
       if (bytes > o.sharedMemoryBytes)
         return op.emitOpError("attn-configure-simt: the cooperative-matrix "
                               "tiles (block-q ")
@@ -150,7 +169,7 @@ struct AttnConfigureSIMTPass
                << " bytes of shared memory, more than "
                << o.sharedMemoryBytes;
       mapping = CoopMatrixAttr::get(ctx, o.coopMatrix, o.lanes,
-                                    o.scalarProducts);
+                                    o.scalarProducts, o.coopRegisters);
       pType = elt;
     } else {
       if (br * o.lanes > 1024)

@@ -82,6 +82,11 @@ struct Tile {
   SmallVector<int64_t> dims;
   /// Lazy: the op computing it.
   linalg::GenericOp op;
+  /// Acc with #attn.coop_matrix registers: the subgroup's accumulator
+  /// matrices (its strip's Dv / 16 16x16 f32 matrices), and the row factor
+  /// not yet multiplied into them (null: none).
+  SmallVector<Value, 0> frags;
+  Value scale;
 };
 
 /// The element a loop iteration works on: its slot in the lane's arrays
@@ -123,6 +128,13 @@ private:
   /// `invocations`, the products over workgroup-memory tiles.
   CoopMatrixAttr coop;
   int64_t invocations = 1;
+  /// #attn.coop_matrix registers: a 16-row strip per subgroup of 16 x
+  /// lanes invocations, Q's A matrices (`qFrags`, loaded once) and the
+  /// accumulator's in registers; `strip0` = the strip's first row;
+  /// `scaleBuf` the [brPad, 16] f32 tile of the rows' rescale factors.
+  bool regs = false;
+  Value strip0, scaleBuf;
+  SmallVector<Value> qFrags;
   /// Its workgroup-memory tiles: S (f32), P (p_type), the accumulator
   /// (f32), Q (staged once); their padded row lengths are their shapes'.
   Value sBuf, pBuf, accBuf, qBuf;
@@ -373,9 +385,38 @@ private:
     if (!t.partial)
       return t.value;
     if (!t.reduced)
-      t.reduced = gpu::SubgroupReduceOp::create(
-          b, loc, t.value, gpu::AllReduceOperation::ADD, /*uniform=*/false);
+      t.reduced = rowReduce(t.value, gpu::AllReduceOperation::ADD);
     return t.reduced;
+  }
+  /// `v` combined over the row's lanes: a subgroup reduction, or with
+  /// registers (lanes < the subgroup) a butterfly of xor shuffles within
+  /// the row's lanes, which every lane of the row ends with.
+  Value rowReduce(Value v, gpu::AllReduceOperation op) {
+    if (!regs)
+      return gpu::SubgroupReduceOp::create(b, loc, v, op, /*uniform=*/false);
+    Type ty = v.getType();
+    const bool narrow = ty.isInteger() && ty.getIntOrFloatBitWidth() < 32;
+    if (narrow) // (shuffles take 32-bit values)
+      v = arith::ExtUIOp::create(b, loc, b.getI32Type(), v);
+    for (int64_t off = lanes / 2; off >= 1; off /= 2) {
+      Value o = gpu::ShuffleOp::create(b, loc, v, off, 16 * lanes,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+      switch (op) {
+      case gpu::AllReduceOperation::ADD:
+        v = arith::AddFOp::create(b, loc, v, o);
+        break;
+      case gpu::AllReduceOperation::MAXIMUMF:
+        v = arith::MaximumFOp::create(b, loc, v, o);
+        break;
+      default:
+        v = arith::OrIOp::create(b, loc, v, o);
+        break;
+      }
+    }
+    if (narrow)
+      v = arith::TruncIOp::create(b, loc, ty, v);
+    return v;
   }
   /// A row value as a per-lane share: the value on lane 0, 0 elsewhere.
   Value asShare(Value v) {
@@ -438,8 +479,17 @@ private:
     case Tile::View:
       r = loadView(t, row, it.col);
       break;
-    case Tile::Private:
     case Tile::Acc:
+      if (!t.frags.empty()) {
+        if (Operation *def = v.getDefiningOp())
+          return def->emitOpError("convert-attn-tiles-to-simt: an "
+                                  "accumulator in cooperative-matrix "
+                                  "registers read element by element "
+                                  "inside the key loops");
+        return failure();
+      }
+      [[fallthrough]];
+    case Tile::Private:
       r = loadSlot(t.memref, it.slot);
       break;
     case Tile::Lazy: {
@@ -540,7 +590,17 @@ private:
   LogicalResult emitBlockInRowRegions(Block &blk);
   LogicalResult emitStores(scf::InParallelOp par);
   void stage(tensor::ExtractSliceOp slice, Value buffer, int64_t width,
-             int64_t tileRows);
+             int64_t tileRows, ValueRange preloaded = {});
+  /// Registers: this subgroup's matrices of a whole key block of each
+  /// staged slice, in stage()'s order (subgroup s: matrices s, s + #
+  /// subgroups, ...), for the block whose first key is at `iv` (the key
+  /// loop's induction variable `loopIv` mapped to it); the block is whole
+  /// and loaded where `cond` holds, zero matrices otherwise. Empty where
+  /// some slice's block cannot be loaded as whole matrices by every
+  /// subgroup alike.
+  SmallVector<Value>
+  prefetchBlock(ArrayRef<std::pair<tensor::ExtractSliceOp, int64_t>> slices,
+                Value loopIv, Value iv, Value ub);
   /// The stride between a View's rows in its memref where that is a
   /// constant and its columns are contiguous (it loads as matrices).
   std::optional<int64_t> matrixRowStride(const Tile &t);
@@ -762,6 +822,20 @@ FailureOr<Value> SimtKernel::accArray(Value v) {
   int64_t n = slotsOf(ty.getDimSize(1));
   Value fillValue = t.value;
   Value arr;
+  if (regs) {
+    // The subgroup's accumulator matrices, filled.
+    if (ty.getDimSize(1) % 16)
+      return failure();
+    auto cTy = gpu::MMAMatrixType::get({16, 16}, b.getF32Type(), "COp");
+    Tile acc;
+    acc.kind = Tile::Acc;
+    acc.memref = accBuf;
+    for (int64_t j = 0; j < ty.getDimSize(1) / 16; ++j)
+      acc.frags.push_back(
+          gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cTy, fillValue));
+    tiles[v] = acc;
+    return accBuf;
+  }
   if (coop) {
     // The accumulator tile in workgroup memory, each invocation filling
     // its row.
@@ -802,6 +876,48 @@ LogicalResult SimtKernel::emitInPlace(linalg::GenericOp g) {
                            "after it");
   }
   Tile acc = tiles[init];
+  if (!acc.frags.empty()) {
+    // In registers: only a rescale by a row factor, acc(r, c) * f(r),
+    // which becomes the factor pending on the matrices (the generic's body
+    // evaluated with the pending factor, 1 where none, as its `out`).
+    Block &body = g.getRegion().front();
+    Value outArg = body.getArguments().back();
+    auto mulOp = body.getTerminator()->getOperand(0).getDefiningOp<arith::MulFOp>();
+    bool rowScale =
+        mulOp && (mulOp.getLhs() == outArg) != (mulOp.getRhs() == outArg) &&
+        body.getOps<linalg::IndexOp>().empty();
+    SmallVector<Value> args;
+    for (OpOperand &o : g->getOpOperands()) {
+      if (!rowScale)
+        break;
+      if (o.get() == init) {
+        args.push_back(acc.scale ? acc.scale
+                                 : Value(arith::ConstantOp::create(
+                                       b, loc, b.getF32FloatAttr(1.0f))));
+        continue;
+      }
+      if (body.getArgument(o.getOperandNumber()).use_empty()) {
+        args.push_back(Value());
+        continue;
+      }
+      AffineMap m = g.getMatchingIndexingMap(&o);
+      Tile &t = tiles[o.get()];
+      if (m.getNumResults() != 1 || m.getResult(0) != b.getAffineDimExpr(0) ||
+          (t.kind != Tile::Scalar && t.kind != Tile::Fill)) {
+        rowScale = false;
+        break;
+      }
+      args.push_back(rowValue(t));
+    }
+    if (!rowScale || !outArg.hasOneUse())
+      return g.emitOpError("convert-attn-tiles-to-simt: with the accumulator "
+                           "in cooperative-matrix registers, its only update "
+                           "besides P.V is a rescale by a row factor "
+                           "(acc * f(row))");
+    acc.scale = cloneGenericBody(b, g, args, {row}, map, resolver())[0];
+    tiles[g.getResult(0)] = acc;
+    return success();
+  }
   int64_t n = slotsOf(cast<RankedTensorType>(init.getType()).getDimSize(1));
   int64_t dv = cast<RankedTensorType>(init.getType()).getDimSize(1);
   LogicalResult status = success();
@@ -1161,8 +1277,7 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
     } else if (lanes > 1) {
       auto op = red.comb == Combiner::MaxF ? gpu::AllReduceOperation::MAXIMUMF
                                            : gpu::AllReduceOperation::OR;
-      out.value = gpu::SubgroupReduceOp::create(b, loc, r, op,
-                                                /*uniform=*/false);
+      out.value = rowReduce(r, op);
     }
     tiles[red.op.getResult(0)] = out;
   }
@@ -1364,9 +1479,20 @@ void SimtKernel::stageQ(Value tileV) {
   if (t.kind == Tile::Staged)
     return;
   auto slice = tileV.getDefiningOp<tensor::ExtractSliceOp>();
-  stage(slice, qBuf, cast<RankedTensorType>(tileV.getType()).getDimSize(1),
-        brPad);
+  int64_t d = cast<RankedTensorType>(tileV.getType()).getDimSize(1);
+  stage(slice, qBuf, d, brPad);
   gpu::BarrierOp::create(b, loc);
+  if (regs && !coop.getScalar()) {
+    // The subgroup's strip of Q as A matrices, for every key block.
+    Type elt = cast<MemRefType>(qBuf.getType()).getElementType();
+    auto aTy = gpu::MMAMatrixType::get({16, 16}, elt, "AOp");
+    qFrags.clear();
+    for (int64_t kt = 0; kt < d / 16; ++kt)
+      qFrags.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, aTy, qBuf, ValueRange{strip0, idx(16 * kt)},
+          b.getIndexAttr(cast<MemRefType>(qBuf.getType()).getDimSize(1)),
+          UnitAttr()));
+  }
   Tile q;
   q.kind = Tile::Staged;
   q.memref = qBuf;
@@ -1419,6 +1545,16 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     outBuf = accBuf;
     n = cast<RankedTensorType>(g.getResult(0).getType()).getDimSize(1);
     k = bcPad;
+    if (regs) {
+      // The row's rescale factor into its row of the factors' tile (16
+      // columns, the row's lanes taking them in turn), for the subgroup to
+      // multiply into its accumulator matrices.
+      Tile &accT = tiles[initV];
+      if (Value f = accT.scale)
+        for (int64_t j = 0; j < 16 / lanes; ++j)
+          memref::StoreOp::create(b, loc, f, scaleBuf,
+                                  ValueRange{row, add(idx(j * lanes), lane)});
+    }
     // What the rows wrote (P, the rescaled accumulator) before the whole
     // workgroup reads it.
     gpu::BarrierOp::create(b, loc);
@@ -1427,6 +1563,75 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     return b.getIndexAttr(cast<MemRefType>(buf.getType()).getDimSize(1));
   };
   Value rhsBuf = rhs.memref;
+  if (regs) {
+    // The subgroup's strip: Q.K^T from Q's matrices in registers into its
+    // rows of S; P.V into its accumulator matrices, first multiplied by the
+    // rows' factors where the block rescaled them.
+    Type elt = cast<MemRefType>(lhsBuf.getType()).getElementType();
+    if (!elt.isF16())
+      return g.emitOpError("convert-attn-tiles-to-simt: gpu.mma_matrix "
+                           "operands are f16 here, got ")
+             << elt;
+    auto aTy = gpu::MMAMatrixType::get({16, 16}, elt, "AOp");
+    auto bTy = gpu::MMAMatrixType::get({16, 16}, elt, "BOp");
+    auto cTy = gpu::MMAMatrixType::get({16, 16}, b.getF32Type(), "COp");
+    Tile out;
+    if (qk) {
+      if ((int64_t)qFrags.size() != k / 16)
+        return g.emitOpError("convert-attn-tiles-to-simt: Q.K^T without "
+                             "Q's matrices in registers");
+      for (int64_t c = 0; c < n / 16; ++c) {
+        Value acc = gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cTy, fill);
+        for (int64_t kt = 0; kt < k / 16; ++kt) {
+          // K^T as a column-major load of K's rows.
+          Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
+              b, loc, bTy, rhsBuf, ValueRange{idx(16 * c), idx(16 * kt)},
+              ld(rhsBuf), b.getUnitAttr());
+          acc = gpu::SubgroupMmaComputeOp::create(b, loc, qFrags[kt], bm, acc,
+                                                  UnitAttr(), UnitAttr());
+        }
+        gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, outBuf,
+                                              ValueRange{strip0, idx(16 * c)},
+                                              ld(outBuf), UnitAttr());
+      }
+      out.kind = Tile::Private;
+      out.memref = sBuf;
+    } else {
+      Tile &accT = tiles[initV];
+      SmallVector<Value> accs(accT.frags.begin(), accT.frags.end());
+      if ((int64_t)accs.size() != n / 16)
+        return g.emitOpError("convert-attn-tiles-to-simt: P.V without the "
+                             "accumulator's matrices in registers");
+      if (accT.scale) {
+        Value alpha = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, cTy, scaleBuf, ValueRange{strip0, idx(0)}, ld(scaleBuf),
+            UnitAttr());
+        for (Value &a : accs)
+          a = gpu::SubgroupMmaElementwiseOp::create(
+              b, loc, cTy, ValueRange{a, alpha}, gpu::MMAElementwiseOp::MULF);
+      }
+      for (int64_t kt = 0; kt < k / 16; ++kt) {
+        Value a = gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aTy, lhsBuf, ValueRange{strip0, idx(16 * kt)},
+            ld(lhsBuf), UnitAttr());
+        for (auto [j, acc] : llvm::enumerate(accs)) {
+          Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
+              b, loc, bTy, rhsBuf, ValueRange{idx(16 * kt), idx(16 * j)},
+              ld(rhsBuf), UnitAttr());
+          acc = gpu::SubgroupMmaComputeOp::create(b, loc, a, bm, acc,
+                                                  UnitAttr(), UnitAttr());
+        }
+      }
+      out.kind = Tile::Acc;
+      out.memref = accBuf;
+      out.frags.assign(accs.begin(), accs.end());
+    }
+    // Done before the rows read S (or the next block's staging overwrites
+    // K, V and the factors).
+    gpu::BarrierOp::create(b, loc);
+    tiles[g.getResult(0)] = out;
+    return success();
+  }
   if (!coop.getScalar()) {
     Type elt = cast<MemRefType>(lhsBuf.getType()).getElementType();
     if (!elt.isF16())
@@ -1535,6 +1740,10 @@ LogicalResult SimtKernel::emitIf(scf::IfOp op) {
   struct Result {
     bool acc = false, share = false;
     Value arr;
+    /// An accumulator in registers: its matrices, and whether a branch
+    /// leaves a row factor pending on them (then a result of the if).
+    SmallVector<Value, 0> frags;
+    bool scaled = false;
   };
   SmallVector<Result> kinds(op.getNumResults());
   SmallVector<SmallVector<Tile>> yielded(2);
@@ -1570,6 +1779,16 @@ LogicalResult SimtKernel::emitIf(scf::IfOp op) {
                               "yield different accumulators");
       kinds[i].acc = true;
       kinds[i].arr = t.memref;
+      if (!t.frags.empty() || !e.frags.empty()) {
+        if (t.frags != e.frags)
+          return op.emitOpError("convert-attn-tiles-to-simt: branches that "
+                                "yield different accumulator matrices");
+        kinds[i].frags = t.frags;
+        if (t.scale || e.scale) {
+          kinds[i].scaled = true;
+          types.push_back(b.getF32Type());
+        }
+      }
       continue;
     }
     if (t.kind != Tile::Scalar || e.kind != Tile::Scalar)
@@ -1590,9 +1809,14 @@ LogicalResult SimtKernel::emitIf(scf::IfOp op) {
     b.setInsertionPoint(term);
     SmallVector<Value> vals;
     for (unsigned i = 0; i < op.getNumResults(); ++i) {
-      if (kinds[i].acc)
-        continue;
       Tile &t = yielded[which][i];
+      if (kinds[i].acc) {
+        if (kinds[i].scaled)
+          vals.push_back(t.scale ? t.scale
+                                 : Value(arith::ConstantOp::create(
+                                       b, loc, b.getF32FloatAttr(1.0f))));
+        continue;
+      }
       // A share where the other branch yields one.
       vals.push_back(kinds[i].share && !t.partial ? asShare(t.value) : t.value);
     }
@@ -1605,6 +1829,9 @@ LogicalResult SimtKernel::emitIf(scf::IfOp op) {
     if (kinds[i].acc) {
       t.kind = Tile::Acc;
       t.memref = kinds[i].arr;
+      t.frags = kinds[i].frags;
+      if (kinds[i].scaled)
+        t.scale = ifOp.getResult(next++);
     } else {
       t.kind = Tile::Scalar;
       t.partial = kinds[i].share;
@@ -1616,7 +1843,7 @@ LogicalResult SimtKernel::emitIf(scf::IfOp op) {
 }
 
 void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
-                       int64_t width, int64_t tileRows) {
+                       int64_t width, int64_t tileRows, ValueRange preloaded) {
   // tile[r, c] = src[offsets + (r, c)] for r < the slice's rows, the
   // invocations striding over the flattened tile so that consecutive ones
   // read consecutive elements of a row. For SPIR-V every invocation runs
@@ -1709,24 +1936,151 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
     Value m = map.lookup(t.source);
     auto ty = gpu::MMAMatrixType::get(
         {16, 16}, cast<MemRefType>(m.getType()).getElementType(), "COp");
-    forEachMatrix(tileRows / 16, width / 16, [&](Value r0, Value c0) {
+    auto load = [&](Value r0, Value c0) -> Value {
       SmallVector<Value> at;
       for (OpFoldResult o : t.offsets)
         at.push_back(value(o));
       at[t.dims[0]] = add(at[t.dims[0]], r0);
       at[t.dims[1]] = add(at[t.dims[1]], c0);
-      Value x = gpu::SubgroupMmaLoadMatrixOp::create(
+      return gpu::SubgroupMmaLoadMatrixOp::create(
           b, loc, ty, m, at, b.getIndexAttr(*rowStride), UnitAttr());
+    };
+    auto store = [&](Value x, Value r0, Value c0) {
       gpu::SubgroupMmaStoreMatrixOp::create(
           b, loc, x, buffer, ValueRange{r0, c0},
           b.getIndexAttr(cast<MemRefType>(buffer.getType()).getDimSize(1)),
           UnitAttr());
-    });
+    };
+    if (regs) {
+      // The subgroups' count is known (16 x lanes invocations each): each
+      // subgroup's matrices unrolled, all loads issued before the first
+      // store, so that their latencies overlap (a loop of load-store pairs
+      // kept one load in flight per subgroup).
+      const int64_t groups = invocations / (16 * lanes);
+      const int64_t cols = width / 16, total = tileRows / 16 * cols;
+      Value sg = arith::DivUIOp::create(b, loc, strip0, idx(16));
+      SmallVector<std::tuple<Value, Value, Value>> got;
+      for (int64_t i = 0; i * groups < total; ++i) {
+        Value at = add(sg, idx(i * groups));
+        Value r0 = mul(arith::DivUIOp::create(b, loc, at, idx(cols)), idx(16));
+        Value c0 = mul(arith::RemUIOp::create(b, loc, at, idx(cols)), idx(16));
+        if (!preloaded.empty()) {
+          // Loaded during the previous block (prefetchBlock).
+          got.push_back({preloaded[i], r0, c0});
+          continue;
+        }
+        if ((i + 1) * groups > total) {
+          // The last round, not every subgroup has a matrix.
+          when(ult(at, idx(total)), [&] { store(load(r0, c0), r0, c0); });
+          continue;
+        }
+        got.push_back({load(r0, c0), r0, c0});
+      }
+      for (auto [x, r0, c0] : got)
+        store(x, r0, c0);
+    } else {
+      forEachMatrix(tileRows / 16, width / 16,
+                    [&](Value r0, Value c0) { store(load(r0, c0), r0, c0); });
+    }
   }
   OpBuilder::InsertionGuard g(b);
   b.setInsertionPointToStart(&ifOp.getElseRegion().front());
   Scope scope(*this);
   copyElements();
+}
+
+SmallVector<Value> SimtKernel::prefetchBlock(
+    ArrayRef<std::pair<tensor::ExtractSliceOp, int64_t>> slices, Value loopIv,
+    Value iv, Value ub) {
+  const int64_t groups = invocations / (16 * lanes);
+  // Which slices qualify: stage()'s whole-tile path, every subgroup with
+  // the same number of matrices.
+  for (auto [slice, width] : slices) {
+    Tile t;
+    t.source = slice.getSource();
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (int64_t d = 0; d < (int64_t)slice.getMixedOffsets().size(); ++d)
+      if (!dropped.test(d))
+        t.dims.push_back(d);
+    if (!matrixRowStride(t) || width % 16 || bcPad % 16 ||
+        (bcPad / 16 * (width / 16)) % groups)
+      return {};
+  }
+  // The block at `iv`: its offsets and key count, with the loop's
+  // induction variable taken as `iv` (what is cloned for it is forgotten
+  // after, the ops stay).
+  SmallVector<SmallVector<Value>> offsets;
+  Value whole = ult(iv, ub);
+  {
+    Scope scope(*this);
+    // (What the block at the loop's own variable already cloned is not
+    // this block's.)
+    loopIv.getParentBlock()->walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        map.erase(r);
+    });
+    map.map(loopIv, iv);
+    for (auto [slice, width] : slices) {
+      SmallVector<Value> at;
+      for (OpFoldResult o : slice.getMixedOffsets())
+        at.push_back(value(o));
+      offsets.push_back(at);
+      Value keys = value(extentOf(slice.getResult(), 0));
+      whole = arith::AndIOp::create(
+          b, loc, whole,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, keys,
+                                idx(bcPad)));
+    }
+  }
+  SmallVector<Type> types;
+  SmallVector<std::tuple<Value, Value, Value, int64_t>> plan;
+  Value sg = arith::DivUIOp::create(b, loc, strip0, idx(16));
+  for (auto [s, sw] : llvm::enumerate(slices)) {
+    auto [slice, width] = sw;
+    Value m = map.lookup(slice.getSource());
+    auto ty = gpu::MMAMatrixType::get(
+        {16, 16}, cast<MemRefType>(m.getType()).getElementType(), "COp");
+    const int64_t cols = width / 16, total = bcPad / 16 * cols;
+    for (int64_t i = 0; i * groups < total; ++i) {
+      Value at = add(sg, idx(i * groups));
+      Value r0 = mul(arith::DivUIOp::create(b, loc, at, idx(cols)), idx(16));
+      Value c0 = mul(arith::RemUIOp::create(b, loc, at, idx(cols)), idx(16));
+      plan.push_back({m, r0, c0, (int64_t)s});
+      types.push_back(ty);
+    }
+  }
+  auto ifOp = scf::IfOp::create(b, loc, types, whole, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    SmallVector<Value> loads;
+    for (auto [i, p] : llvm::enumerate(plan)) {
+      auto [m, r0, c0, s] = p;
+      Tile t;
+      tensor::ExtractSliceOp slice = slices[s].first;
+      llvm::SmallBitVector dropped = slice.getDroppedDims();
+      for (int64_t d = 0; d < (int64_t)offsets[s].size(); ++d)
+        if (!dropped.test(d))
+          t.dims.push_back(d);
+      t.source = slice.getSource();
+      SmallVector<Value> at(offsets[s]);
+      at[t.dims[0]] = add(at[t.dims[0]], r0);
+      at[t.dims[1]] = add(at[t.dims[1]], c0);
+      loads.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+          b, loc, types[i], m, at, b.getIndexAttr(*matrixRowStride(t)),
+          UnitAttr()));
+    }
+    scf::YieldOp::create(b, loc, loads);
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    SmallVector<Value> zeros;
+    for (Type ty : types) {
+      Type elt = cast<gpu::MMAMatrixType>(ty).getElementType();
+      zeros.push_back(gpu::SubgroupMmaConstantMatrixOp::create(
+          b, loc, ty, arith::ConstantOp::create(b, loc, b.getZeroAttr(elt))));
+    }
+    scf::YieldOp::create(b, loc, zeros);
+  }
+  return SmallVector<Value>(ifOp.getResults());
 }
 
 std::optional<int64_t> SimtKernel::matrixRowStride(const Tile &t) {
@@ -1844,10 +2198,24 @@ LogicalResult SimtKernel::emitBlockInRowRegions(Block &blk) {
         }
     SmallVector<Value> thenVals;
     SmallVector<Type> types;
+    // Results that are an accumulator's pending row factor (1 for the rows
+    // the tile does not have), not a row vector (0 there).
+    SmallVector<bool> isScale;
+    SmallVector<bool> scaledOut;
     for (auto [v, t] : llvm::zip(liveOut, liveTiles)) {
+      scaledOut.push_back(false);
       if (t.kind == Tile::Scalar) {
         thenVals.push_back(t.value);
         types.push_back(t.value.getType());
+        isScale.push_back(false);
+        continue;
+      }
+      if (t.kind == Tile::Acc && t.scale &&
+          r.tmp.getThenRegion().isAncestor(t.scale.getParentRegion())) {
+        thenVals.push_back(t.scale);
+        types.push_back(t.scale.getType());
+        isScale.push_back(true);
+        scaledOut.back() = true;
         continue;
       }
       if (t.kind == Tile::Lazy || t.kind == Tile::None || t.kind == Tile::Row)
@@ -1870,8 +2238,10 @@ LogicalResult SimtKernel::emitBlockInRowRegions(Block &blk) {
       term = ifOp.getElseRegion().front().getTerminator();
       b.setInsertionPoint(term);
       SmallVector<Value> zeros;
-      for (Type t : types)
-        zeros.push_back(zeroOf(t));
+      for (auto [t, scale] : llvm::zip(types, isScale))
+        zeros.push_back(scale ? Value(arith::ConstantOp::create(
+                                    b, loc, b.getF32FloatAttr(1.0f)))
+                              : zeroOf(t));
       scf::YieldOp::create(b, loc, zeros);
       term->erase();
     }
@@ -1879,10 +2249,12 @@ LogicalResult SimtKernel::emitBlockInRowRegions(Block &blk) {
     open.reset(); // (the scope restores the tiles and values before it)
     pending = pendingBefore;
     unsigned next = 0;
-    for (auto [v, t] : llvm::zip(liveOut, liveTiles)) {
+    for (auto [v, t, scaled] : llvm::zip(liveOut, liveTiles, scaledOut)) {
       Tile out = t;
       if (t.kind == Tile::Scalar)
         out.value = ifOp.getResult(next++);
+      else if (scaled)
+        out.scale = ifOp.getResult(next++);
       else if (t.kind == Tile::Fill)
         out.value = b.clone(*t.value.getDefiningOp())->getResult(0);
       tiles[v] = out;
@@ -1963,14 +2335,29 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
   SmallVector<int> carriedKind; // 0: acc, 1: row value, 2: share
   SmallVector<Value> inits;
   SmallVector<Value> accArrays;
+  // Accumulators in registers: their matrices as loop values after the
+  // row values, acc i's from fragStart[i].
+  SmallVector<Value> fragInits;
+  SmallVector<int64_t> fragStart, fragCount;
   for (auto [i, init] : llvm::enumerate(loopOp.getInitArgs())) {
     auto ty = cast<RankedTensorType>(init.getType());
+    fragStart.push_back(fragInits.size());
+    fragCount.push_back(0);
     if (ty.getRank() == 2) {
       FailureOr<Value> arr = accArray(init);
       if (failed(arr))
         return failure();
       carriedKind.push_back(0);
       accArrays.push_back(*arr);
+      Tile &t = tiles[init];
+      if (!t.frags.empty()) {
+        if (t.scale)
+          return loopOp.emitOpError("convert-attn-tiles-to-simt: a key loop "
+                                    "entered with a rescale of the "
+                                    "accumulator pending");
+        fragCount.back() = t.frags.size();
+        fragInits.append(t.frags.begin(), t.frags.end());
+      }
       continue;
     }
     accArrays.push_back(Value());
@@ -1993,9 +2380,38 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
       inits.push_back(rowValue(t));
   }
 
-  auto forOp = scf::ForOp::create(b, loc, value(loopOp.getLowerBound()),
-                                  value(loopOp.getUpperBound()),
-                                  value(loopOp.getStep()), inits);
+  const unsigned numRowValues = inits.size();
+  inits.append(fragInits.begin(), fragInits.end());
+  // Registers: each block's K and V loaded into registers during the
+  // block before (the first before the loop), so that the loads' latency
+  // overlaps that block's products; the loop carries them.
+  Value lb = value(loopOp.getLowerBound()), ub = value(loopOp.getUpperBound()),
+        step = value(loopOp.getStep());
+  SmallVector<Value> prefetched;
+  if (regs && !coop.getScalar())
+    prefetched = prefetchBlock(staged, loopOp.getInductionVar(), lb, ub);
+  const unsigned numBeforePrefetch = inits.size();
+  inits.append(prefetched.begin(), prefetched.end());
+  auto forOp = scf::ForOp::create(b, loc, lb, ub, step, inits);
+  // Loop values (iteration arguments or results) as the tiles of the key
+  // loop's values.
+  auto bindCarried = [&](ValueRange vals, ValueRange targets) {
+    unsigned next = 0;
+    for (auto [i, target] : llvm::enumerate(targets)) {
+      Tile t;
+      if (carriedKind[i] == 0) {
+        t.kind = Tile::Acc;
+        t.memref = accArrays[i];
+        for (int64_t f = 0; f < fragCount[i]; ++f)
+          t.frags.push_back(vals[numRowValues + fragStart[i] + f]);
+      } else {
+        t.kind = Tile::Scalar;
+        t.partial = carriedKind[i] == 2;
+        t.value = vals[next++];
+      }
+      tiles[target] = t;
+    }
+  };
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(forOp.getBody());
@@ -2003,21 +2419,6 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
     SmallVector<linalg::GenericOp> pendingBefore = pending;
     keptNext = 0;
     map.map(loopOp.getInductionVar(), forOp.getInductionVar());
-    auto bindCarried = [&](ValueRange vals, ValueRange targets) {
-      unsigned next = 0;
-      for (auto [i, target] : llvm::enumerate(targets)) {
-        Tile t;
-        if (carriedKind[i] == 0) {
-          t.kind = Tile::Acc;
-          t.memref = accArrays[i];
-        } else {
-          t.kind = Tile::Scalar;
-          t.partial = carriedKind[i] == 2;
-          t.value = vals[next++];
-        }
-        tiles[target] = t;
-      }
-    };
     bindCarried(forOp.getRegionIterArgs(), loopOp.getRegionIterArgs());
     // Every invocation is done with the previous block's tiles before they
     // are overwritten, and the new ones are complete before use. (With
@@ -2025,9 +2426,19 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
     // with a barrier, and before the first block only Q was staged.)
     if (!coop)
       gpu::BarrierOp::create(b, loc);
+    ValueRange carried = forOp.getRegionIterArgs();
+    unsigned nextCarried = numBeforePrefetch;
     for (auto [slice, width] : staged) {
       Value buffer = stagingBuffers.lookup(slice.getSource());
-      stage(slice, buffer, width, coop ? bcPad : bc);
+      SmallVector<Value> preloaded;
+      if (!prefetched.empty()) {
+        const int64_t per = bcPad / 16 * (width / 16) /
+                            (invocations / (16 * lanes));
+        preloaded.assign(carried.begin() + nextCarried,
+                         carried.begin() + nextCarried + per);
+        nextCarried += per;
+      }
+      stage(slice, buffer, width, coop ? bcPad : bc, preloaded);
       Tile t;
       t.kind = Tile::Staged;
       t.memref = buffer;
@@ -2035,16 +2446,24 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
       handled.insert(slice);
     }
     gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> nextPrefetched;
+    if (!prefetched.empty())
+      nextPrefetched = prefetchBlock(staged, loopOp.getInductionVar(),
+                                     add(forOp.getInductionVar(), step), ub);
     // The values the block yields for the next one.
     auto nextValues = [&]() -> FailureOr<SmallVector<Value>> {
-      SmallVector<Value> next;
+      SmallVector<Value> next, nextFrags;
       for (auto [i, y] : llvm::enumerate(yield->getOperands())) {
         Tile &t = tiles[y];
         if (carriedKind[i] == 0) {
-          if (t.kind != Tile::Acc || t.memref != accArrays[i])
+          if (t.kind != Tile::Acc || t.memref != accArrays[i] ||
+              (int64_t)t.frags.size() != fragCount[i] || t.scale)
             return loopOp.emitOpError("convert-attn-tiles-to-simt: a key "
                                       "loop that does not update its "
-                                      "accumulator in place");
+                                      "accumulator in place (or, in "
+                                      "registers, ends a block with a "
+                                      "rescale pending)");
+          nextFrags.append(t.frags.begin(), t.frags.end());
           continue;
         }
         if (t.kind != Tile::Scalar && t.kind != Tile::Fill)
@@ -2057,6 +2476,8 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
         else
           next.push_back(rowValue(t));
       }
+      next.append(nextFrags.begin(), nextFrags.end());
+      next.append(nextPrefetched.begin(), nextPrefetched.end());
       return next;
     };
     if (coop) {
@@ -2093,21 +2514,7 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
     pending = pendingBefore;
   }
   // The loop's results.
-  {
-    unsigned next = 0;
-    for (auto [i, target] : llvm::enumerate(loopOp.getResults())) {
-      Tile t;
-      if (carriedKind[i] == 0) {
-        t.kind = Tile::Acc;
-        t.memref = accArrays[i];
-      } else {
-        t.kind = Tile::Scalar;
-        t.partial = carriedKind[i] == 2;
-        t.value = forOp.getResult(next++);
-      }
-      tiles[target] = t;
-    }
-  }
+  bindCarried(forOp.getResults(), loopOp.getResults());
   return success();
 }
 
@@ -2208,6 +2615,19 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
                                 "(spirv=true)");
     brPad = llvm::alignTo(br, 16);
     bcPad = llvm::alignTo(bc, 16);
+    regs = coop.getRegisters();
+    if (regs) {
+      // Every subgroup's strip exists in the tiles (rows past the tile's
+      // are zero, and nothing stores them), also for a tile shorter than
+      // block_q (a sequence shorter than it).
+      if (brPad * lanes > invocations || invocations % (16 * lanes))
+        return forall.emitOpError("convert-attn-tiles-to-simt: the "
+                                  "cooperative-matrix mapping with registers "
+                                  "needs whole 16-row strips of ")
+               << 16 * lanes << " invocations each (block_q x lanes <= "
+               << invocations << "), got block_q " << br;
+      brPad = invocations / lanes;
+    }
     if (brPad * lanes > invocations)
       return forall.emitOpError("convert-attn-tiles-to-simt: the "
                                 "cooperative-matrix mapping needs block_q "
@@ -2329,9 +2749,18 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     });
     Type f32 = b.getF32Type();
     qBuf = tileOf(qTy.getDimSize(1) + kCoopMatrixPad16, qTy.getElementType());
-    sBuf = tileOf(bcPad + kCoopMatrixPadF32, f32);
     pBuf = tileOf(bcPad + kCoopMatrixPad16, tiling.getPType());
-    accBuf = tileOf(dv + kCoopMatrixPadF32, f32);
+    if (regs) {
+      // The accumulator reaches workgroup memory only after the key loops,
+      // into the scores' tile (widened to Dv); the rows' rescale factors,
+      // each row's repeated over 16 columns (a matrix of them).
+      sBuf = tileOf(std::max(bcPad, dv) + kCoopMatrixPadF32, f32);
+      accBuf = sBuf;
+      scaleBuf = tileOf(16, f32);
+    } else {
+      sBuf = tileOf(bcPad + kCoopMatrixPadF32, f32);
+      accBuf = tileOf(dv + kCoopMatrixPadF32, f32);
+    }
   }
 
   // The function's tensors as memrefs in the kernel; the forall's outputs
@@ -2344,7 +2773,16 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   // The invocation's place: its row (thread, or subgroup: Vulkan does not
   // tie subgroups to ranges of the invocation index) and lane.
   tid = launch.getThreadIds().x;
-  if (lanes > 1) {
+  if (regs) {
+    // Subgroup s's lanes 0 .. 16 x lanes - 1: rows 16 s + lane / lanes.
+    Value sg = gpu::SubgroupIdOp::create(b, loc,
+                                         b.getIndexAttr(invocations / 16 /
+                                                        lanes));
+    Value laneId = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(16 * lanes));
+    strip0 = mul(sg, idx(16));
+    lane = arith::RemUIOp::create(b, loc, laneId, idx(lanes));
+    row = add(strip0, arith::DivUIOp::create(b, loc, laneId, idx(lanes)));
+  } else if (lanes > 1) {
     lane = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(lanes));
     row = gpu::SubgroupIdOp::create(b, loc,
                                     b.getIndexAttr(invocations / lanes));
@@ -2390,6 +2828,20 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
       return failure();
     if (&op == lastLoop)
       break;
+  }
+  // Accumulators in registers reach workgroup memory for the finalize:
+  // each subgroup's matrices into its strip's rows.
+  for (Value r : lastLoop->getResults()) {
+    Tile &t = tiles[r];
+    if (t.kind != Tile::Acc || t.frags.empty())
+      continue;
+    int64_t ld = cast<MemRefType>(t.memref.getType()).getDimSize(1);
+    for (auto [j, f] : llvm::enumerate(t.frags))
+      gpu::SubgroupMmaStoreMatrixOp::create(
+          b, loc, f, t.memref, ValueRange{strip0, idx(16 * j)},
+          b.getIndexAttr(ld), UnitAttr());
+    gpu::BarrierOp::create(b, loc);
+    t.frags.clear();
   }
   LogicalResult status = success();
   when(rowValid, [&] {

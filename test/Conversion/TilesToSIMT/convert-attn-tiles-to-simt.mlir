@@ -3,6 +3,7 @@
 // RUN: not attn-opt %S/Inputs/static-tiles.mlir --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt 2>&1 | FileCheck %s --check-prefix=STATIC
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOP
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16 scalar-products=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOPSCALAR
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGS
 // RUN: sed -e 's/xf16>/xbf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true 2>&1 | FileCheck %s --check-prefix=COOPBF16
 
 // A thread per row (the generic CUDA kernel's mapping, loops not
@@ -256,3 +257,73 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 
 // bf16 on gpu.mma_matrix (which has no bf16): refused, with the way out.
 // COOPBF16: error: 'linalg.generic' op convert-attn-tiles-to-simt: gpu.mma_matrix operands are f16 here, got 'bf16' (a bf16 kernel is retyped as f16 first: attn-spirv-bf16-as-f16; or use scalar products)
+
+// #attn.coop_matrix registers (D = Dv = 32, 32 rows on two subgroups of
+// 32, two lanes per row, 16-key blocks): Q's two A matrices loaded once
+// before the key loops, the accumulator's two matrices carried through
+// them as loop values, no accumulator tile (S's tile is 32 + 4 wide: Dv's
+// for the finalize), the rows' rescale factors in a 32 x 16 tile that each
+// subgroup multiplies into its matrices before P.V, the row reductions
+// over the row's two lanes by an xor shuffle, and each key block's K and
+// V matrices loaded into registers during the block before.
+// REGS-LABEL: func.func @coop
+// REGS: gpu.launch blocks({{.*}}) in (%{{.+}} = %c2, %{{.+}} = %c4, %{{.+}} = %c1) threads({{.*}}) in (%{{.+}} = %c64,
+// REGS-DAG: %[[K:.+]] = memref.alloc() : memref<16x40xf16, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[V:.+]] = memref.alloc() : memref<16x40xf16, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[Q:.+]] = memref.alloc() : memref<32x40xf16, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[P:.+]] = memref.alloc() : memref<32x24xf16, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[S:.+]] = memref.alloc() : memref<32x36xf32, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[F:.+]] = memref.alloc() : memref<32x16xf32, #spirv.storage_class<Workgroup>>
+// REGS-NOT: memref.alloc()
+// subgroup s: rows 16 s + lane / 2
+// REGS: %[[SG:.+]] = gpu.subgroup_id upper_bound 2
+// REGS: gpu.lane_id upper_bound 32
+// REGS: %[[STRIP:.+]] = arith.muli %[[SG]], %c16
+// REGS: gpu.barrier
+// REGS: %[[Q0:.+]] = gpu.subgroup_mma_load_matrix %[[Q]][%[[STRIP]], %c0] {leadDimension = 40 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS: %[[Q1:.+]] = gpu.subgroup_mma_load_matrix %[[Q]][%[[STRIP]], %c16] {leadDimension = 40 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS: %[[ZERO:.+]] = gpu.subgroup_mma_constant_matrix
+// the first block's K and V matrices of the subgroup (one each), loaded
+// before the loop where it is whole
+// REGS: %[[PRE:.+]]:2 = scf.if %{{.+}} -> (!gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">)
+// REGS: gpu.subgroup_mma_load_matrix %arg1
+// REGS: gpu.subgroup_mma_load_matrix %arg2
+// REGS: %[[LOOP:.+]]:6 = scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[A0:.+]] = %[[ZERO]], %[[A1:.+]] = %[[ZERO]], %[[KM:.+]] = %[[PRE]]#0, %[[VM:.+]] = %[[PRE]]#1) -> (f32, f32, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">)
+// a whole block: its prefetched matrices stored; the tail block element
+// by element
+// REGS: gpu.subgroup_mma_store_matrix %[[KM]], %[[K]]
+// REGS: } else {
+// REGS: memref.store %{{.+}}, %[[K]]
+// REGS: gpu.subgroup_mma_store_matrix %[[VM]], %[[V]]
+// REGS: gpu.barrier
+// the next block's matrices loaded during this one
+// REGS: %[[NEXT:.+]]:2 = scf.if %{{.+}} -> (!gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">)
+// REGS: gpu.subgroup_mma_load_matrix %arg1
+// REGS: gpu.subgroup_mma_load_matrix %[[K]][%c0, %c0] {leadDimension = 40 : index, transpose}
+// REGS: gpu.subgroup_mma_compute %[[Q0]]
+// REGS: gpu.subgroup_mma_compute %[[Q1]]
+// REGS: gpu.subgroup_mma_store_matrix %{{.+}}, %[[S]][%[[STRIP]], %c0] {leadDimension = 36 : index}
+// REGS: gpu.barrier
+// REGS: gpu.shuffle  xor %{{.+}}, %c1_i32, %c32_i32 : f32
+// REGS: arith.maximumf
+// REGS: memref.store %{{.+}}, %[[F]]
+// REGS: gpu.barrier
+// REGS: %[[FM:.+]] = gpu.subgroup_mma_load_matrix %[[F]][%[[STRIP]], %c0] {leadDimension = 16 : index} {{.*}} -> !gpu.mma_matrix<16x16xf32, "COp">
+// REGS: %[[R0:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A0]], %[[FM]]
+// REGS: %[[R1:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A1]], %[[FM]]
+// REGS: %[[PA:.+]] = gpu.subgroup_mma_load_matrix %[[P]][%[[STRIP]], %c0] {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS: %[[N0:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[R0]]
+// REGS: %[[N1:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[R1]]
+// REGS: gpu.barrier
+// REGS: scf.yield %{{.+}}, %{{.+}}, %[[N0]], %[[N1]], %[[NEXT]]#0, %[[NEXT]]#1
+// the diagonal blocks carry the first loop's matrices on
+// REGS: %[[DIAG:.+]]:6 = scf.for {{.*}} iter_args({{.*}} = %[[LOOP]]#2, {{.*}} = %[[LOOP]]#3, {{.*}})
+// after the key loops: the matrices into S's tile for the finalize
+// REGS: gpu.subgroup_mma_store_matrix %[[DIAG]]#2, %[[S]][%[[STRIP]], %c0] {leadDimension = 36 : index}
+// REGS: gpu.subgroup_mma_store_matrix %[[DIAG]]#3, %[[S]][%[[STRIP]], %c16] {leadDimension = 36 : index}
+// REGS: gpu.barrier
+// REGS: gpu.shuffle  xor %[[DIAG]]#1
+// REGS: math.log2
+// REGS: memref.load %[[S]]
+// REGS: arith.truncf
+// REGS: memref.store {{.*}} : memref<1x4x40x32xf16>

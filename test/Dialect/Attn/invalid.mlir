@@ -736,3 +736,18 @@ func.func @f() attributes {m = #attn.coop_matrix<invocations = 32, lanes = 64>} 
 func.func @f() attributes {m = #attn.coop_matrix<invocations = 8>} {
   return
 }
+
+// -----
+
+// registers: a subgroup of 16 x lanes invocations per 16-row strip.
+// expected-error @+1 {{#attn.coop_matrix registers = true needs cooperative matrices (not scalar) and whole subgroups of 16 x lanes invocations (lanes up to 8), got invocations 48, lanes 2}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 48, lanes = 2, registers = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.coop_matrix registers = true needs cooperative matrices (not scalar)}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 64, lanes = 2, scalar = true, registers = true>} {
+  return
+}

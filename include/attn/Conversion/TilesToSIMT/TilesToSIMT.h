@@ -40,14 +40,23 @@ struct ConfigureSIMTOptions {
   int64_t coopMatrix = 0;
   /// With coopMatrix: the products as scalar loops over the same tiles.
   bool scalarProducts = false;
+  /// With coopMatrix: Q and the accumulator in cooperative-matrix
+  /// registers, a 16-row strip per subgroup (#attn.coop_matrix registers);
+  /// block_q x lanes = coopMatrix.
+  bool coopRegisters = false;
 };
 
 /// Workgroup memory of the cooperative-matrix mapping for tiles of `br`
 /// rows and `bc` keys, head dims `d` and `dv`, 16-bit elements: S (f32), P
 /// (16-bit), the accumulator (f32), the Q, K and V tiles (16-bit), each row
 /// padded (S and the accumulator by 4 elements, the others by 8) so that
-/// the rows of a matrix load do not fall into the same banks.
-int64_t coopMatrixSharedBytes(int64_t br, int64_t bc, int64_t d, int64_t dv);
+/// the rows of a matrix load do not fall into the same banks. With
+/// `registers` (the accumulator in cooperative-matrix registers): no
+/// accumulator tile, the scores' tile widened to max(bc, dv) columns (the
+/// accumulator's after the key loops) and a [br, 16] f32 tile of the rows'
+/// rescale factors.
+int64_t coopMatrixSharedBytes(int64_t br, int64_t bc, int64_t d, int64_t dv,
+                              bool registers = false);
 /// The padded row length (elements) of each of those tiles.
 constexpr int64_t kCoopMatrixPadF32 = 4, kCoopMatrixPad16 = 8;
 
@@ -55,7 +64,7 @@ constexpr int64_t kCoopMatrixPadF32 = 4, kCoopMatrixPad16 = 8;
 /// 16 and 8 whose K and V tiles (head dims D and Dv) fit the workgroup
 /// memory budget (8 when none does; the pass then reports the overflow);
 /// with coopMatrix, the largest of 64, 32 and 16 whose tiles
-/// (coopMatrixSharedBytes) fit it (16 when none does).
+/// (coopMatrixSharedBytes, with coopRegisters) fit it (16 when none does).
 int64_t simtBlockKv(const ConfigureSIMTOptions &options, int64_t headDim,
                     int64_t valueDim, int64_t elementBytes);
 

@@ -247,7 +247,7 @@ LogicalResult SimtAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
   int64_t invocations = -1, lanes = 1;
-  bool scalar = false;
+  bool scalar = false, registers = false;
   SMLoc loc = parser.getCurrentLocation();
   auto value = [&](StringRef key) -> ParseResult {
     if (key == "invocations")
@@ -256,13 +256,16 @@ Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
       return parser.parseInteger(lanes);
     if (key == "scalar")
       return parseBool(parser, scalar);
+    if (key == "registers")
+      return parseBool(parser, registers);
     return parser.emitError(parser.getCurrentLocation())
            << "unknown #attn.coop_matrix parameter '" << key << "'";
   };
   if (parseKeyValues(parser, value))
     return {};
   return getChecked([&] { return parser.emitError(loc); },
-                    parser.getContext(), invocations, lanes, scalar);
+                    parser.getContext(), invocations, lanes, scalar,
+                    registers);
 }
 
 void CoopMatrixAttr::print(AsmPrinter &printer) const {
@@ -271,12 +274,15 @@ void CoopMatrixAttr::print(AsmPrinter &printer) const {
     printer << ", lanes = " << getLanes();
   if (getScalar())
     printer << ", scalar = true";
+  if (getRegisters())
+    printer << ", registers = true";
   printer << ">";
 }
 
 LogicalResult
 CoopMatrixAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       int64_t invocations, int64_t lanes, bool) {
+                       int64_t invocations, int64_t lanes, bool scalar,
+                       bool registers) {
   if (invocations < 16 || invocations > 1024)
     return emitError() << "#attn.coop_matrix invocations must be in [16, "
                           "1024], got "
@@ -286,5 +292,11 @@ CoopMatrixAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#attn.coop_matrix lanes must be a power of two "
                           "up to 128 that divides invocations, got "
                        << lanes;
+  if (registers && (scalar || lanes > 8 || invocations % (16 * lanes)))
+    return emitError() << "#attn.coop_matrix registers = true needs "
+                          "cooperative matrices (not scalar) and whole "
+                          "subgroups of 16 x lanes invocations (lanes up to "
+                          "8), got invocations "
+                       << invocations << ", lanes " << lanes;
   return success();
 }

@@ -141,14 +141,27 @@ def Attn_CoopMatrixAttr : AttrDef<Attn_Dialect, "CoopMatrix"> {
     over the subgroup); block_q x lanes <= invocations, the others idle.
     With `scalar`, the products are scalar loops over the same tiles (the
     invocations sharing each 16x16 tile's elements): the same kernel for
-    devices without cooperative matrices, and its test on them. Chosen by
-    `attn-configure-simt{coop-matrix=N}`.
+    devices without cooperative matrices, and its test on them.
 
-    Example: `#attn.coop_matrix<invocations = 1024, lanes = 32>`
+    With `registers`, each subgroup owns one 16-row strip of the tile (a
+    subgroup of 16 x `lanes` invocations; block_q x lanes = invocations):
+    its Q matrices are loaded once before the key loops and its accumulator
+    matrices are carried through them in cooperative-matrix registers; the
+    rescale of the accumulator becomes a per-row factor that the strip's
+    rows write into a [block_q, 16] f32 tile and that the subgroup
+    multiplies into its accumulator matrices (elementwise) before P.V; the
+    accumulator reaches workgroup memory (the scores' tile, widened to
+    Dv) only after the last key loop, for the finalize. The row reductions
+    are butterflies over the row's `lanes` lanes. Chosen by
+    `attn-configure-simt{coop-matrix=N}` (`coop-registers`).
+
+    Example: `#attn.coop_matrix<invocations = 1024, lanes = 32>`,
+    `#attn.coop_matrix<invocations = 64, lanes = 2, registers = true>`
   }];
   let parameters = (ins "int64_t":$invocations,
                         DefaultValuedParameter<"int64_t", "1">:$lanes,
-                        DefaultValuedParameter<"bool", "false">:$scalar);
+                        DefaultValuedParameter<"bool", "false">:$scalar,
+                        DefaultValuedParameter<"bool", "false">:$registers);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
