@@ -190,6 +190,12 @@ VARIANTS = [v for v in args.variants.split(",") if v]
 REQUIRE = {v for v in args.require.split(",") if v}
 
 
+def base_variant(variant):
+    """The ATTN_VULKAN_VARIANT of a --variants name: coopmat-smem is
+    coopmat with ATTN_VULKAN_COOP_REGISTERS=0."""
+    return "coopmat" if variant == "coopmat-smem" else variant
+
+
 def attn_run(variant, flags, timeout):
     """Runs attn-run (vulkan) with ATTN_VULKAN_VARIANT=variant; returns a
     dict: status ok / FAIL / refused, the JSON's fields, the kernel lines
@@ -197,9 +203,15 @@ def attn_run(variant, flags, timeout):
     env = dict(os.environ)
     if args.ld_path:
         env["LD_LIBRARY_PATH"] = args.ld_path
-    env["ATTN_VULKAN_VARIANT"] = variant
+    env["ATTN_VULKAN_VARIANT"] = base_variant(variant)
+    pre = f"ATTN_VULKAN_VARIANT={base_variant(variant)}"
+    if variant == "coopmat-smem":
+        # the coopmat kernel with its accumulator in workgroup memory (the
+        # kernel before the registers mapping), for a same-call comparison
+        env["ATTN_VULKAN_COOP_REGISTERS"] = "0"
+        pre += " ATTN_VULKAN_COOP_REGISTERS=0"
     cmd = [ATTN_RUN, "--target=vulkan", "--dump-ir", "--json"] + flags.split()
-    LOG.write(f"$ ATTN_VULKAN_VARIANT={variant} {' '.join(cmd)}\n")
+    LOG.write(f"$ {pre} {' '.join(cmd)}\n")
     t = time.time()
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True,
@@ -273,7 +285,8 @@ for name, flags, may in CASES:
         r = attn_run(variant, "--check " + flags,
                      min(120.0, remaining() + 20))
         r.update(variant=variant, case=name, flags=flags)
-        if r["status"] == "refused" and variant in REQUIRE and variant not in may:
+        if (r["status"] == "refused" and variant in REQUIRE
+                and base_variant(variant) not in may):
             r["status"] = "FAIL"
             r["message"] = "refused, but this variant must run it: " + r["message"]
         checks.append(r)
@@ -353,10 +366,18 @@ def timed(kind, variant, dtype, flags, **cell):
     row = dict(kind=kind, variant=variant, dtype=dtype, **cell,
                status=r["status"], kernel=short_kernel(r),
                e2e_ms=r.get("median_ms"), device_ms=r.get("device_ms"),
+               device_min_ms=r.get("device_min_ms"),
+               device_b2b_ms=r.get("device_b2b_ms"), b2b_ms=r.get("b2b_ms"),
                e2e_tflops=r.get("tflops"), device_tflops=r.get("device_tflops"),
                e2e_gbps=r.get("kv_gbps"), device_gbps=r.get("device_kv_gbps"),
                compile_ms=r.get("compile_ms"), memory=r.get("memory", "host"),
                message=r.get("message", ""))
+    # Back to back (attn-run's second pass: the launches submitted at once,
+    # no host work between them): the rates from the GPU timestamps.
+    if row["device_b2b_ms"] and row["device_ms"]:
+        f = row["device_ms"] / row["device_b2b_ms"]
+        row["b2b_tflops"] = row["device_tflops"] * f if row["device_tflops"] else None
+        row["b2b_gbps"] = row["device_gbps"] * f if row["device_gbps"] else None
     if r["status"] == "FAIL":
         failures.append(f"timing {kind} {variant} {dtype} {cell}: {row['message'][:300]}")
     timings.append(row)
@@ -368,18 +389,20 @@ SIZES = [int(s) for s in args.sizes.split(",") if s]
 if not args.no_timings:
     log(f"== timings, {elapsed():.0f} s spent")
     for skv in [int(s) for s in args.decode_skv.split(",") if s]:
-        for variant in ("coopmat", "portable"):
+        for variant in ("coopmat", "coopmat-smem", "portable"):
             if variant in VARIANTS:
                 timed("decode", variant, "f16", f"--batch=1 --heads=32 --kv-heads=8 "
                       f"--seq-q=1 --seq-kv={skv} --head-dim=128",
                       B=1, Hq=32, Hkv=8, Sq=1, Skv=skv, D=128, causal=False)
-    if "coopmat" in VARIANTS:
-        for S in SIZES:
-            for dtype in ("f16", "bf16"):
-                for D in (64, 128):
-                    for causal in (False, True):
-                        H, B = 2048 // D, 16384 // S
-                        timed("prefill", "coopmat", dtype,
+    coop_variants = [v for v in ("coopmat", "coopmat-smem") if v in VARIANTS]
+    for S in SIZES:
+        for dtype in ("f16", "bf16"):
+            for D in (64, 128):
+                for causal in (False, True):
+                    H, B = 2048 // D, 16384 // S
+                    # (the coopmat kernels one after the other per cell)
+                    for variant in coop_variants:
+                        timed("prefill", variant, dtype,
                               f"--batch={B} --heads={H} --seq-q={S} --head-dim={D}"
                               + (" --causal" if causal else ""),
                               B=B, Hq=H, Hkv=H, Sq=S, Skv=S, D=D, causal=causal)
@@ -410,7 +433,8 @@ for t in timings:
     t.update(cuda_row(t))
 with open(os.path.join(args.out, "timings.csv"), "w", newline="") as f:
     keys = ["kind", "variant", "dtype", "B", "Hq", "Hkv", "Sq", "Skv", "D",
-            "causal", "status", "kernel", "device_ms", "device_tflops",
+            "causal", "status", "kernel", "device_ms", "device_min_ms",
+            "device_b2b_ms", "b2b_ms", "b2b_tflops", "b2b_gbps", "device_tflops",
             "device_gbps", "e2e_ms", "e2e_tflops", "e2e_gbps", "memory", "compile_ms",
             "cuda_kernel", "cuda_tflops", "flash_tflops", "cuda_gbps",
             "cuda_b2b_gbps", "flash_gbps", "message"]
@@ -468,40 +492,45 @@ for v in VARIANTS:
 if timings:
     have_dev = any(t.get("device_ms") is not None for t in timings)
     md += ["", "## Prefill, 16k tokens, hidden 2048 (TFLOP/s)", "",
-           "device: the dispatches alone (GPU timestamps); e2e: the whole "
-           "attn_launch, with the staging of every tensor through host memory. "
+           "device: the dispatches alone (GPU timestamps), each launch after "
+           "the host poisoned the output; b2b: the same launches submitted back "
+           "to back (GPU timestamps, median); e2e: the launch end to end. "
            "CUDA: bench/cuda's tensor-core kernel (device memory, CUDA events), "
-           "flash: PyTorch's, both from the same call."
+           "flash: PyTorch's, both from the same call; the ratio is b2b / CUDA "
+           "(device / CUDA where b2b is missing)."
            + ("" if have_dev else " THIS attn-run REPORTS NO device_ms: the "
               "vulkan numbers include the staging and are not kernel speeds."), "",
-           "| dtype | D | causal | S | coopmat device | coopmat e2e | CUDA tc | "
-           "coopmat / CUDA | flash | kernel |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "| variant | dtype | D | causal | S | device | b2b | e2e | CUDA tc | "
+           "attn / CUDA | flash | kernel |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for t in timings:
         if t["kind"] != "prefill":
             continue
         if t["status"] != "ok":
-            md.append(f"| {t['dtype']} | {t['D']} | {t['causal']} | {t['Sq']} | "
-                      f"{t['status']}: {t.get('message', '')[:90]} | | | | | |")
+            md.append(f"| {t['variant']} | {t['dtype']} | {t['D']} | {t['causal']} | "
+                      f"{t['Sq']} | {t['status']}: {t.get('message', '')[:90]} "
+                      "| | | | | | |")
             continue
-        ratio = (t["device_tflops"] / t["cuda_tflops"]
-                 if t.get("device_tflops") and t.get("cuda_tflops") else None)
-        md.append(f"| {t['dtype']} | {t['D']} | {t['causal']} | {t['Sq']} | "
-                  f"{fmt(t.get('device_tflops'), '.1f')} | {fmt(t.get('e2e_tflops'), '.1f')} | "
+        best = t.get("b2b_tflops") or t.get("device_tflops")
+        ratio = best / t["cuda_tflops"] if best and t.get("cuda_tflops") else None
+        md.append(f"| {t['variant']} | {t['dtype']} | {t['D']} | {t['causal']} | "
+                  f"{t['Sq']} | {fmt(t.get('device_tflops'), '.1f')} | "
+                  f"{fmt(t.get('b2b_tflops'), '.1f')} | {fmt(t.get('e2e_tflops'), '.1f')} | "
                   f"{fmt(t.get('cuda_tflops'), '.1f')} | {fmt(ratio, '.2f')} | "
                   f"{fmt(t.get('flash_tflops'), '.1f')} | {t['kernel']} |")
     md += ["", "## Decode, Sq = 1, Hq = 32, Hkv = 8, D = 128, f16 (GB/s of K/V read)", "",
-           "| variant | Skv | device | e2e | CUDA tc (one call) | CUDA tc (back to back) "
-           "| flash | kernel |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+           "| variant | Skv | device | b2b | e2e | CUDA tc (one call) | "
+           "CUDA tc (back to back) | flash | kernel |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for t in timings:
         if t["kind"] != "decode":
             continue
         if t["status"] != "ok":
             md.append(f"| {t['variant']} | {t['Skv']} | {t['status']}: "
-                      f"{t.get('message', '')[:90]} | | | | | |")
+                      f"{t.get('message', '')[:90]} | | | | | | |")
             continue
         md.append(f"| {t['variant']} | {t['Skv']} | {fmt(t.get('device_gbps'), '.4g')} | "
+                  f"{fmt(t.get('b2b_gbps'), '.4g')} | "
                   f"{fmt(t.get('e2e_gbps'), '.4g')} | {fmt(t.get('cuda_gbps'), '.0f')} | "
                   f"{fmt(t.get('cuda_b2b_gbps'), '.0f')} | {fmt(t.get('flash_gbps'), '.0f')} | "
                   f"{t['kernel']} |")

@@ -741,6 +741,10 @@ struct Outcome {
   // vulkan: the median of the dispatches' own time (GPU timestamps; the
   // launches above also stage the tensors through host memory).
   double deviceMs = NAN, deviceTflops = NAN, deviceKvGBps = NAN;
+  /// vulkan device buffers: --bench's launches again, submitted back to
+  /// back (no poisoning or host work between them): the median of their
+  /// GPU timestamps, and the host's wall time for all of them / N.
+  double deviceB2bMs = NAN, b2bMs = NAN;
   int64_t checks = 0;
 };
 
@@ -1108,8 +1112,9 @@ Stats statsOf(std::vector<double> v) {
 /// statistics, data_seed as a string, loaded_from and saved_to.
 /// 3 added memory (where the tensors live: host, or device buffers); 4
 /// added "model" (the performance model's prediction with --model, null
-/// without).
-constexpr int kJsonSchema = 4;
+/// without); 5 added device_b2b_ms and b2b_ms (vulkan: the --bench
+/// launches back to back).
+constexpr int kJsonSchema = 5;
 
 /// The arrays --save writes and --load reads (inputs only, or all).
 std::vector<NpyArray> arraysOf(const Options &o, const Problem &p,
@@ -1767,6 +1772,37 @@ int main(int argc, char **argv) {
       if (o.target == ATTN_TARGET_VULKAN && attn::vulkan::lastRunGpuMs() >= 0)
         deviceTimes.push_back(attn::vulkan::lastRunGpuMs());
     }
+    if (onVulkanDevice) {
+      // The same launches back to back: all submitted, then waited on, so
+      // the device never idles between them for the host's poisoning (the
+      // runs above each start on an idle device after host work).
+      std::vector<attn_vulkan_event *> events;
+      std::vector<double> b2bTimes;
+      auto start = std::chrono::steady_clock::now();
+      attn_status failed = ATTN_OK;
+      for (int64_t n = 0; n < o.bench && failed == ATTN_OK; ++n) {
+        attn_vulkan_event *event = nullptr;
+        failed = attn_vulkan_launch_async(kernel, &launchArgs, &event);
+        if (failed == ATTN_OK)
+          events.push_back(event);
+      }
+      for (attn_vulkan_event *event : events) {
+        attn_status waited = attn_vulkan_event_wait(event);
+        double ms = -1.0;
+        if (waited == ATTN_OK &&
+            attn_vulkan_event_kernel_ms(event, &ms) == ATTN_OK)
+          b2bTimes.push_back(ms);
+        if (failed == ATTN_OK)
+          failed = waited;
+      }
+      double wall = msSince(start);
+      for (attn_vulkan_event *event : events)
+        attn_vulkan_event_destroy(event);
+      checkStatus(failed, "attn_vulkan_launch_async (back to back)");
+      res.b2bMs = wall / double(events.size());
+      if (b2bTimes.size() == events.size())
+        res.deviceB2bMs = statsOf(b2bTimes).median;
+    }
     fetchOutputs();
     times = statsOf(hostTimes);
     setRate(times.median);
@@ -1874,6 +1910,8 @@ int main(int argc, char **argv) {
        << ", \"device_stddev_ms\": " << jsonNumber(deviceStats.stddev)
        << ", \"device_tflops\": " << jsonNumber(res.deviceTflops)
        << ", \"device_kv_gbps\": " << jsonNumber(res.deviceKvGBps)
+       << ", \"device_b2b_ms\": " << jsonNumber(res.deviceB2bMs)
+       << ", \"b2b_ms\": " << jsonNumber(res.b2bMs)
        << ", \"compile_ms\": " << jsonNumber(res.compileMs)
        << ", \"model\": "
        << (o.model ? attn_run::modelJson(modelOut, measuredMs) : "null")
@@ -1940,6 +1978,10 @@ int main(int argc, char **argv) {
       std::printf("  device_tflops %.4f\n", res.deviceTflops);
       std::printf("  device_kv_gbps %.3f\n", res.deviceKvGBps);
     }
+    if (std::isfinite(res.b2bMs))
+      std::printf("  b2b_ms        %.4f per launch, %d submitted back to back "
+                  "(device %.4f: GPU timestamps)\n",
+                  res.b2bMs, int(o.bench), res.deviceB2bMs);
     if (o.model)
       attn_run::printModel(modelOut, measuredMs);
   }
