@@ -19,12 +19,14 @@ Files read (only these; a new run means editing the paths below):
   bench/results/simt-coopmat-2026-11-26/cuda-2/results.json
     (the generic kernel against flash, same machine and day).
 - Vulkan (docs/images/vulkan.svg):
-  bench/results/simt-coopmat-2026-11-26/vulkan-h100-3/timings.csv
-    (coopmat prefill, GPU timestamps, beside attn's CUDA tensor-core
-    kernel and flash in the same call; the CUDA decode figures), and
+  bench/results/vulkan-registers-h100-2026-11-27/b2b/timings.csv
+    (coopmat prefill and decode, the accumulator in registers and in
+    workgroup memory, GPU timestamps of launches back to back, beside
+    attn's CUDA tensor-core kernel and flash in the same call), and
   bench/results/vulkan-h100-decode-split-2026-11-26/ab.csv
-    (decode with the key split sized to the SMs; that call timed no CUDA,
-    so its peer is the CUDA/flash decode of vulkan-h100-3, same shape).
+    (the portable kernels' decode with the key split sized to the SMs;
+    that call timed no CUDA, so their peer is the CUDA/flash decode of
+    the 2026-11-27 call, same shape).
 - CPU (docs/images/cpu.svg):
   bench/results/cpu-vs-blas-2026-11-27/results.csv
     (attn against NumPy + OpenBLAS, alternated on the same inputs, each
@@ -50,7 +52,7 @@ IMAGES = os.path.join(ROOT, "docs", "images")
 
 NVIDIA_RUN = "decode-alternatives-2026-11-26/call1/results.json"
 NVIDIA_GENERIC_RUN = "simt-coopmat-2026-11-26/cuda-2/results.json"
-VULKAN_RUN = "simt-coopmat-2026-11-26/vulkan-h100-3/timings.csv"
+VULKAN_RUN = "vulkan-registers-h100-2026-11-27/b2b/timings.csv"
 VULKAN_DECODE_RUN = "vulkan-h100-decode-split-2026-11-26/ab.csv"
 CPU_RUN = "cpu-vs-blas-2026-11-27/results.csv"
 
@@ -188,7 +190,8 @@ def nvidia():
 
 def vulkan():
     rows = read_csv(VULKAN_RUN)
-    cm = Series("coopmat (cooperative matrices)", "main", "circle")
+    cm = Series("coopmat, accumulator in registers (back to back)", "main", "circle")
+    cms = Series("coopmat, accumulator in workgroup memory (back to back)", "other", "diamond")
     cmd = Series("coopmat decode, split over the SMs", "main", "square")
     pdec = Series("portable, a subgroup per row, decode split", "other", "square")
     rdec = Series("portable-rows, an invocation per row, decode split", "other", "triangle")
@@ -198,17 +201,25 @@ def vulkan():
         if t["status"] != "ok":
             continue
         if t["kind"] == "prefill":
-            r = float(t["device_tflops"]) / peer_of(t, ("cuda_tflops", "flash_tflops"))
+            # the kernel's speed: its launches back to back (GPU timestamps)
+            speed = float(t.get("b2b_tflops") or t["device_tflops"])
+            r = speed / peer_of(t, ("cuda_tflops", "flash_tflops"))
             label = (f"{t['dtype']} D{t['D']}"
                      f"{' c' if t['causal'] == 'True' else ''} {short(t['Skv'])}")
-            cm.add("prefill", label, r,
-                   cell_key(t["dtype"], t["D"], t["causal"] == "True", t["Skv"]))
-            summary.setdefault("coopmat prefill", []).append(r)
-        elif t["kind"] == "decode":
-            cuda_decode[int(t["Skv"])] = peer_of(t, ("cuda_gbps", "flash_gbps"))
+            series = cm if t["variant"] == "coopmat" else cms
+            series.add("prefill", label, r,
+                       cell_key(t["dtype"], t["D"], t["causal"] == "True", t["Skv"]))
+            summary.setdefault(f"{t['variant']} prefill", []).append(r)
+        elif t["kind"] == "decode" and t["variant"] == "coopmat":
+            skv = int(t["Skv"])
+            cuda_decode[skv] = peer_of(t, ("cuda_gbps", "flash_gbps"))
+            r = float(t.get("b2b_gbps") or t["device_gbps"]) / cuda_decode[skv]
+            cmd.add("decode", f"coopmat f16 {short(skv)}", r)
+            summary.setdefault("decode coopmat", []).append(r)
     series = {"coopmat": cmd, "portable": pdec, "portable-rows": rdec}
     for t in read_csv(VULKAN_DECODE_RUN):
-        if t["status"] != "ok":
+        # (coopmat's decode: this call's own, above)
+        if t["status"] != "ok" or t["variant"] == "coopmat":
             continue
         # "decode f16 D128 Skv32k": B 1, Hq 32, Hkv 8, Sq 1, D = Dv = 128, f16
         skv = 32768
@@ -218,15 +229,16 @@ def vulkan():
         r = gbps / cuda_decode[skv]
         series[t["variant"]].add("decode", f"{t['variant']} f16 {short(skv)}", r)
         summary.setdefault(f"decode {t['variant']}", []).append(r)
-    title = ("Vulkan: attn / best peer, NVIDIA H100 80GB HBM3, 2026-11-26, "
+    title = ("Vulkan: attn / best peer, NVIDIA H100 80GB HBM3, 2026-11-27, "
              "NVIDIA's Vulkan driver 1.4.312")
     sub = ("peers: attn's CUDA tensor-core kernel and PyTorch's flash, same call "
-           "(decode: the split run timed no CUDA; its peer is the CUDA decode of "
-           "the vulkan-h100-3 call, same shape); Vulkan speed from GPU timestamps")
+           "(decode: the split run of 2026-11-26 timed no CUDA; its peer is the "
+           "CUDA decode of the 2026-11-27 call, same shape); prefill speed from "
+           "GPU timestamps of launches back to back")
     src = f"bench/results/{VULKAN_RUN}, bench/results/{VULKAN_DECODE_RUN}"
     xcap = ("cell (dtype, head dim D, c = causal, sequence length; decode: "
             "variant, dtype, key length)")
-    return [cm, cmd, pdec, rdec], title, sub, src, xcap, summary
+    return [cm, cms, cmd, pdec, rdec], title, sub, src, xcap, summary
 
 
 # --------------------------------------------------------------- CPU
