@@ -318,7 +318,14 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     the product's body over the same tiles; between them the other ops
     run a row per invocation, as with `#attn.simt` (one lane), in regions
     guarded by the row's validity, with barriers before and after each
-    product.
+    product. With `registers = true`, subgroup s owns rows 16 s .. 16 s +
+    15: its Q matrices are loaded once, its accumulator matrices are loop
+    values of the key loops (a rescale of the accumulator becomes a row
+    factor multiplied into them from a [block_q, 16] tile before P.V; any
+    other update of it is an error), the rows' reductions are xor-shuffle
+    butterflies over their lanes, K and V are loaded into registers one
+    block ahead, and the accumulator is stored into S's tile (widened to
+    Dv) only for the finalize.
 
     Requires: the tiled form of such an op with dynamic tiles (no
     `static_tiles`, no `pack_heads`): foralls carrying `attn.tiling`, key
