@@ -469,16 +469,16 @@ private:
         coopSubgroups = subgroups;
         coopLanes = lanes;
         coopBlockQ0 = 16 * subgroups;
-      } else if (coopRegisters == 1) {
+      } else if (coopRegisters == 1 && forced == "coopmat") {
         return unsupported(
             "ATTN_VULKAN_COOP_REGISTERS=1: the accumulator in registers "
             "needs block_q = 16 x subgroups and head dims multiples of " +
             std::to_string(lanes));
       }
-    } else if (coopRegisters == 1) {
-      return unsupported("ATTN_VULKAN_COOP_REGISTERS=1 needs the coopmat "
-                         "variant on a device whose subgroups are 16 to "
-                         "128 invocations, a multiple of 16");
+    } else if (coopRegisters == 1 && forced == "coopmat") {
+      return unsupported("ATTN_VULKAN_COOP_REGISTERS=1 needs a device whose "
+                         "subgroups are 16 to 128 invocations, a multiple "
+                         "of 16");
     }
     if (!useRegisters && !coopGeometryGiven && forced != "coopmat-scalar") {
       const int64_t sg = info.subgroupSize, d = spec.head_dim,
