@@ -455,6 +455,19 @@ private:
         b, loc, zeroOf(cast<MemRefType>(tile.getType()).getElementType()),
         tile, ValueRange{row, forOp.getInductionVar()});
   }
+  /// A slice of a function tensor as a View: its source, offsets, and the
+  /// dimensions it keeps.
+  static Tile viewOf(tensor::ExtractSliceOp slice) {
+    Tile t;
+    t.kind = Tile::View;
+    t.source = slice.getSource();
+    t.offsets = slice.getMixedOffsets();
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (int64_t d = 0; d < (int64_t)t.offsets.size(); ++d)
+      if (!dropped.test(d))
+        t.dims.push_back(d);
+    return t;
+  }
   /// Element (row, col) of a View: a load from the function's memref.
   Value loadView(Tile &t, Value r, Value c) {
     Value m = map.lookup(t.source);
@@ -665,15 +678,7 @@ LogicalResult SimtKernel::emitOp(Operation &op) {
     if (!map.lookupOrNull(source))
       return slice.emitOpError("convert-attn-tiles-to-simt: a slice of what "
                                "is not one of the function's tensors");
-    Tile t;
-    t.kind = Tile::View;
-    t.source = source;
-    t.offsets = slice.getMixedOffsets();
-    llvm::SmallBitVector dropped = slice.getDroppedDims();
-    for (int64_t d = 0; d < (int64_t)t.offsets.size(); ++d)
-      if (!dropped.test(d))
-        t.dims.push_back(d);
-    tiles[slice.getResult()] = t;
+    tiles[slice.getResult()] = viewOf(slice);
     return success();
   }
   if (isa<tensor::PadOp>(op))
@@ -1851,13 +1856,7 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
   // stored garbage into workgroup memory when invocations left this loop
   // at different iterations and the stores were emulated sub-word atomics
   // (bf16 in 32-bit words, workgroup sizes that do not divide the tile).
-  Tile t;
-  t.source = slice.getSource();
-  t.offsets = slice.getMixedOffsets();
-  llvm::SmallBitVector dropped = slice.getDroppedDims();
-  for (int64_t d = 0; d < (int64_t)t.offsets.size(); ++d)
-    if (!dropped.test(d))
-      t.dims.push_back(d);
+  Tile t = viewOf(slice);
   Value keys = value(extentOf(slice.getResult(), 0));
   const int64_t total = tileRows * width, n = invocations;
   // Rows past the slice: untouched, or (cooperative matrices, whose
@@ -1994,17 +1993,17 @@ SmallVector<Value> SimtKernel::prefetchBlock(
     Value iv, Value ub) {
   const int64_t groups = invocations / (16 * lanes);
   // Which slices qualify: stage()'s whole-tile path, every subgroup with
-  // the same number of matrices.
+  // the same number of matrices. Their views and row strides, for the
+  // loads.
+  SmallVector<Tile> views;
+  SmallVector<int64_t> rowStrides;
   for (auto [slice, width] : slices) {
-    Tile t;
-    t.source = slice.getSource();
-    llvm::SmallBitVector dropped = slice.getDroppedDims();
-    for (int64_t d = 0; d < (int64_t)slice.getMixedOffsets().size(); ++d)
-      if (!dropped.test(d))
-        t.dims.push_back(d);
-    if (!matrixRowStride(t) || width % 16 || bcPad % 16 ||
+    views.push_back(viewOf(slice));
+    std::optional<int64_t> stride = matrixRowStride(views.back());
+    if (!stride || width % 16 || bcPad % 16 ||
         (bcPad / 16 * (width / 16)) % groups)
       return {};
+    rowStrides.push_back(*stride);
   }
   // The block at `iv`: its offsets and key count, with the loop's
   // induction variable taken as `iv` (what is cloned for it is forgotten
@@ -2056,19 +2055,12 @@ SmallVector<Value> SimtKernel::prefetchBlock(
     SmallVector<Value> loads;
     for (auto [i, p] : llvm::enumerate(plan)) {
       auto [m, r0, c0, s] = p;
-      Tile t;
-      tensor::ExtractSliceOp slice = slices[s].first;
-      llvm::SmallBitVector dropped = slice.getDroppedDims();
-      for (int64_t d = 0; d < (int64_t)offsets[s].size(); ++d)
-        if (!dropped.test(d))
-          t.dims.push_back(d);
-      t.source = slice.getSource();
+      ArrayRef<int64_t> dims = views[s].dims;
       SmallVector<Value> at(offsets[s]);
-      at[t.dims[0]] = add(at[t.dims[0]], r0);
-      at[t.dims[1]] = add(at[t.dims[1]], c0);
+      at[dims[0]] = add(at[dims[0]], r0);
+      at[dims[1]] = add(at[dims[1]], c0);
       loads.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-          b, loc, types[i], m, at, b.getIndexAttr(*matrixRowStride(t)),
-          UnitAttr()));
+          b, loc, types[i], m, at, b.getIndexAttr(rowStrides[s]), UnitAttr()));
     }
     scf::YieldOp::create(b, loc, loads);
     b.setInsertionPointToStart(&ifOp.getElseRegion().front());
