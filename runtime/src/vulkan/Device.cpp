@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -75,6 +76,9 @@ struct Device {
   VkPhysicalDeviceMemoryProperties memory{};
   DeviceInfo info;
   std::mutex queueMutex; // one submission at a time
+  /// VK_KHR_pipeline_executable_properties, resolved when enabled.
+  PFN_vkGetPipelineExecutablePropertiesKHR getExecutableProperties = nullptr;
+  PFN_vkGetPipelineExecutableStatisticsKHR getExecutableStatistics = nullptr;
 
   attn_status open(std::string &error);
 };
@@ -210,6 +214,8 @@ attn_status Device::open(std::string &error) {
   bool hasCoopMat = hasExtension(exts, kCoopMatExtension) &&
                     vk.vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR;
   bool hasBf16Ext = hasExtension(exts, kBf16Extension);
+  bool hasExecExt =
+      hasExtension(exts, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
 
   // Features: a pNext chain of only the structures this device knows.
   VkPhysicalDevice16BitStorageFeatures storage16{
@@ -224,6 +230,8 @@ attn_status Device::open(std::string &error) {
   bool hasVmmExt = v12 || hasExtension(exts, "VK_KHR_vulkan_memory_model");
   VkPhysicalDeviceVulkanMemoryModelFeatures vmm{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES};
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR exec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   void **tail = &features.pNext;
   auto chain = [&](auto &s) {
@@ -241,7 +249,10 @@ attn_status Device::open(std::string &error) {
     chain(bf16);
   if (hasVmmExt)
     chain(vmm);
+  if (hasExecExt)
+    chain(exec);
   vk.vkGetPhysicalDeviceFeatures2(physical, &features);
+  info.pipelineExecutableInfo = hasExecExt && exec.pipelineExecutableInfo;
   info.shaderBFloat16Type = hasBf16Ext && bf16.shaderBFloat16Type;
   info.shaderBFloat16CooperativeMatrix =
       hasBf16Ext && bf16.shaderBFloat16CooperativeMatrix;
@@ -436,6 +447,13 @@ attn_status Device::open(std::string &error) {
   }
   if (!v12 && hasExtension(exts, "VK_KHR_16bit_storage"))
     enabledExts.push_back("VK_KHR_16bit_storage");
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR enExec{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+  if (info.pipelineExecutableInfo) {
+    enExec.pipelineExecutableInfo = VK_TRUE;
+    chain(enExec);
+    enabledExts.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+  }
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -454,6 +472,18 @@ attn_status Device::open(std::string &error) {
                                   "': " + resultString(r));
   vk.vkGetDeviceQueue(device, queueFamily, 0, &queue);
   vk.vkGetPhysicalDeviceMemoryProperties(physical, &memory);
+  if (info.pipelineExecutableInfo) {
+    getExecutableProperties =
+        reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(
+            vk.vkGetDeviceProcAddr(device,
+                                   "vkGetPipelineExecutablePropertiesKHR"));
+    getExecutableStatistics =
+        reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(
+            vk.vkGetDeviceProcAddr(device,
+                                   "vkGetPipelineExecutableStatisticsKHR"));
+    info.pipelineExecutableInfo =
+        getExecutableProperties && getExecutableStatistics;
+  }
   return ATTN_OK;
 }
 
@@ -1135,8 +1165,15 @@ public:
                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
                             &toShader, 0, nullptr, 0, nullptr);
     if (timed) {
+      // The start is latched once every earlier command has completed
+      // (BOTTOM_OF_PIPE: the staging copies above and every earlier
+      // submission's work), so that the interval is the dispatches alone.
+      // TOP_OF_PIPE, which waits for nothing, latched it while the copies
+      // (or, for launches submitted back to back, the previous launch) were
+      // still running, and counted them in.
       vk.vkCmdResetQueryPool(cb, res->queries, 0, 2);
-      vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, res->queries, 0);
+      vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
+                             res->queries, 0);
     }
     for (size_t k = 0; k < dispatches.size(); ++k) {
       const Dispatch &dp = dispatches[k];
@@ -1267,6 +1304,9 @@ private:
       cpci.stage.flags |=
           VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     cpci.layout = e.layout;
+    const bool stats = pipelineStatsRequested();
+    if (stats && d.info.pipelineExecutableInfo)
+      cpci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     r = vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cpci, nullptr,
                                     &e.pipeline);
     if (r != VK_SUCCESS) {
@@ -1274,7 +1314,80 @@ private:
       return backend(error,
                      "vkCreateComputePipelines (entry '" + ep.name + "')", r);
     }
+    if (stats)
+      printPipelineStatistics(ep.name, e.pipeline);
     return ATTN_OK;
+  }
+
+  /// ATTN_VULKAN_PIPELINE_STATS set and not "0".
+  static bool pipelineStatsRequested() {
+    const char *env = std::getenv("ATTN_VULKAN_PIPELINE_STATS");
+    return env && *env && std::strcmp(env, "0") != 0;
+  }
+
+  /// What the driver reports of the code it compiled for one entry point
+  /// (VK_KHR_pipeline_executable_properties: registers, spills, shared
+  /// memory, instruction counts, as the driver names them), one line per
+  /// executable on stderr; a line saying so where the device has none.
+  void printPipelineStatistics(const std::string &entry, VkPipeline pipeline) {
+    if (!d.info.pipelineExecutableInfo) {
+      static std::once_flag once;
+      std::call_once(once, [&] {
+        std::fprintf(stderr,
+                     "attn vulkan: ATTN_VULKAN_PIPELINE_STATS: device '%s' "
+                     "does not offer VK_KHR_pipeline_executable_properties; "
+                     "no pipeline statistics\n",
+                     d.info.name.c_str());
+      });
+      return;
+    }
+    VkPipelineInfoKHR pi{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+    pi.pipeline = pipeline;
+    uint32_t count = 0;
+    if (d.getExecutableProperties(d.device, &pi, &count, nullptr) !=
+        VK_SUCCESS)
+      return;
+    std::vector<VkPipelineExecutablePropertiesKHR> props(
+        count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+    if (d.getExecutableProperties(d.device, &pi, &count, props.data()) !=
+        VK_SUCCESS)
+      return;
+    for (uint32_t i = 0; i < count; ++i) {
+      VkPipelineExecutableInfoKHR ei{
+          VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+      ei.pipeline = pipeline;
+      ei.executableIndex = i;
+      uint32_t n = 0;
+      if (d.getExecutableStatistics(d.device, &ei, &n, nullptr) != VK_SUCCESS)
+        continue;
+      std::vector<VkPipelineExecutableStatisticKHR> st(
+          n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+      if (d.getExecutableStatistics(d.device, &ei, &n, st.data()) !=
+          VK_SUCCESS)
+        continue;
+      std::string line = "attn vulkan: pipeline '" + entry + "' executable " +
+                         std::to_string(i) + " '" + props[i].name +
+                         "' (subgroup " +
+                         std::to_string(props[i].subgroupSize) + "):";
+      for (uint32_t k = 0; k < n; ++k) {
+        line += std::string(k ? "; " : " ") + st[k].name + " = ";
+        switch (st[k].format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+          line += st[k].value.b32 ? "true" : "false";
+          break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+          line += std::to_string(st[k].value.i64);
+          break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+          line += std::to_string(st[k].value.u64);
+          break;
+        default:
+          line += std::to_string(st[k].value.f64);
+          break;
+        }
+      }
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
   }
 
   Device &d;

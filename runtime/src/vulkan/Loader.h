@@ -75,7 +75,8 @@ namespace attn::vulkan {
   X(vkDestroyFence)                                                            \
   X(vkWaitForFences)                                                           \
   X(vkGetFenceStatus)                                                          \
-  X(vkQueueSubmit)
+  X(vkQueueSubmit)                                                             \
+  X(vkGetDeviceProcAddr)
 
 // Optional: present only with VK_KHR_cooperative_matrix (not in Debian's
 // 1.3.239 headers, hence the hand-written signature in Loader.cpp).
