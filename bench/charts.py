@@ -19,7 +19,7 @@ Files read (only these; a new run means editing the paths below):
   bench/results/simt-coopmat-2026-11-26/cuda-2/results.json
     (the generic kernel against flash, same machine and day).
 - Vulkan (docs/images/vulkan.svg):
-  bench/results/vulkan-registers-h100-2026-11-27/b2b/timings.csv
+  bench/results/vulkan-h100-2026-11-28/timings.csv
     (coopmat prefill and decode, the accumulator in registers and in
     workgroup memory, GPU timestamps of launches back to back, beside
     attn's CUDA tensor-core kernel and flash in the same call), and
@@ -52,7 +52,7 @@ IMAGES = os.path.join(ROOT, "docs", "images")
 
 NVIDIA_RUN = "decode-alternatives-2026-11-26/call1/results.json"
 NVIDIA_GENERIC_RUN = "simt-coopmat-2026-11-26/cuda-2/results.json"
-VULKAN_RUN = "vulkan-registers-h100-2026-11-27/b2b/timings.csv"
+VULKAN_RUN = "vulkan-h100-2026-11-28/timings.csv"
 VULKAN_DECODE_RUN = "vulkan-h100-decode-split-2026-11-26/ab.csv"
 CPU_RUN = "cpu-vs-blas-2026-11-27/results.csv"
 
