@@ -88,6 +88,12 @@ attn_status unavailable(std::string &error, const std::string &message) {
   return ATTN_ERROR_UNAVAILABLE;
 }
 
+/// ATTN_VULKAN_PIPELINE_STATS set and not "0".
+bool pipelineStatsRequested() {
+  const char *env = std::getenv("ATTN_VULKAN_PIPELINE_STATS");
+  return env && *env && std::strcmp(env, "0") != 0;
+}
+
 bool hasExtension(const std::vector<VkExtensionProperties> &exts,
                   const char *name) {
   for (const auto &e : exts)
@@ -252,7 +258,10 @@ attn_status Device::open(std::string &error) {
   if (hasExecExt)
     chain(exec);
   vk.vkGetPhysicalDeviceFeatures2(physical, &features);
-  info.pipelineExecutableInfo = hasExecExt && exec.pipelineExecutableInfo;
+  // Enabled only when asked for (ATTN_VULKAN_PIPELINE_STATS), so that
+  // timed runs create their pipelines as without it.
+  info.pipelineExecutableInfo = hasExecExt && exec.pipelineExecutableInfo &&
+                                pipelineStatsRequested();
   info.shaderBFloat16Type = hasBf16Ext && bf16.shaderBFloat16Type;
   info.shaderBFloat16CooperativeMatrix =
       hasBf16Ext && bf16.shaderBFloat16CooperativeMatrix;
@@ -1317,12 +1326,6 @@ private:
     if (stats)
       printPipelineStatistics(ep.name, e.pipeline);
     return ATTN_OK;
-  }
-
-  /// ATTN_VULKAN_PIPELINE_STATS set and not "0".
-  static bool pipelineStatsRequested() {
-    const char *env = std::getenv("ATTN_VULKAN_PIPELINE_STATS");
-    return env && *env && std::strcmp(env, "0") != 0;
   }
 
   /// What the driver reports of the code it compiled for one entry point

@@ -85,9 +85,10 @@ struct DeviceInfo {
   /// split of the keys sizes the grid to it.
   uint32_t computeUnits = 0;
   bool timestamps = false;     // the compute queue supports timestamp queries
-  /// VK_KHR_pipeline_executable_properties' pipelineExecutableInfo: the
-  /// driver reports what it compiled each kernel to (registers, spills,
-  /// ...); ATTN_VULKAN_PIPELINE_STATS=1 prints it for every pipeline.
+  /// VK_KHR_pipeline_executable_properties' pipelineExecutableInfo,
+  /// enabled only with ATTN_VULKAN_PIPELINE_STATS=1: the driver reports
+  /// what it compiled each kernel to (registers, spills, ...), printed for
+  /// every pipeline.
   bool pipelineExecutableInfo = false;
   double timestampPeriodNs = 0.0;
 };
