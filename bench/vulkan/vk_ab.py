@@ -7,8 +7,8 @@ order swapped each round; a timing is `attn-run --static-shapes --bench=N
 --json`'s device_b2b_ms (the median of N launches back to back by GPU
 timestamps, after warm-ups; device_ms, the single launches, where the
 attn-run has no back-to-back pass; a run that fails or is refused counts
-as a failure of that compiler). A cell's new/old is the median over the rounds of old_ms /
-new_ms (above 1: the new compiler is faster). The old attn-run loads its
+as a failure of that compiler). A cell's new/old is the median over the
+rounds of old_ms / new_ms (above 1: the new compiler is faster). The old attn-run loads its
 own libattn.so (--old-lib first on LD_LIBRARY_PATH); everything else
 (the loader, libMLIR) is shared. Writes ab.csv and ab.md under --out and
 appends what it ran to run.log.

@@ -1313,8 +1313,9 @@ private:
       cpci.stage.flags |=
           VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
     cpci.layout = e.layout;
-    const bool stats = pipelineStatsRequested();
-    if (stats && d.info.pipelineExecutableInfo)
+    // (pipelineExecutableInfo is only ever set when the statistics were
+    // asked for.)
+    if (d.info.pipelineExecutableInfo)
       cpci.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     r = vk.vkCreateComputePipelines(d.device, VK_NULL_HANDLE, 1, &cpci, nullptr,
                                     &e.pipeline);
@@ -1323,7 +1324,7 @@ private:
       return backend(error,
                      "vkCreateComputePipelines (entry '" + ep.name + "')", r);
     }
-    if (stats)
+    if (pipelineStatsRequested())
       printPipelineStatistics(ep.name, e.pipeline);
     return ATTN_OK;
   }
