@@ -162,9 +162,69 @@ bufferization::MaterializeInDestinationOp materializeOf(Value result,
 }
 } // namespace
 
-Value mlir::attn::packedRowsView(OpBuilder &b, Location loc, Value m,
-                                 int64_t rowDim, Value hkv, Value group) {
+namespace {
+/// `v`'s value where it is known: a constant, or memref.dim of a static
+/// extent.
+std::optional<int64_t> knownIndex(Value v) {
+  if (std::optional<int64_t> c = getConstantIntValue(v))
+    return c;
+  if (auto dim = v.getDefiningOp<memref::DimOp>())
+    if (std::optional<int64_t> i = dim.getConstantIndex()) {
+      auto ty = cast<MemRefType>(dim.getSource().getType());
+      if (*i >= 0 && *i < ty.getRank() && !ty.isDynamicDim(*i))
+        return ty.getDimSize(*i);
+    }
+  return std::nullopt;
+}
+
+/// packedRowsView's reshape form: [B, Hq, 1, ...] -> [B, Hkv, group, 1,
+/// ...] -> [B, Hkv, group, ...].
+Value packedRowsReshape(OpBuilder &b, Location loc, Value m, Value hkv,
+                        Value group) {
   auto type = cast<MemRefType>(m.getType());
+  int64_t rank = type.getRank();
+  std::optional<int64_t> hkvC = knownIndex(hkv), groupC = knownIndex(group);
+  // A static Hq makes both static (expand_shape's rule); one from the other.
+  if (!type.isDynamicDim(1)) {
+    if (hkvC && !groupC && *hkvC > 0)
+      groupC = type.getDimSize(1) / *hkvC;
+    if (groupC && !hkvC && *groupC > 0)
+      hkvC = type.getDimSize(1) / *groupC;
+  }
+  SmallVector<int64_t> shape{type.getDimSize(0),
+                             hkvC.value_or(ShapedType::kDynamic),
+                             groupC.value_or(ShapedType::kDynamic)};
+  SmallVector<OpFoldResult> sizes{memref::getMixedSize(b, loc, m, 0),
+                                  hkvC ? OpFoldResult(b.getIndexAttr(*hkvC))
+                                       : OpFoldResult(hkv),
+                                  groupC ? OpFoldResult(b.getIndexAttr(*groupC))
+                                         : OpFoldResult(group)};
+  SmallVector<ReassociationIndices> expand{{0}, {1, 2}};
+  SmallVector<ReassociationIndices> collapse{{0}, {1}, {2, 3}};
+  for (int64_t i = 2; i < rank; ++i) {
+    shape.push_back(type.getDimSize(i));
+    sizes.push_back(memref::getMixedSize(b, loc, m, i));
+    expand.push_back({i + 1});
+    if (i > 2)
+      collapse.push_back({i + 1});
+  }
+  auto expTy = MemRefType::get(shape, type.getElementType(),
+                               MemRefLayoutAttrInterface{},
+                               type.getMemorySpace());
+  Value e = memref::ExpandShapeOp::create(b, loc, expTy, m, expand, sizes);
+  return memref::CollapseShapeOp::create(b, loc, e, collapse);
+}
+} // namespace
+
+Value mlir::attn::packedRowsView(OpBuilder &b, Location loc, Value m,
+                                 int64_t rowDim, Value hkv, Value group,
+                                 bool reshape) {
+  auto type = cast<MemRefType>(m.getType());
+  if (reshape) {
+    assert(rowDim == 2 && type.getLayout().isIdentity() &&
+           "the reshape form views [B, Hq, 1, ...] of the identity layout");
+    return packedRowsReshape(b, loc, m, hkv, group);
+  }
   auto [srcStrides, srcOffset] = type.getStridesAndOffset();
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
   int64_t rank = type.getRank();
@@ -303,7 +363,8 @@ LogicalResult mlir::attn::collectTiledKernels(
       if (!mat)
         return last.emitOpError(
             "expected each result of a tiled attention to be materialized "
-            "into a memref (the JIT's destination-passing form)");
+            "into a memref (the JIT's destination-passing form; with "
+            "pack_heads, through the packed view of a single query row)");
       src.destinations[r] = mat.getDest();
       if (packed)
         src.packedViews.insert(r);
@@ -505,7 +566,8 @@ private:
 LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
                                            TiledKernelSource &src,
                                            FlatSymbolRefAttr module,
-                                           FlatSymbolRefAttr function) {
+                                           FlatSymbolRefAttr function,
+                                           bool reshapeViews) {
   scf::ForallOp merge = src.merge;
   Location loc = merge.getLoc();
   TilingAttr tiling = src.tiling;
@@ -558,9 +620,9 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
     Value ws = src.destinations[src.main.getResult(0)];
     Value hkv = memref::DimOp::create(b, loc, ws, 1);
     Value group = memref::DimOp::create(b, loc, ws, 3);
-    out = packedRowsView(b, loc, out, 2, hkv, group);
+    out = packedRowsView(b, loc, out, 2, hkv, group, reshapeViews);
     if (lse)
-      lse = packedRowsView(b, loc, lse, 2, hkv, group);
+      lse = packedRowsView(b, loc, lse, 2, hkv, group, reshapeViews);
   }
   for (Value r : src.main.getResults())
     map.map(r, src.destinations[r]);

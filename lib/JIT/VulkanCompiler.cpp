@@ -339,6 +339,29 @@ private:
       dynamic |= d == ATTN_DYNAMIC;
     if (spec.variant == ATTN_VARIANT_MATH)
       return unsupported("the math (reference) variant is cpu only");
+    // Packed decode (attn-configure-simt{pack-decode-heads}): a GQA step of
+    // one query row has the query heads of each K/V head as one tile's
+    // rows, so the grid runs over the K/V heads and reads K and V once per
+    // group; ATTN_VULKAN_PACK_HEADS=0 keeps a workgroup per query head (for
+    // comparison). The tiled variant never packs.
+    bool packHeads = true;
+    if (const char *env = std::getenv("ATTN_VULKAN_PACK_HEADS"); env && *env) {
+      std::string v(env);
+      if (v != "0" && v != "1") {
+        error = "vulkan: ATTN_VULKAN_PACK_HEADS='" + v +
+                "' is neither 0 nor 1";
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      packHeads = v == "1";
+    }
+    const bool packs = packHeads && !dynamic &&
+                       mlir::attn::simtPacksDecodeHeads(
+                           spec.heads_q, spec.seq_q, spec.heads_kv,
+                           spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0);
+    // The rows a tile takes and the grid's heads (packed: the group's
+    // query heads and the K/V heads).
+    const int64_t tileRows = packs ? spec.heads_q / spec.heads_kv : spec.seq_q;
+    const int64_t gridHeads = packs ? spec.heads_kv : spec.heads_q;
     // Tensors the device cannot bind are refused now, not at the launch
     // (with dynamic sizes, what the static ones already make too large).
     if (attn_status s = vk::checkBufferRanges(info, spec, error))
@@ -453,8 +476,12 @@ private:
       } else if (std::getenv("ATTN_VULKAN_COOP_SUBGROUPS")) {
         subgroups = coopSubgroups;
       } else {
+        // Packed decode: the strips its rows fill (a 16-row strip per
+        // subgroup; more would compute rows that do not exist).
+        const int64_t most =
+            packs ? std::max<int64_t>(1, ::attn::ceilDiv(tileRows, 16)) : 4;
         for (int64_t w : {4, 2, 1})
-          if (w * sgSize <= maxInv &&
+          if (w <= most && w * sgSize <= maxInv &&
               mlir::attn::coopMatrixSharedBytes(16 * w, 16, d, dv, true) <=
                   limit) {
             subgroups = w;
@@ -605,6 +632,7 @@ private:
     int64_t bc = 0; // the key block the kernel walks (not tiled)
     mlir::attn::AttnToSPIRVPipelineOptions options;
     options.variant = variantName;
+    options.packDecodeHeads = packs;
     options.maxLoopIterations = info.maxLoopIterations;
     // ATTN_VULKAN_LAYER_TILES=0: a layer's projections an invocation per
     // output (the simple mapping, for comparison).
@@ -775,8 +803,8 @@ private:
     // Static sizes: validation bounded B*Hq*Sq (q's bytes), so this fits.
     int64_t workgroups = 0;
     if (splittable && !dynamic &&
-        !::attn::checkedProduct({spec.batch, spec.heads_q,
-                                 ::attn::ceilDiv(spec.seq_q, options.blockQ)},
+        !::attn::checkedProduct({spec.batch, gridHeads,
+                                 ::attn::ceilDiv(tileRows, options.blockQ)},
                                 workgroups))
       workgroups = INT64_MAX;
     // The workers the auto rule keeps busy: kWorkgroupsPerUnit per
@@ -797,7 +825,7 @@ private:
     } else if (workgroups < (info.computeUnits ? autoParallelism
                                                 : kFewWorkgroups)) {
       splits = std::min(mlir::attn::chooseKvSplits(
-                            spec.batch, spec.heads_q, spec.seq_q, spec.seq_kv,
+                            spec.batch, gridHeads, tileRows, spec.seq_kv,
                             options.blockQ, bc, autoParallelism),
                         keyBlocks);
       splitWhy = "auto: " + std::to_string(workgroups) + " workgroups (< " +
@@ -971,6 +999,12 @@ private:
                          : std::string()) +
                     "\n// vulkan kv splits: " + std::to_string(splits) + " (" +
                     splitWhy + ")\n" +
+                    (packs && variantName != "tiled"
+                         ? "// vulkan packed decode: the " +
+                               std::to_string(tileRows) +
+                               " query heads of each K/V head as one tile's "
+                               "rows, a workgroup per K/V head\n"
+                         : std::string()) +
                     (!dynamic ? std::string()
                      : maxExtent
                          ? "// vulkan dynamic sizes: read at launch, each up "

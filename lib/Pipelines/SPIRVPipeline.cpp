@@ -195,6 +195,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     simt.lanes = std::max<int64_t>(sg, 1);
     simt.unroll = true;
     simt.kvSplits = opts.kvSplits;
+    simt.packDecodeHeads = opts.packDecodeHeads;
     pm.addPass(createAttnConfigureSIMTPass(simt));
     // A dynamic key length bounded to one chunk (the loop-budget clamp)
     // needs no split for accuracy; an unbounded one splits by its length.
@@ -279,6 +280,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     simt.lanes = opts.rowLanes;
     simt.scalarProducts = scalar;
     simt.coopRegisters = opts.registers;
+    simt.packDecodeHeads = opts.packDecodeHeads;
     pm.addPass(createAttnConfigureSIMTPass(simt));
     // A dynamic key length bounded to one chunk (the loop-budget clamp)
     // needs no split for accuracy; an unbounded one splits by its length.

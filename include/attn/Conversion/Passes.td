@@ -206,6 +206,14 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     subgroup of 16 x lanes invocations (block-q x lanes = N; lanes up to
     8), the tiles sized without an accumulator tile.
 
+    With `pack-decode-heads`, a GQA decode step (static [B, Hq, 1, D]
+    query, static K/V heads Hkv < Hq, no mask, no dropout) gets
+    `pack_heads`: a tile's rows are the Hq / Hkv query heads that share one
+    K/V head (the grid's heads are the K/V heads), so K and V are read
+    once per group instead of once per query head, and the rows fill the
+    tile (a 16-row strip of cooperative matrices, or a workgroup's rows)
+    instead of one row of it.
+
     With `kv-splits` N > 1: split-KV with N chunks; with `launch-splits`
     the count is chosen per launch instead, so the op is cloned into an
     unsplit alternative (`attn.launch_when = "unsplit"`) and a split one
@@ -260,7 +268,12 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     Option<"coopRegisters", "coop-registers", "bool", /*default=*/"false",
            "With coop-matrix: Q and the accumulator in cooperative-matrix "
            "registers, a 16-row strip per subgroup of 16 x lanes "
-           "invocations (block-q x lanes = coop-matrix)">
+           "invocations (block-q x lanes = coop-matrix)">,
+    Option<"packDecodeHeads", "pack-decode-heads", "bool",
+           /*default=*/"false",
+           "A GQA decode step of static shapes (Sq = 1, no mask, no "
+           "dropout) tiled with pack_heads: a tile's rows are the query "
+           "heads of one K/V head">
   ];
   let dependentDialects = ["::mlir::attn::AttnDialect"];
 }
@@ -327,8 +340,19 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     block ahead, and the accumulator is stored into S's tile (widened to
     Dv) only for the finalize.
 
+    With `pack_heads` (a GQA decode step of one query row), the grid's
+    heads are the K/V heads and a tile's rows the query heads of one
+    group: q, out and lse are read and written through a [B, Hkv, group,
+    ...] view of the caller's [B, Hq, 1, ...] memrefs, with `spirv` a
+    `memref.expand_shape` + `memref.collapse_shape` (which
+    `fold-memref-alias-ops` folds into the accesses; SPIR-V's logical
+    addressing has no pointer casts), else the strided
+    `memref.reinterpret_cast` the tensor-core kernels use; the split-KV
+    merge kernel writes through the same view.
+
     Requires: the tiled form of such an op with dynamic tiles (no
-    `static_tiles`, no `pack_heads`): foralls carrying `attn.tiling`, key
+    `static_tiles`; `pack_heads` only over a single query row): foralls
+    carrying `attn.tiling`, key
     loops whose K and V tiles are slices of the function's tensors,
     operands from `bufferization.to_tensor` of memrefs, results
     materialized into memrefs. Guarantees: no such forall is left; the

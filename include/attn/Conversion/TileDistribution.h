@@ -109,9 +109,13 @@ void finishTiledKernels(TiledKernelSource &source);
 
 /// A view of `memref` ([B, Hq, S, ...] at dims 0, 1, `rowDim`) as [B, Hkv,
 /// (Hq / Hkv) x S, ...] for S = 1: element (b, hk, r) is (b, hk group + r,
-/// 0). Same memory.
+/// 0). Same memory. A memref.reinterpret_cast with the strides, or with
+/// `reshape` (`memref` of the identity layout, `rowDim` 2, as SPIR-V
+/// kernels' buffers are) memref.expand_shape of Hq into (Hkv, group) and
+/// memref.collapse_shape of (group, 1), which fold-memref-alias-ops folds
+/// into the accesses (Vulkan's logical addressing has no pointer casts).
 Value packedRowsView(OpBuilder &b, Location loc, Value memref, int64_t rowDim,
-                     Value hkv, Value group);
+                     Value hkv, Value group, bool reshape = false);
 
 /// Builds, at `b`'s insertion point (inside a kernel), what an index value
 /// of the host function evaluates to: its defining index computations
@@ -128,10 +132,13 @@ constexpr int64_t kSplitKVMergeThreads = 128;
 /// insertion point: a thread per (row, value column) of each merge tile,
 /// the reductions over chunks as loops, evaluating the forall's generics.
 /// `names` name the outlined kernel so it shares the partial kernel's
-/// module. Fails with a diagnostic on a form it does not know.
+/// module. Packed decode's out and lse are packedRowsView views
+/// (`reshapeViews`: its reshape form). Fails with a diagnostic on a form it
+/// does not know.
 LogicalResult buildMergeKernel(OpBuilder &b, TiledKernelSource &source,
                                FlatSymbolRefAttr module,
-                               FlatSymbolRefAttr function);
+                               FlatSymbolRefAttr function,
+                               bool reshapeViews = false);
 
 /// How a runtime launches a kernel of a GPU target: a dictionary the
 /// target records, per kernel symbol, in the kLaunchesAttrName dictionary

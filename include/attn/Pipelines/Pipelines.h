@@ -232,6 +232,13 @@ struct AttnToSPIRVPipelineOptions
                      "block-q x row-lanes at most the workgroup's "
                      "invocations"),
       llvm::cl::init(1)};
+  Option<bool> packDecodeHeads{
+      *this, "pack-decode-heads",
+      llvm::cl::desc("portable and coopmat variants: a GQA decode step of "
+                     "static shapes (Sq = 1, no mask, no dropout) tiled "
+                     "with pack_heads, a tile's rows the query heads of "
+                     "one K/V head (attn-configure-simt)"),
+      llvm::cl::init(true)};
   Option<bool> registers{
       *this, "registers",
       llvm::cl::desc("coopmat: Q and the accumulator in cooperative-matrix "

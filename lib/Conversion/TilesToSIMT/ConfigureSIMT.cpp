@@ -13,6 +13,7 @@
 #include "attn/Dialect/Attn/IR/AttnOps.h"
 #include "attn/Dialect/Attn/Transforms/Transforms.h"
 #include "attn/runtime/LaunchCondition.h"
+#include "attn/runtime/PackedDecode.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -57,6 +58,14 @@ int64_t mlir::attn::simtBlockKv(const ConfigureSIMTOptions &options,
   return 8;
 }
 
+bool mlir::attn::simtPacksDecodeHeads(int64_t headsQ, int64_t seqQ,
+                                       int64_t headsKv, bool masked,
+                                       bool dropout) {
+  return seqQ == 1 && !dropout &&
+         ::attn::packsDecodeHeads(headsQ, seqQ, headsKv, masked,
+                                  /*causal=*/false);
+}
+
 namespace {
 struct AttnConfigureSIMTPass
     : mlir::attn::impl::AttnConfigureSIMTPassBase<AttnConfigureSIMTPass> {
@@ -89,6 +98,7 @@ struct AttnConfigureSIMTPass
     o.coopMatrix = coopMatrix;
     o.scalarProducts = scalarProducts;
     o.coopRegisters = coopRegisters;
+    o.packDecodeHeads = packDecodeHeads;
     if (coopRegisters && (coopMatrix == 0 || scalarProducts || lanes > 8)) {
       emitError(getOperation()->getLoc(),
                 "attn-configure-simt: coop-registers needs coop-matrix > 0, "
@@ -183,9 +193,19 @@ struct AttnConfigureSIMTPass
                << "than " << o.sharedMemoryBytes << "; use a smaller block-kv";
       mapping = SimtAttr::get(ctx, br, o.lanes, o.unroll);
     }
+    // Packed decode: the tiled form's query view is a reshape of q, so
+    // every extent of q is static (the SPIR-V kernels' buffers are
+    // reshaped, not cast).
+    RankedTensorType qTy = op.getQueryType();
+    const bool pack =
+        o.packDecodeHeads && qTy.hasStaticShape() &&
+        simtPacksDecodeHeads(qTy.getDimSize(1), qTy.getDimSize(2),
+                             op.getKeyType().getDimSize(1),
+                             op.getMask() != nullptr,
+                             op.getEffectiveDropout() > 0.0);
     auto tiling = [&](int64_t n, bool perLaunch) {
       return TilingAttr::get(ctx, br, bc, n, perLaunch,
-                             /*staticTiles=*/false, /*packHeads=*/false,
+                             /*staticTiles=*/false, /*packHeads=*/pack,
                              /*rescaleThreshold=*/0, pType,
                              /*heaviestFirst=*/0, mapping);
     };

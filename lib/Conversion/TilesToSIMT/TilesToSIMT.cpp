@@ -2636,10 +2636,9 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     unroll = mapping.getUnroll();
     invocations = rows * lanes;
   }
-  if (tiling.getStaticTiles() || tiling.getPackHeads())
+  if (tiling.getStaticTiles())
     return forall.emitOpError("convert-attn-tiles-to-simt: the SIMT mapping "
-                              "takes dynamic tail tiles of unpacked rows "
-                              "(no static_tiles, no pack_heads)");
+                              "takes dynamic tail tiles (no static_tiles)");
   if (br > rows)
     return forall.emitOpError("convert-attn-tiles-to-simt: block_q ")
            << br << " is more than the mapping's " << rows << " rows";
@@ -2696,8 +2695,19 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
       ++qRowDim;
   }
   Value qMem = src.buffers.lookup(qSlice.getSource());
-  Value gx = arith::CeilDivUIOp::create(
-      b, loc, memref::DimOp::create(b, loc, qMem, qRowDim), idx(br));
+  // Packed decode (pack_heads): q, out and lse are [B, Hq, 1, ...] seen as
+  // [B, Hkv, group, ...]; the forall's heads are the K/V heads, a tile's
+  // rows the group's query heads.
+  const bool packed = src.packedViews.contains(qSlice.getSource());
+  if (packed != tiling.getPackHeads() || (packed && qRowDim != 2))
+    return forall.emitOpError("convert-attn-tiles-to-simt: expected "
+                              "pack_heads to read Q ([B, Hq, 1, D]) through "
+                              "its [B, Hkv, group, D] view");
+  Value qRows = memref::DimOp::create(b, loc, qMem, qRowDim);
+  if (packed)
+    qRows = arith::DivUIOp::create(
+        b, loc, memref::DimOp::create(b, loc, qMem, 1), host(ubs[1]));
+  Value gx = arith::CeilDivUIOp::create(b, loc, qRows, idx(br));
   Value gy = host(ubs[1]), gz = host(ubs[0]);
   if (partial)
     gy = arith::MulIOp::create(b, loc, gy, host(ubs[3]));
@@ -2712,6 +2722,7 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
       /*asyncDependencies=*/{}, attributions, /*privateAttributions=*/{},
       nullptr, nullptr, nullptr, module, function);
   LaunchInfo info;
+  info.packed = packed;
   info.blockQ = br;
   info.blockKv = bc;
   info.splits = partial;
@@ -2756,11 +2767,24 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   }
 
   // The function's tensors as memrefs in the kernel; the forall's outputs
-  // as their destinations.
+  // as their destinations (packed: through the views, in their reshape
+  // form for SPIR-V's logical addressing).
   for (auto &[t, mem] : src.buffers)
     map.map(t, mem);
-  for (auto [i, r] : llvm::enumerate(forall.getResults()))
-    map.map(forall.getRegionIterArgs()[i], src.destinations[r]);
+  Value hkvPack, groupPack;
+  if (packed) {
+    hkvPack = value(ubs[1]);
+    groupPack = b.createOrFold<arith::DivUIOp>(
+        loc, b.createOrFold<memref::DimOp>(loc, qMem, 1), hkvPack);
+    map.map(qSlice.getSource(),
+            packedRowsView(b, loc, qMem, 2, hkvPack, groupPack, spirv));
+  }
+  for (auto [i, r] : llvm::enumerate(forall.getResults())) {
+    Value dest = src.destinations[r];
+    if (src.packedViews.contains(r))
+      dest = packedRowsView(b, loc, dest, 2, hkvPack, groupPack, spirv);
+    map.map(forall.getRegionIterArgs()[i], dest);
+  }
 
   // The invocation's place: its row (thread, or subgroup: Vulkan does not
   // tie subgroups to ranges of the invocation index) and lane.
@@ -2904,7 +2928,8 @@ struct ConvertAttnTilesToSIMTPass
       return failure();
     if (src.merge) {
       b.setInsertionPoint(src.merge);
-      if (failed(buildMergeKernel(b, src, module, mergeName)))
+      if (failed(buildMergeKernel(b, src, module, mergeName,
+                                  /*reshapeViews=*/spirv)))
         return failure();
     }
     finishTiledKernels(src);

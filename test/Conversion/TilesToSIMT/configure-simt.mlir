@@ -24,6 +24,19 @@
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=16 coop-registers=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSROWS
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-registers=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSOPT
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 coop-registers=true scalar-products=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSOPT
+// RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 block-q=16 pack-decode-heads=true" | FileCheck %s --check-prefix=PACK
+// RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 block-q=16" | FileCheck %s --check-prefix=NOPACK
+
+// pack-decode-heads: a GQA decode step of static shapes gets pack_heads
+// (a tile's rows the query heads of one K/V head); dropout and a mask do
+// not; without the option nothing packs.
+// PACK-LABEL: func.func @decode(
+// PACK: attn.sdpa {{.*}} causal {tiling = #attn.tiling<block_q = 16, block_kv = 64, pack_heads = true, p_type = f16, mapping = #attn.coop_matrix<invocations = 32>>}
+// PACK-LABEL: func.func @decode_dropout(
+// PACK: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 16, block_kv = 64, p_type = f16,
+// PACK-LABEL: func.func @decode_masked(
+// PACK: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 16, block_kv = 64, p_type = f16,
+// NOPACK-NOT: pack_heads
 
 // coop-registers: Q and the accumulator in cooperative-matrix registers, a
 // 16-row strip per subgroup of 32 (lanes = 2 per row): block-q x lanes is

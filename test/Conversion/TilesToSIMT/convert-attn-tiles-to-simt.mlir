@@ -5,6 +5,46 @@
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16 scalar-products=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOPSCALAR
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGS
 // RUN: sed -e 's/xf16>/xbf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true 2>&1 | FileCheck %s --check-prefix=COOPBF16
+// RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 lanes=2 block-q=16 coop-registers=true pack-decode-heads=true kv-splits=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=PACKED
+// RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="pack-decode-heads=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt --canonicalize --cse | FileCheck %s --check-prefix=PACKEDSIMT
+// RUN: not attn-opt %S/Inputs/pack-rows.mlir --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt 2>&1 | FileCheck %s --check-prefix=PACKROWS
+
+// Packed decode (pack_heads, Inputs/packed-decode.mlir): the grid's heads
+// are the 2 K/V heads (x 2 chunks), a tile's rows the 4 query heads of
+// each; q, out and lse are read and written through [B, Hkv, group, ...]
+// views: for SPIR-V (logical addressing) memref reshapes, which
+// fold-memref-alias-ops folds into the accesses, in the partial kernel
+// and in the merge kernel; rows past the group's 4 are not valid. Dropout
+// and a mask keep a workgroup per query head (16 = 8 heads x 2 chunks).
+// PACKED-LABEL: func.func @decode(
+// PACKED-SAME: "decode_kernels::decode_split_kv" = {block_kv = 64 : i64, block_q = 4 : i64, heads = "Hkv", kind = "attention", rows = "Group", splits
+// PACKED-SAME: "decode_kernels::decode_split_kv_merge" = {block_q = 4 : i64, heads = "Hkv", kind = "merge", rows = "Group"
+// PACKED: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c4, {{.*}} = %c2) threads({{.*}}) in ({{.*}} = %c32, {{.*}}) module(@decode_kernels) function(@decode_split_kv)
+// PACKED: %[[QE:.*]] = memref.expand_shape %arg0 {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 4, 1, 32] : memref<2x8x1x32xf16> into memref<2x2x4x1x32xf16>
+// PACKED: %[[QV:.*]] = memref.collapse_shape %[[QE]] {{\[\[}}0], [1], [2, 3], [4]] : memref<2x2x4x1x32xf16> into memref<2x2x4x32xf16>
+// PACKED: arith.cmpi ult, %{{.*}}, %c4 : index
+// PACKED: memref.load %[[QV]][%arg7, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x2x4x32xf16>
+// PACKED: gpu.subgroup_mma_compute
+// PACKED: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c2) {{.*}} function(@decode_split_kv_merge)
+// PACKED: %[[OE:.*]] = memref.expand_shape %arg3
+// PACKED: %[[OV:.*]] = memref.collapse_shape %[[OE]] {{.*}} into memref<2x2x4x32xf16>
+// PACKED: %[[LE:.*]] = memref.expand_shape %arg4 {{.*}} into memref<2x2x4x1xf32>
+// PACKED: %[[LV:.*]] = memref.collapse_shape %[[LE]] {{.*}} into memref<2x2x4xf32>
+// PACKED: memref.store %{{.*}}, %[[OV]][%arg7, %arg6,
+// PACKED: memref.store %{{.*}}, %[[LV]][%arg7, %arg6,
+// PACKED-NOT: reinterpret_cast
+// PACKED-LABEL: func.func @decode_dropout(
+// PACKED-SAME: heads = "Hq", kind = "attention", rows = "Sq"
+// PACKED: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c16, {{.*}} = %c2)
+// PACKED-LABEL: func.func @decode_masked(
+// PACKED: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c16, {{.*}} = %c2)
+// Without SPIR-V (the SIMT mapping for NVVM), the same views as strided
+// reinterpret_casts, as the tensor-core kernels take them.
+// PACKEDSIMT-LABEL: func.func @decode(
+// PACKEDSIMT: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c2)
+// PACKEDSIMT: memref.reinterpret_cast %arg0 to offset: [0], sizes: [2, 2, 4, 32], strides: [256, 128, 32, 1]
+// PACKEDSIMT: memref.reinterpret_cast %arg3 to offset: [0], sizes: [2, 2, 4, 32], strides: [256, 128, 32, 1]
+// PACKEDSIMT: memref.reinterpret_cast %arg4 to offset: [0], sizes: [2, 2, 4], strides: [8, 4, 1]
 
 // A thread per row (the generic CUDA kernel's mapping, loops not
 // unrolled): f32, D = 16, Dv = 8, a bool mask broadcast over B and H, lse;
@@ -162,7 +202,8 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // the lse by lane 0
 // SUBGROUP: arith.cmpi eq, %[[LANE]], %c0
 
-// STATIC: error: 'scf.forall' op convert-attn-tiles-to-simt: the SIMT mapping takes dynamic tail tiles of unpacked rows (no static_tiles, no pack_heads)
+// STATIC: error: 'scf.forall' op convert-attn-tiles-to-simt: the SIMT mapping takes dynamic tail tiles (no static_tiles)
+// PACKROWS: error: 'scf.forall' op expected each result of a tiled attention to be materialized into a memref (the JIT's destination-passing form; with pack_heads, through the packed view of a single query row)
 
 // The cooperative-matrix mode (#attn.coop_matrix, the Vulkan coopmat
 // variant; Inputs/coop-matrix.mlir): f16, GQA, D = 32, Dv = 16, causal, an

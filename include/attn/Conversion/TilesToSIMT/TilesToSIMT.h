@@ -44,7 +44,17 @@ struct ConfigureSIMTOptions {
   /// registers, a 16-row strip per subgroup (#attn.coop_matrix registers);
   /// block_q x lanes = coopMatrix.
   bool coopRegisters = false;
+  /// A GQA decode step of static shapes tiled with pack_heads
+  /// (simtPacksDecodeHeads).
+  bool packDecodeHeads = false;
 };
+
+/// Whether attn-configure-simt{pack-decode-heads} packs a step: one query
+/// row (Sq = 1) of Hq > Hkv heads, Hkv dividing Hq, without a mask or
+/// dropout (dropout's counter needs each row's own head and position); a
+/// dynamic extent (negative) never packs. The JIT sizes its grid with it.
+bool simtPacksDecodeHeads(int64_t headsQ, int64_t seqQ, int64_t headsKv,
+                          bool masked, bool dropout);
 
 /// Workgroup memory of the cooperative-matrix mapping for tiles of `br`
 /// rows and `bc` keys, head dims `d` and `dv`, 16-bit elements: S (f32), P
