@@ -38,7 +38,8 @@
 # VARIANTS (default the same three), CUDA=0 (no CUDA comparison, e.g. on
 # a machine without an NVIDIA GPU), CASES (vk_bench.py --cases), SIZES,
 # DECODE_SKV, BENCH (timed runs per config), NO_TIMINGS=1, SETUP_ONLY=1
-# (steps 1-3 only, the environment they found written to $ROOT/env.sh).
+# (steps 1-3 only; the environment they found is written to $ROOT/env.sh
+# in any case).
 # Exit status: 0 when everything ran and every check passed; 1 when a
 # check failed (vk_bench.py's list); 2 when the set-up failed (no loader,
 # missing libraries, no device).
@@ -138,12 +139,12 @@ if ! out=$(probe 2>&1); then
   out=$(probe 2>&1) || die "attn-run --target=vulkan --probe with VK_DRIVER_FILES=$icd: $out"
 fi
 say "attn-run --target=vulkan --probe: ok${VK_DRIVER_FILES:+ (VK_DRIVER_FILES=$VK_DRIVER_FILES)}"
-# SETUP_ONLY=1 (bench/vulkan/device_ab.sh): the set-up alone; what a run
-# needs in the environment goes to $ROOT/env.sh.
+# What a run needs in the environment goes to $ROOT/env.sh
+# (bench/vulkan/device_ab.sh reads it); SETUP_ONLY=1: the set-up alone.
+{ echo "export LD_LIBRARY_PATH='$LDP'"
+  [ -n "${VK_DRIVER_FILES:-}" ] && echo "export VK_DRIVER_FILES='$VK_DRIVER_FILES'"
+} > "$ROOT/env.sh"
 if [ "${SETUP_ONLY:-0}" = 1 ]; then
-  { echo "export LD_LIBRARY_PATH='$LDP'"
-    [ -n "${VK_DRIVER_FILES:-}" ] && echo "export VK_DRIVER_FILES='$VK_DRIVER_FILES'"
-  } > "$ROOT/env.sh"
   exit 0
 fi
 

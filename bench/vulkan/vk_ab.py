@@ -10,8 +10,11 @@ attn-run has no back-to-back pass; a run that fails or is refused counts
 as a failure of that compiler). A cell's new/old is the median over the
 rounds of old_ms / new_ms (above 1: the new compiler is faster). The old attn-run loads its
 own libattn.so (--old-lib first on LD_LIBRARY_PATH); everything else
-(the loader, libMLIR) is shared. Writes ab.csv and ab.md under --out and
-appends what it ran to run.log.
+(the loader, libMLIR) is shared. With --old-env KEY=VALUE (repeatable)
+or --old-flags the "old" runs get that environment or those attn-run
+flags too, and --old defaults to --new: an A/B of one compiler's choices
+(e.g. ATTN_VULKAN_PACK_HEADS=0, --warmup-ms=0). Writes
+ab.csv and ab.md under --out and appends what it ran to run.log.
 """
 import argparse
 import json
@@ -23,8 +26,15 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--new", required=True, help="this compiler's attn-run")
-ap.add_argument("--old", required=True, help="the other compiler's attn-run")
-ap.add_argument("--old-lib", required=True, help="the folder of its libattn.so")
+ap.add_argument("--old", default="", help="the other compiler's attn-run "
+                "(default: --new)")
+ap.add_argument("--old-lib", default="", help="the folder of its libattn.so")
+ap.add_argument("--old-env", action="append", default=[],
+                help="KEY=VALUE set for the old runs only (repeatable)")
+ap.add_argument("--old-flags", default="",
+                help="attn-run flags added to the old runs only")
+ap.add_argument("--flags", default="",
+                help="attn-run flags added to every run")
 ap.add_argument("--out", default="bench-out")
 ap.add_argument("--variants", default="coopmat,portable,portable-rows")
 ap.add_argument("--cells", default="",
@@ -33,6 +43,11 @@ ap.add_argument("--rounds", type=int, default=3)
 ap.add_argument("--bench", type=int, default=5)
 ap.add_argument("--budget-s", type=float, default=420.0)
 args = ap.parse_args()
+if not args.old:
+    args.old = args.new
+if args.old != args.new and not args.old_lib:
+    ap.error("--old-lib is needed for another compiler's attn-run")
+OLD_ENV = dict(kv.split("=", 1) for kv in args.old_env)
 T0 = time.time()
 
 # name, attn-run flags: prefill at 16k tokens (hidden 2048), decode.
@@ -60,9 +75,13 @@ def run(which, variant, flags):
     exe = args.new
     if which == "old":
         exe = args.old
-        env["LD_LIBRARY_PATH"] = args.old_lib + ":" + env.get("LD_LIBRARY_PATH", "")
+        if args.old_lib:
+            env["LD_LIBRARY_PATH"] = args.old_lib + ":" + env.get("LD_LIBRARY_PATH", "")
+        env.update(OLD_ENV)
     cmd = [exe, "--target=vulkan", "--static-shapes", "--dump-ir", "--json",
-           f"--bench={args.bench}"] + flags.split()
+           f"--bench={args.bench}"] + flags.split() + args.flags.split()
+    if which == "old":
+        cmd += args.old_flags.split()
     LOG.write(f"$ [{which}] ATTN_VULKAN_VARIANT={variant} {' '.join(cmd)}\n")
     try:
         p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=150)
@@ -119,8 +138,10 @@ with open(os.path.join(args.out, "ab.csv"), "w") as f:
     for r in rows:
         f.write(",".join('"%s"' % str(r.get(c, "")).replace('"', "'") for c in cols) + "\n")
 with open(os.path.join(args.out, "ab.md"), "w") as f:
-    f.write("# Vulkan A/B: this compiler (new) against the other (old), "
-            "same device, same call\n\n")
+    f.write("# Vulkan A/B: this compiler (new) against "
+            + (f"itself with {' '.join(args.old_env + [args.old_flags]).strip()} (old)"
+               if (OLD_ENV or args.old_flags) and args.old == args.new
+               else "the other (old)") + ", same device, same call\n\n")
     f.write("| variant | cell | old ms | new ms | new/old | range | new kernel |\n")
     f.write("| --- | --- | --- | --- | --- | --- | --- |\n")
     for r in rows:
