@@ -78,6 +78,9 @@ times it. docs/attn-run.md describes every flag.
   --check                    compare with the reference (exit 1 on failure)
   --repeat-check=N           check N times with fresh inputs and poison
   --bench=N                  time N runs after 2 warm-ups (median)
+  --warmup-ms=N              vulkan device: before the back-to-back pass,
+                             keep the device busy with launches for N ms
+                             (default 200), so that its clocks are up
   --data-seed=N              input seed (default from the clock; printed)
   --json                     one JSON object on stdout (schema in
                              docs/attn-run.md)
@@ -144,6 +147,10 @@ struct Options {
   bool check = false;
   int64_t repeatCheck = 0;
   int64_t bench = 0;
+  /// --warmup-ms: device time spent on launches before the back-to-back
+  /// pass (a GPU idle between attn-run's single launches lowers its
+  /// clocks, and a pass of a few milliseconds would not raise them).
+  int64_t warmupMs = 200;
   bool haveDataSeed = false;
   uint64_t dataSeed = 0;
   bool json = false, probe = false, dumpIr = false;
@@ -288,7 +295,7 @@ Options parseArgs(int argc, char **argv) {
       "mask-broadcast", "dropout", "seed",      "scale",     "variant",
       "block-q",   "block-kv",  "kv-splits",    "layout",    "repeat-check",
       "memory",
-      "bench",     "data-seed", "input",        "save",      "load",
+      "bench",     "warmup-ms", "data-seed", "input",       "save",      "load",
       "progress",  "model-device", "model-geometry", "embed", "kv-embed"};
   std::vector<std::string> allFlags = boolFlags;
   allFlags.insert(allFlags.end(), valueFlags.begin(), valueFlags.end());
@@ -456,6 +463,8 @@ Options parseArgs(int argc, char **argv) {
       o.check = true;
     } else if (name == "bench") {
       o.bench = parseInt(name, value, 1, 1000000);
+    } else if (name == "warmup-ms") {
+      o.warmupMs = parseInt(name, value, 0, 60000);
     } else if (name == "data-seed") {
       o.dataSeed = parseU64(name, value);
       o.haveDataSeed = true;
@@ -1776,6 +1785,32 @@ int main(int argc, char **argv) {
       // The same launches back to back: all submitted, then waited on, so
       // the device never idles between them for the host's poisoning (the
       // runs above each start on an idle device after host work).
+      // First --warmup-ms of launches back to back (at most 4 in
+      // flight), untimed.
+      {
+        std::vector<attn_vulkan_event *> inFlight;
+        auto warmStart = std::chrono::steady_clock::now();
+        attn_status warmFailed = ATTN_OK;
+        while (warmFailed == ATTN_OK && msSince(warmStart) < double(o.warmupMs)) {
+          if (inFlight.size() == 4) {
+            warmFailed = attn_vulkan_event_wait(inFlight.front());
+            attn_vulkan_event_destroy(inFlight.front());
+            inFlight.erase(inFlight.begin());
+            continue;
+          }
+          attn_vulkan_event *event = nullptr;
+          warmFailed = attn_vulkan_launch_async(kernel, &launchArgs, &event);
+          if (warmFailed == ATTN_OK)
+            inFlight.push_back(event);
+        }
+        for (attn_vulkan_event *event : inFlight) {
+          attn_status waited = attn_vulkan_event_wait(event);
+          if (warmFailed == ATTN_OK)
+            warmFailed = waited;
+          attn_vulkan_event_destroy(event);
+        }
+        checkStatus(warmFailed, "attn_vulkan_launch_async (clock warm-up)");
+      }
       std::vector<attn_vulkan_event *> events;
       std::vector<double> b2bTimes;
       auto start = std::chrono::steady_clock::now();
