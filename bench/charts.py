@@ -52,8 +52,7 @@ IMAGES = os.path.join(ROOT, "docs", "images")
 
 NVIDIA_RUN = "decode-alternatives-2026-11-26/call1/results.json"
 NVIDIA_GENERIC_RUN = "simt-coopmat-2026-11-26/cuda-2/results.json"
-VULKAN_RUN = "vulkan-h100-2026-11-28/timings.csv"
-VULKAN_DECODE_RUN = "vulkan-h100-decode-split-2026-11-26/ab.csv"
+VULKAN_RUN = "vulkan-h200-warmup-2026-11-28/timings.csv"
 CPU_RUN = "cpu-vs-blas-2026-11-27/results.csv"
 
 # One color per series kind, the same in every chart.
@@ -192,9 +191,7 @@ def vulkan():
     rows = read_csv(VULKAN_RUN)
     cm = Series("coopmat, accumulator in registers (back to back)", "main", "circle")
     cms = Series("coopmat, accumulator in workgroup memory (back to back)", "other", "diamond")
-    cmd = Series("coopmat decode, split over the SMs", "main", "square")
-    pdec = Series("portable, a subgroup per row, decode split", "other", "square")
-    rdec = Series("portable-rows, an invocation per row, decode split", "other", "triangle")
+    cmd = Series("coopmat decode, packed GQA heads, split over the SMs", "main", "square")
     summary = {}
     cuda_decode = {}
     for t in rows:
@@ -216,29 +213,15 @@ def vulkan():
             r = float(t.get("b2b_gbps") or t["device_gbps"]) / cuda_decode[skv]
             cmd.add("decode", f"coopmat f16 {short(skv)}", r)
             summary.setdefault("decode coopmat", []).append(r)
-    series = {"coopmat": cmd, "portable": pdec, "portable-rows": rdec}
-    for t in read_csv(VULKAN_DECODE_RUN):
-        # (coopmat's decode: this call's own, above)
-        if t["status"] != "ok" or t["variant"] == "coopmat":
-            continue
-        # "decode f16 D128 Skv32k": B 1, Hq 32, Hkv 8, Sq 1, D = Dv = 128, f16
-        skv = 32768
-        assert t["cell"] == "decode f16 D128 Skv32k", t["cell"]
-        kv_bytes = 1 * 8 * skv * (128 + 128) * 2
-        gbps = kv_bytes / float(t["new_ms"]) / 1e6
-        r = gbps / cuda_decode[skv]
-        series[t["variant"]].add("decode", f"{t['variant']} f16 {short(skv)}", r)
-        summary.setdefault(f"decode {t['variant']}", []).append(r)
-    title = ("Vulkan: attn / best peer, NVIDIA H100 80GB HBM3, 2026-11-27, "
+    title = ("Vulkan: attn / best peer, NVIDIA H200, 2026-11-28, "
              "NVIDIA's Vulkan driver 1.4.312")
-    sub = ("peers: attn's CUDA tensor-core kernel and PyTorch's flash, same call "
-           "(decode: the split run of 2026-11-26 timed no CUDA; its peer is the "
-           "CUDA decode of the 2026-11-27 call, same shape); prefill speed from "
-           "GPU timestamps of launches back to back")
-    src = f"bench/results/{VULKAN_RUN}, bench/results/{VULKAN_DECODE_RUN}"
+    sub = ("peers: attn's CUDA tensor-core kernel and PyTorch's flash, same call; "
+           "speed from GPU timestamps of launches back to back after 1 s of "
+           "warm-up launches (decode: packed GQA heads)")
+    src = f"bench/results/{VULKAN_RUN}"
     xcap = ("cell (dtype, head dim D, c = causal, sequence length; decode: "
             "variant, dtype, key length)")
-    return [cm, cms, cmd, pdec, rdec], title, sub, src, xcap, summary
+    return [cm, cms, cmd], title, sub, src, xcap, summary
 
 
 # --------------------------------------------------------------- CPU

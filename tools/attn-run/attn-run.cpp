@@ -80,7 +80,7 @@ times it. docs/attn-run.md describes every flag.
   --bench=N                  time N runs after 2 warm-ups (median)
   --warmup-ms=N              vulkan device: before the back-to-back pass,
                              keep the device busy with launches for N ms
-                             (default 200), so that its clocks are up
+                             (default 1000), so that its clocks are up
   --data-seed=N              input seed (default from the clock; printed)
   --json                     one JSON object on stdout (schema in
                              docs/attn-run.md)
@@ -150,7 +150,7 @@ struct Options {
   /// --warmup-ms: device time spent on launches before the back-to-back
   /// pass (a GPU idle between attn-run's single launches lowers its
   /// clocks, and a pass of a few milliseconds would not raise them).
-  int64_t warmupMs = 200;
+  int64_t warmupMs = 1000;
   bool haveDataSeed = false;
   uint64_t dataSeed = 0;
   bool json = false, probe = false, dumpIr = false;
