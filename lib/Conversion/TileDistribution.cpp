@@ -268,6 +268,29 @@ Value mlir::attn::packedRowsView(OpBuilder &b, Location loc, Value m,
                                            strides);
 }
 
+void mlir::attn::mapKernelTensors(OpBuilder &b, Location loc,
+                                  TiledKernelSource &src, scf::ForallOp forall,
+                                  Value qTensor, function_ref<Value()> hkv,
+                                  IRMapping &map, bool reshape) {
+  for (auto &[t, mem] : src.buffers)
+    map.map(t, mem);
+  // Packed q: [B, Hq, 1, D] as [B, Hkv, group, D], the group = Hq / Hkv.
+  Value hkvPack, groupPack;
+  if (src.packedViews.contains(qTensor)) {
+    Value q = src.buffers.lookup(qTensor);
+    hkvPack = hkv();
+    groupPack = b.createOrFold<arith::DivUIOp>(
+        loc, b.createOrFold<memref::DimOp>(loc, q, 1), hkvPack);
+    map.map(qTensor, packedRowsView(b, loc, q, 2, hkvPack, groupPack, reshape));
+  }
+  for (auto [i, r] : llvm::enumerate(forall.getResults())) {
+    Value dest = src.destinations[r];
+    if (src.packedViews.contains(r))
+      dest = packedRowsView(b, loc, dest, 2, hkvPack, groupPack, reshape);
+    map.map(forall.getRegionIterArgs()[i], dest);
+  }
+}
+
 LogicalResult mlir::attn::collectTiledKernels(
     func::FuncOp func, function_ref<bool(TilingAttr)> accept,
     SmallVectorImpl<TiledKernelSource> &out) {

@@ -117,6 +117,19 @@ void finishTiledKernels(TiledKernelSource &source);
 Value packedRowsView(OpBuilder &b, Location loc, Value memref, int64_t rowDim,
                      Value hkv, Value group, bool reshape = false);
 
+/// In a kernel being built (at `b`'s insertion point) from `source`'s tiled
+/// attention `forall`: maps in `map` the function's tensors to their
+/// memrefs and `forall`'s iteration arguments to its results'
+/// destinations. Packed decode (`qTensor`, the tensor Q.K^T slices, one of
+/// source.packedViews): q and the packed results through packedRowsView
+/// over `hkv()` K/V heads (the forall's heads extent as a kernel value;
+/// called only then) and groups of Hq / Hkv, in its reshape form with
+/// `reshape`.
+void mapKernelTensors(OpBuilder &b, Location loc, TiledKernelSource &source,
+                      scf::ForallOp forall, Value qTensor,
+                      function_ref<Value()> hkv, IRMapping &map,
+                      bool reshape);
+
 /// Builds, at `b`'s insertion point (inside a kernel), what an index value
 /// of the host function evaluates to: its defining index computations
 /// (arith, affine, memref.dim of the function's memrefs, constants) cloned

@@ -1684,28 +1684,14 @@ LogicalResult MmaKernel::build(FlatSymbolRefAttr module,
   // The function's tensors as memrefs in the kernel (packed decode: q, out
   // and lse seen as [B, Hkv, group, ...]); the forall's outputs as their
   // destinations.
-  Value hkvPack, groupPack;
-  for (auto &[t, mem] : src.buffers)
-    map.map(t, mem);
   splits = Value();
   if (partial) {
     Value ws = src.destinations[forall.getResult(1)];
     splits = dim(ws, 2);
   }
-  // Packed q: [B, Hq, 1, D] as [B, Hkv, group, D], Hkv from the forall's
-  // heads extent, the group = Hq / Hkv.
-  if (src.packedViews.contains(qT)) {
-    Value qArg = src.buffers[qT];
-    hkvPack = value(ubs[1]);
-    groupPack = arith::DivUIOp::create(b, loc, dim(qArg, 1), hkvPack);
-    map.map(qT, packedRowsView(b, loc, qArg, 2, hkvPack, groupPack));
-  }
-  for (auto [i, r] : llvm::enumerate(forall.getResults())) {
-    Value dest = src.destinations[r];
-    if (src.packedViews.contains(r))
-      dest = packedRowsView(b, loc, dest, 2, hkvPack, groupPack);
-    map.map(forall.getRegionIterArgs()[i], dest);
-  }
+  // (Packed: Hkv from the forall's heads extent.)
+  mapKernelTensors(b, loc, src, forall, qT, [&] { return value(ubs[1]); },
+                   map, /*reshape=*/false);
   qM = map.lookup(qT);
   kM = map.lookup(kT);
   vM = map.lookup(vT);

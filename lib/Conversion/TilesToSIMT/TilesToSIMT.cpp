@@ -2769,22 +2769,8 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   // The function's tensors as memrefs in the kernel; the forall's outputs
   // as their destinations (packed: through the views, in their reshape
   // form for SPIR-V's logical addressing).
-  for (auto &[t, mem] : src.buffers)
-    map.map(t, mem);
-  Value hkvPack, groupPack;
-  if (packed) {
-    hkvPack = value(ubs[1]);
-    groupPack = b.createOrFold<arith::DivUIOp>(
-        loc, b.createOrFold<memref::DimOp>(loc, qMem, 1), hkvPack);
-    map.map(qSlice.getSource(),
-            packedRowsView(b, loc, qMem, 2, hkvPack, groupPack, spirv));
-  }
-  for (auto [i, r] : llvm::enumerate(forall.getResults())) {
-    Value dest = src.destinations[r];
-    if (src.packedViews.contains(r))
-      dest = packedRowsView(b, loc, dest, 2, hkvPack, groupPack, spirv);
-    map.map(forall.getRegionIterArgs()[i], dest);
-  }
+  mapKernelTensors(b, loc, src, forall, qSlice.getSource(),
+                   [&] { return value(ubs[1]); }, map, /*reshape=*/spirv);
 
   // The invocation's place: its row (thread, or subgroup: Vulkan does not
   // tie subgroups to ranges of the invocation index) and lane.
