@@ -76,6 +76,9 @@ struct Device {
   VkPhysicalDeviceMemoryProperties memory{};
   DeviceInfo info;
   std::mutex queueMutex; // one submission at a time
+  /// ATTN_VULKAN_PIPELINE_STATS asked for the drivers' statistics (read
+  /// once, when the device opens).
+  bool pipelineStatsAsked = false;
   /// VK_KHR_pipeline_executable_properties, resolved when enabled.
   PFN_vkGetPipelineExecutablePropertiesKHR getExecutableProperties = nullptr;
   PFN_vkGetPipelineExecutableStatisticsKHR getExecutableStatistics = nullptr;
@@ -260,8 +263,9 @@ attn_status Device::open(std::string &error) {
   vk.vkGetPhysicalDeviceFeatures2(physical, &features);
   // Enabled only when asked for (ATTN_VULKAN_PIPELINE_STATS), so that
   // timed runs create their pipelines as without it.
-  info.pipelineExecutableInfo = hasExecExt && exec.pipelineExecutableInfo &&
-                                pipelineStatsRequested();
+  pipelineStatsAsked = pipelineStatsRequested();
+  info.pipelineExecutableInfo =
+      hasExecExt && exec.pipelineExecutableInfo && pipelineStatsAsked;
   info.shaderBFloat16Type = hasBf16Ext && bf16.shaderBFloat16Type;
   info.shaderBFloat16CooperativeMatrix =
       hasBf16Ext && bf16.shaderBFloat16CooperativeMatrix;
@@ -1324,7 +1328,7 @@ private:
       return backend(error,
                      "vkCreateComputePipelines (entry '" + ep.name + "')", r);
     }
-    if (pipelineStatsRequested())
+    if (d.pipelineStatsAsked)
       printPipelineStatistics(ep.name, e.pipeline);
     return ATTN_OK;
   }
