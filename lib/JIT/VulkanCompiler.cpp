@@ -244,6 +244,725 @@ std::vector<int64_t> splitCandidates(int64_t splits, int64_t keyBlocks,
   return candidates;
 }
 
+} // namespace
+
+// The JIT's choices for a device, as documented in attn/JIT/Vulkan.h.
+attn_status mlir::attn::jit::lowerVulkanKernel(
+    const attn_spec &spec, const std::string *layerSource,
+    const vk::DeviceInfo &info, const std::string &variant,
+    vk::KernelMetadata &metadata, ::attn::KernelInfo &chosen,
+    std::string &sourceOut, std::string &error) {
+  // What the portable variant does not do yet; each is a clear refusal.
+  auto unsupported = [&](const std::string &why) {
+    error = "vulkan: " + why;
+    return ATTN_ERROR_UNSUPPORTED;
+  };
+  // Dynamic sizes (ATTN_DYNAMIC): one module for every size, which
+  // reads them from a buffer each launch fills (SPIRVDynamicShapes.cpp);
+  // the portable variant only.
+  bool dynamic = false;
+  for (int64_t d : {spec.batch, spec.heads_q, spec.heads_kv, spec.seq_q,
+                    spec.seq_kv})
+    dynamic |= d == ATTN_DYNAMIC;
+  if (spec.variant == ATTN_VARIANT_MATH)
+    return unsupported("the math (reference) variant is cpu only");
+  // Packed decode (attn-configure-simt{pack-decode-heads}): a GQA step of
+  // one query row has the query heads of each K/V head as one tile's
+  // rows, so the grid runs over the K/V heads and reads K and V once per
+  // group; ATTN_VULKAN_PACK_HEADS=0 keeps a workgroup per query head (for
+  // comparison). The tiled variant never packs.
+  bool packHeads = true;
+  if (const char *env = std::getenv("ATTN_VULKAN_PACK_HEADS"); env && *env) {
+    std::string v(env);
+    if (v != "0" && v != "1") {
+      error = "vulkan: ATTN_VULKAN_PACK_HEADS='" + v +
+              "' is neither 0 nor 1";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    packHeads = v == "1";
+  }
+  const bool packs = packHeads && !dynamic &&
+                     mlir::attn::simtPacksDecodeHeads(
+                         spec.heads_q, spec.seq_q, spec.heads_kv,
+                         spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0);
+  // The rows a tile takes and the grid's heads (packed: the group's
+  // query heads and the K/V heads).
+  const int64_t tileRows = packs ? spec.heads_q / spec.heads_kv : spec.seq_q;
+  const int64_t gridHeads = packs ? spec.heads_kv : spec.heads_q;
+  // Tensors the device cannot bind are refused now, not at the launch
+  // (with dynamic sizes, what the static ones already make too large).
+  if (attn_status s = vk::checkBufferRanges(info, spec, error))
+    return s;
+  if (spec.dropout_p > 0.0 && !info.shaderInt64)
+    return unsupported("dropout needs 64-bit integers (the seed and the "
+                       "Philox decision), and device '" + info.name +
+                       "' lacks shaderInt64");
+  // Masks need no conversion: an i1 buffer becomes one byte per element
+  // (0 or 1, as the cpu path reads them) in 32-bit words, which is how
+  // the runtime stages a bool mask; lse is one more storage buffer.
+  bool f16 = spec.dtype == ATTN_DTYPE_F16 ||
+             (spec.mask == ATTN_MASK_ADDITIVE &&
+              spec.mask_dtype == ATTN_DTYPE_F16);
+  if (f16 && !(info.shaderFloat16 && info.storageBuffer16BitAccess))
+    return unsupported("device '" + info.name +
+                       "' lacks shaderFloat16 / storageBuffer16BitAccess, "
+                       "which f16 kernels need");
+
+  // The variant: ATTN_VULKAN_VARIANT=portable|coopmat forces one; by
+  // default (auto) coopmat where the device and the spec allow it.
+  std::string forced = variant.empty() ? "auto" : variant;
+  if (const char *env = std::getenv("ATTN_VULKAN_VARIANT");
+      variant.empty() && env && *env)
+    forced = env;
+  // Where a forced variant came from, for the messages.
+  const std::string forcedBy =
+      variant.empty() ? "ATTN_VULKAN_VARIANT" : "--variant";
+  // coopmat-scalar (the coopmat kernel with scalar products, for any
+  // device) is never chosen automatically.
+  // portable-subgroup / portable-rows force the portable variant's
+  // subgroup or invocation-per-row kernel; portable and auto choose
+  // between them by device features.
+  if (forced != "auto" && forced != "portable" && forced != "tiled" &&
+      forced != "coopmat" && forced != "coopmat-scalar" &&
+      forced != "portable-subgroup" && forced != "portable-rows") {
+    error = "vulkan: " + forcedBy + "='" + forced +
+            "' is not one of auto, portable, portable-subgroup, "
+            "portable-rows, tiled, coopmat, coopmat-scalar";
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  int64_t coopBlockQ = 0, coopBlockKv = 0;
+  // coopmat's workgroup: this many of the device's subgroups.
+  int64_t coopSubgroups = 1;
+  if (const char *env = std::getenv("ATTN_VULKAN_COOP_SUBGROUPS");
+      env && *env) {
+    char *end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (*end || n < 1 || n > 32) {
+      error = "vulkan: ATTN_VULKAN_COOP_SUBGROUPS='" + std::string(env) +
+              "' is not a count of subgroups from 1 to 32";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    coopSubgroups = n;
+  }
+  // coopmat's Q and accumulator in cooperative-matrix registers, a
+  // 16-row strip per subgroup (its rows on subgroupSize / 16 lanes
+  // each): by default where the device's subgroups are 16 to 128 wide
+  // and the tiles fit; ATTN_VULKAN_COOP_REGISTERS=0 keeps the
+  // accumulator in workgroup memory (=1 asks for registers).
+  const int64_t sgSize = info.subgroupSize;
+  const bool registersPossible =
+      sgSize >= 16 && sgSize <= 128 && sgSize % 16 == 0;
+  int coopRegisters = -1; // -1: automatic
+  if (const char *env = std::getenv("ATTN_VULKAN_COOP_REGISTERS");
+      env && *env) {
+    std::string v(env);
+    if (v != "0" && v != "1") {
+      error = "vulkan: ATTN_VULKAN_COOP_REGISTERS='" + v +
+              "' is neither 0 nor 1";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    coopRegisters = v == "1";
+  }
+  // coopmat's softmax: a row per invocation (1) or per subgroup (or, with
+  // registers, per subgroupSize / 16 lanes).
+  int64_t coopLanes = 1;
+  if (const char *env = std::getenv("ATTN_VULKAN_COOP_LANES"); env && *env) {
+    char *end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (*end || (n != 1 && n != long(sgSize) &&
+                 !(coopRegisters == 1 && n * 16 == long(sgSize)))) {
+      error = "vulkan: ATTN_VULKAN_COOP_LANES='" + std::string(env) +
+              "' is neither 1 nor the device's subgroup size " +
+              std::to_string(sgSize) +
+              " (nor, with ATTN_VULKAN_COOP_REGISTERS=1, a 16th of it)";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    coopLanes = n;
+  }
+  // The coopmat kernel's geometry where neither the spec (block_q) nor
+  // the environment chooses it (measured on the H200's Vulkan driver,
+  // bench/results/vulkan-coopmat-geometry-2026-11-27): a tile of 64 rows
+  // on 4 subgroups, a row per invocation, where its workgroup memory fits
+  // (D = Dv = 64: 16-key blocks); else 16 rows of a subgroup each, the
+  // softmax on the subgroup's lanes, where D and Dv are multiples of the
+  // subgroup size (D = 128); else 16 rows on one subgroup.
+  int64_t coopBlockQ0 = 16;
+  const bool coopGeometryGiven =
+      spec.block_q > 0 || std::getenv("ATTN_VULKAN_COOP_SUBGROUPS") ||
+      std::getenv("ATTN_VULKAN_COOP_LANES");
+  bool useRegisters = false;
+  if (forced != "coopmat-scalar" && registersPossible &&
+      coopRegisters != 0) {
+    // With registers: 16 x (subgroups) rows; by default the most
+    // subgroups (4, 2, 1) whose tiles fit with 16-key blocks (the
+    // largest block that fits is chosen after).
+    const int64_t d = spec.head_dim,
+                  dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+    const int64_t maxInv = info.maxComputeWorkGroupInvocations;
+    const int64_t limit = info.maxComputeSharedMemorySize;
+    int64_t subgroups = 0;
+    if (spec.block_q > 0) {
+      if (spec.block_q % 16 == 0)
+        subgroups = spec.block_q / 16;
+    } else if (std::getenv("ATTN_VULKAN_COOP_SUBGROUPS")) {
+      subgroups = coopSubgroups;
+    } else {
+      // Packed decode: the strips its rows fill (a 16-row strip per
+      // subgroup; more would compute rows that do not exist).
+      const int64_t most =
+          packs ? std::max<int64_t>(1, ::attn::ceilDiv(tileRows, 16)) : 4;
+      for (int64_t w : {4, 2, 1})
+        if (w <= most && w * sgSize <= maxInv &&
+            mlir::attn::coopMatrixSharedBytes(16 * w, 16, d, dv, true) <=
+                limit) {
+          subgroups = w;
+          break;
+        }
+    }
+    const int64_t lanes = sgSize / 16;
+    if (subgroups > 0 && subgroups <= 32 && d % lanes == 0 &&
+        dv % lanes == 0 &&
+        (!std::getenv("ATTN_VULKAN_COOP_LANES") || coopLanes == lanes)) {
+      useRegisters = true;
+      coopSubgroups = subgroups;
+      coopLanes = lanes;
+      coopBlockQ0 = 16 * subgroups;
+    } else if (coopRegisters == 1 && forced == "coopmat") {
+      return unsupported(
+          "ATTN_VULKAN_COOP_REGISTERS=1: the accumulator in registers "
+          "needs block_q = 16 x subgroups and head dims multiples of " +
+          std::to_string(lanes));
+    }
+  } else if (coopRegisters == 1 && forced == "coopmat") {
+    return unsupported("ATTN_VULKAN_COOP_REGISTERS=1 needs a device whose "
+                       "subgroups are 16 to 128 invocations, a multiple "
+                       "of 16");
+  }
+  if (!useRegisters && !coopGeometryGiven && forced != "coopmat-scalar") {
+    const int64_t sg = info.subgroupSize, d = spec.head_dim,
+                  dv = spec.value_dim ? spec.value_dim : spec.head_dim;
+    const int64_t maxInv = info.maxComputeWorkGroupInvocations;
+    if (sg > 0 && 64 % sg == 0 && 4 * sg <= maxInv && 4 * sg >= 64 &&
+        mlir::attn::coopMatrixSharedBytes(64, 16, d, dv) <=
+            int64_t(info.maxComputeSharedMemorySize)) {
+      coopSubgroups = 4;
+      coopBlockQ0 = 64;
+    } else if (sg >= 16 && d % sg == 0 && dv % sg == 0 &&
+               16 * sg <= maxInv) {
+      coopSubgroups = 16;
+      coopLanes = sg;
+    }
+  }
+  std::string coopGap;
+  bool simt = forced == "portable" || forced == "tiled" ||
+              forced == "portable-subgroup" || forced == "portable-rows";
+  if (!simt) {
+    if (forced != "coopmat-scalar")
+      coopGap = coopMatDeviceGap(info, spec.dtype);
+    if (coopGap.empty() && (forced != "coopmat-scalar" || coopLanes > 1) &&
+        coopSubgroups * int64_t(info.subgroupSize) >
+            int64_t(info.maxComputeWorkGroupInvocations))
+      coopGap = "the coopmat workgroup of " + std::to_string(coopSubgroups) +
+                " subgroups is more than the device's " +
+                std::to_string(info.maxComputeWorkGroupInvocations) +
+                " invocations";
+    if (coopGap.empty()) {
+      coopGap = coopMatSpecGap(
+          spec, info,
+          forced == "coopmat-scalar" && coopLanes == 1
+              ? 0
+              : coopSubgroups * int64_t(info.subgroupSize),
+          coopLanes, coopBlockQ0, useRegisters, coopBlockQ, coopBlockKv);
+      // A default geometry that does not fit (a key block that is no
+      // multiple of the lanes): the single-subgroup one.
+      if (!coopGap.empty() && !coopGeometryGiven && coopRegisters != 1 &&
+          (coopSubgroups != 1 || coopLanes != 1 || useRegisters)) {
+        coopSubgroups = 1;
+        coopLanes = 1;
+        useRegisters = false;
+        coopGap = coopMatSpecGap(spec, info, int64_t(info.subgroupSize), 1,
+                                 16, false, coopBlockQ, coopBlockKv);
+      }
+    }
+    if (forced != "auto" && !coopGap.empty())
+      return unsupported(forcedBy + "=" + forced + ": " + coopGap);
+  }
+  bool coopmat = !simt && coopGap.empty();
+  std::string variantName = forced == "coopmat-scalar" || forced == "tiled"
+                                ? forced
+                                : coopmat ? "coopmat" : "portable";
+  // The tiled variant bufferizes the whole function into private
+  // memory; a layer's projections need device buffers between kernels.
+  if (layerSource && variantName == "tiled")
+    return unsupported(forcedBy + "=tiled compiles attention "
+                       "kernels only; a layer (attn.mha) needs the "
+                       "portable or a coopmat variant");
+  // The tiled variant has no split-KV, and longer key runs than one
+  // chunk would sum inaccurately in its f32 state (KeyChunks.h).
+  if (variantName == "tiled" && spec.seq_kv > ::attn::kMaxChunkKeys)
+    return unsupported("the tiled variant has no split-KV, and Skv = " +
+                       std::to_string(spec.seq_kv) + " needs chunks of at "
+                       "most " + std::to_string(::attn::kMaxChunkKeys) +
+                       " keys for accurate f32 sums (use another variant)");
+  // The portable variant's kernel: a subgroup per row where the device
+  // has subgroup arithmetic and shuffles in compute, else an invocation
+  // per row.
+  int64_t subgroupSize = 0;
+  std::string portableKernel;
+  if (variantName == "portable") {
+    int64_t size = 0;
+    std::string gap = forced == "portable-rows"
+                          ? forcedBy + "=portable-rows"
+                          : subgroupKernelGap(info, size);
+    // Asking for a subgroup size asks for the subgroup kernel too.
+    const char *sizeEnv = std::getenv("ATTN_VULKAN_SUBGROUP_SIZE");
+    const bool sizeAsked = sizeEnv && *sizeEnv && forced != "portable-rows";
+    if ((forced == "portable-subgroup" || sizeAsked) && !gap.empty())
+      return unsupported((forced == "portable-subgroup"
+                              ? forcedBy + "=portable-subgroup: "
+                              : "the subgroup kernel: ") +
+                         gap);
+    if (gap.empty()) {
+      subgroupSize = size;
+      portableKernel = "; kernel: a subgroup of " + std::to_string(size) +
+                       " lanes per row (subgroup arithmetic and shuffle)";
+    } else {
+      portableKernel = "; kernel: an invocation per row (" + gap + ")";
+    }
+  }
+
+  // The pipeline names upstream steps textually, so the pass registry
+  // must know them (the tools register at startup; libattn does here).
+  static std::once_flag registerOnce;
+  std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
+
+  const std::string kernelSource =
+      layerSource ? *layerSource
+                  : mlir::attn::jit::buildDenseKernelSource(spec);
+  DialectRegistry registry;
+  mlir::attn::registerAllDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  std::string diagnostics;
+  llvm::raw_string_ostream diagOS(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    diagOS << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  // Parsed and verified once; each lowering below runs on a clone.
+  OwningOpRef<ModuleOp> source =
+      parseSourceString<ModuleOp>(kernelSource, &context);
+  if (!source) {
+    error = "vulkan: the kernel source does not parse: " + diagnostics;
+    return ATTN_ERROR_COMPILE;
+  }
+  if (failed(verify(*source))) {
+    error = "vulkan: the kernel does not verify: " + diagnostics;
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  }
+  int64_t bc = 0; // the key block the kernel walks (not tiled)
+  mlir::attn::AttnToSPIRVPipelineOptions options;
+  options.variant = variantName;
+  options.packDecodeHeads = packs;
+  options.maxLoopIterations = info.maxLoopIterations;
+  // ATTN_VULKAN_LAYER_TILES=0: a layer's projections an invocation per
+  // output (the simple mapping, for comparison).
+  if (const char *env = std::getenv("ATTN_VULKAN_LAYER_TILES"))
+    options.layerTiles = std::string(env) != "0";
+  if (coopmat) {
+    options.blockQ = coopBlockQ;
+    options.blockKv = coopBlockKv;
+    options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
+    // coopmat's workgroup is one of the device's subgroups; the scalar
+    // stand-in's is only a workgroup size (the pipeline's default).
+    if (variantName == "coopmat" || coopLanes > 1) {
+      options.subgroupSize = info.subgroupSize;
+      options.subgroups = coopSubgroups;
+      options.rowLanes = coopLanes;
+      options.registers = useRegisters;
+    }
+  } else if (variantName == "portable") {
+    // An invocation per row: block_q rows per workgroup (64 by default,
+    // within the device's workgroup size), K and V tiles sized to its
+    // shared memory. Tails are masked in the kernel: any lengths work.
+    // The subgroup kernel: block_q rows of subgroupSize invocations each
+    // (by default defaultSubgroupRows, within the device's limits).
+    const int64_t perRow = std::max<int64_t>(subgroupSize, 1);
+    const int64_t maxInv = info.maxComputeWorkGroupInvocations;
+    int64_t rows = spec.block_q > 0 ? spec.block_q : 64;
+    if (subgroupSize > 0 && spec.block_q <= 0) {
+      rows = std::min(mlir::attn::defaultSubgroupRows(subgroupSize),
+                      std::max<int64_t>(1, maxInv / perRow));
+      if (info.maxComputeWorkgroupSubgroups)
+        rows = std::min<int64_t>(rows, info.maxComputeWorkgroupSubgroups);
+    }
+    if (rows * perRow > maxInv)
+      return unsupported(
+          "block_q " + std::to_string(rows) +
+          (subgroupSize > 0
+               ? " rows of " + std::to_string(subgroupSize) + " lanes are"
+               : std::string(" is")) +
+          " more invocations than the device's "
+          "maxComputeWorkGroupInvocations (" +
+          std::to_string(maxInv) + ")");
+    if (subgroupSize > 0 && info.maxComputeWorkgroupSubgroups &&
+        rows > int64_t(info.maxComputeWorkgroupSubgroups))
+      return unsupported("block_q " + std::to_string(rows) +
+                         " subgroups per workgroup are more than the "
+                         "device's maxComputeWorkgroupSubgroups (" +
+                         std::to_string(info.maxComputeWorkgroupSubgroups) +
+                         ")");
+    options.blockQ = rows;
+    options.subgroupSize = subgroupSize;
+    options.blockKv = spec.block_kv; // 0: the pass fits shared memory
+    options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
+    int64_t eltBytes = ::attn::dtypeBytes(spec.dtype);
+    mlir::attn::ConfigureSIMTOptions simt;
+    simt.blockKv = options.blockKv;
+    simt.sharedMemoryBytes = options.sharedMemoryBytes;
+    bc = mlir::attn::simtBlockKv(simt, spec.head_dim, spec.value_dim,
+                                    eltBytes);
+    if (bc * (spec.head_dim + spec.value_dim) * eltBytes >
+        int64_t(info.maxComputeSharedMemorySize))
+      return unsupported(
+          "K and V tiles of " + std::to_string(bc) + " keys (head_dim " +
+          std::to_string(spec.head_dim) + ", value_dim " +
+          std::to_string(spec.value_dim) + ") do not fit the device's " +
+          std::to_string(info.maxComputeSharedMemorySize) +
+          " bytes of shared memory; use a smaller block_kv");
+  } else {
+    if (dynamic)
+      return unsupported(forcedBy + "=tiled needs static shapes "
+                         "(batch, heads_q, heads_kv, seq_q and seq_kv set "
+                         "in the spec; the portable variant takes dynamic "
+                         "ones)");
+    if (spec.dtype == ATTN_DTYPE_BF16)
+      return unsupported(forcedBy + "=tiled is f16/f32 only (the "
+                         "portable variant has bf16)");
+    if (spec.dropout_p > 0.0)
+      return unsupported(forcedBy + "=tiled has no dropout (the "
+                         "portable variant has)");
+    if (spec.kv_splits > 1)
+      return unsupported(forcedBy + "=tiled has no split-KV "
+                         "(kv_splits " +
+                         std::to_string(spec.kv_splits) +
+                         "; the portable variant has)");
+    // tiled: tail tiles would have dynamic shapes, and a kernel has no
+    // dynamic private memory, so blocks must divide the sequence
+    // lengths. By default the largest divisor up to 16 is taken (1 for a
+    // prime length: correct, but slow).
+    auto largestDivisor = [](int64_t n, int64_t cap) {
+      for (int64_t b = std::min(n, cap); b > 1; --b)
+        if (n % b == 0)
+          return b;
+      return int64_t(1);
+    };
+    options.blockQ =
+        spec.block_q > 0 ? spec.block_q : largestDivisor(spec.seq_q, 16);
+    options.blockKv =
+        spec.block_kv > 0 ? spec.block_kv : largestDivisor(spec.seq_kv, 16);
+    if (spec.seq_q % options.blockQ || spec.seq_kv % options.blockKv)
+      return unsupported(
+          "block sizes must divide the sequence lengths (block_q " +
+          std::to_string(options.blockQ) + " vs seq_q " +
+          std::to_string(spec.seq_q) + ", block_kv " +
+          std::to_string(options.blockKv) + " vs seq_kv " +
+          std::to_string(spec.seq_kv) + "): tail tiles would need dynamic "
+          "private memory");
+  }
+  // f32 kernels do not require 16-bit features even with this on.
+  options.f16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
+  // bf16 buffers are i16 buffers in the kernel (SPIRVBf16Storage.cpp):
+  // 16-bit loads and stores with shaderInt16, else 32-bit words holding
+  // two elements, which rules out 16-bit storage for the whole module.
+  options.int16 = info.shaderInt16 && info.storageBuffer16BitAccess;
+  if (spec.dtype == ATTN_DTYPE_BF16 && !options.int16) {
+    if (spec.mask == ATTN_MASK_ADDITIVE &&
+        spec.mask_dtype == ATTN_DTYPE_F16)
+      return unsupported("a bf16 kernel with an f16 mask needs shaderInt16 "
+                         "and storageBuffer16BitAccess, which device '" +
+                         info.name + "' lacks");
+    options.f16 = false;
+  }
+  // ... and, with 16-bit storage, Float16 for the mask's loads
+  // (attn-spirv-16bit-storage refuses the mix otherwise).
+  if (spec.dtype == ATTN_DTYPE_BF16 && spec.mask == ATTN_MASK_ADDITIVE &&
+      spec.mask_dtype == ATTN_DTYPE_F16 && !options.f16)
+    return unsupported("a bf16 kernel with an f16 mask needs shaderFloat16 "
+                       "as well, which device '" + info.name + "' lacks");
+
+  // Split-KV (every variant but tiled): each workgroup walks one chunk of
+  // the key blocks, a merge kernel combines the chunks. kv_splits N >= 1 is taken
+  // as given (at most one chunk per key block); 0 (auto) splits when few
+  // workgroups face a long key sequence, and when one invocation would
+  // run past the device's loop budget (lavapipe), as little as fits.
+  const bool splittable = variantName != "tiled";
+  if (coopmat)
+    bc = coopBlockKv;
+  // With dynamic sizes the kernels clamp them to the largest size the
+  // loop budget is checked for (devices with a budget), and the key
+  // blocks are those of that size; the auto rule does not split (the
+  // lengths are not known until launch), the budget may.
+  int64_t maxExtent = 0;
+  bool extentGiven = false;
+  if (dynamic) {
+    if (info.maxLoopIterations)
+      maxExtent = kDefaultMaxDynamicExtent;
+    if (const char *env = std::getenv("ATTN_VULKAN_MAX_DYNAMIC_EXTENT");
+        env && *env) {
+      extentGiven = true;
+      char *end = nullptr;
+      long long v = std::strtoll(env, &end, 10);
+      if (*end || v < 1 || v > (1ll << 31) - 1) {
+        error = std::string("vulkan: ATTN_VULKAN_MAX_DYNAMIC_EXTENT='") +
+                env + "' is not a size in [1, 2^31)";
+        return ATTN_ERROR_INVALID_ARGUMENT;
+      }
+      maxExtent = v;
+    }
+  }
+  options.maxDynamicExtent = maxExtent;
+  const int64_t seqKv = spec.seq_kv != ATTN_DYNAMIC ? spec.seq_kv
+                        : maxExtent                ? maxExtent
+                                                   : 0;
+  int64_t keyBlocks =
+      !splittable ? 1
+      : seqKv     ? std::max<int64_t>(1, ::attn::ceilDiv(seqKv, bc))
+                  : kMaxAutoSplits;
+  int64_t splits = 1;
+  std::string splitWhy;
+  // Static sizes: validation bounded B*Hq*Sq (q's bytes), so this fits.
+  int64_t workgroups = 0;
+  if (splittable && !dynamic &&
+      !::attn::checkedProduct({spec.batch, gridHeads,
+                               ::attn::ceilDiv(tileRows, options.blockQ)},
+                              workgroups))
+    workgroups = INT64_MAX;
+  // The workers the auto rule keeps busy: kWorkgroupsPerUnit per
+  // compute unit where the device reports its units.
+  const int64_t autoParallelism =
+      info.computeUnits ? kWorkgroupsPerUnit * int64_t(info.computeUnits)
+                        : kAutoSplitParallelism;
+  if (!splittable) {
+    splitWhy = "the " + variantName + " variant has no split-KV";
+  } else if (spec.kv_splits >= 1) {
+    splits = std::min<int64_t>(spec.kv_splits, keyBlocks);
+    splitWhy = "kv_splits " + std::to_string(spec.kv_splits);
+    if (splits != spec.kv_splits)
+      splitWhy += ", clamped to the " + std::to_string(keyBlocks) +
+                  " key blocks of " + std::to_string(bc);
+  } else if (dynamic) {
+    splitWhy = "auto: dynamic sizes";
+  } else if (workgroups < (info.computeUnits ? autoParallelism
+                                              : kFewWorkgroups)) {
+    splits = std::min(mlir::attn::chooseKvSplits(
+                          spec.batch, gridHeads, tileRows, spec.seq_kv,
+                          options.blockQ, bc, autoParallelism),
+                      keyBlocks);
+    splitWhy = "auto: " + std::to_string(workgroups) + " workgroups (< " +
+               (info.computeUnits
+                    ? std::to_string(kWorkgroupsPerUnit) + " x " +
+                          std::to_string(info.computeUnits) +
+                          " compute units"
+                    : std::to_string(kFewWorkgroups)) +
+               ") over " + std::to_string(spec.seq_kv) + " keys";
+    if (splits <= 1)
+      splitWhy += ": too few key blocks of " + std::to_string(bc) +
+                  " for two chunks of 4";
+  } else {
+    splitWhy = "auto: " + std::to_string(workgroups) + " workgroups";
+  }
+  // The key-chunk floor, which attn-tile-sdpa applies to a static length
+  // (a dynamic one gets its count from the length at launch).
+  if (splittable && spec.seq_kv != ATTN_DYNAMIC && bc > 0) {
+    int64_t floor = ::attn::minKvSplits(spec.seq_kv, bc);
+    if (floor > splits) {
+      splits = floor;
+      splitWhy += ", raised to chunks of at most " +
+                  std::to_string(::attn::kMaxChunkKeys) + " keys";
+    }
+  }
+
+  // Runs the pipeline on a fresh copy of the source with `n` splits. On
+  // failure, `overBudget` says whether the loop budget was what failed.
+  OwningOpRef<ModuleOp> module;
+  bool overBudget = false;
+  auto lower = [&](int64_t n) -> LogicalResult {
+    diagnostics.clear();
+    overBudget = false;
+    module = source->clone();
+    options.kvSplits = n;
+    PassManager pm(&context);
+    // --mlir-print-ir-after-all and friends where the tool registered
+    // them.
+    if (failed(mlir::attn::jit::configurePassManager(pm)))
+      return failure();
+    std::string buildError;
+    if (failed(
+            mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {
+      diagOS << buildError << "\n";
+      return failure();
+    }
+    if (succeeded(pm.run(*module)))
+      return success();
+    overBudget =
+        diagnostics.find("attn-spirv-loop-budget") != std::string::npos;
+    return failure();
+  };
+  LogicalResult lowered = lower(splits);
+  if (failed(lowered) && overBudget && splittable && spec.kv_splits == 0) {
+    // Splitting the keys divides the per-invocation key loop: the
+    // smallest power of two (up to 64, at most the key blocks) whose
+    // kernels pass. Unsplit, one invocation needs `count`; with n chunks
+    // it needs at least count / n, so smaller n cannot pass.
+    const std::string unsplit = diagnostics;
+    uint64_t count = largestIterationCount(unsplit);
+    uint64_t budget = info.maxLoopIterations;
+    std::vector<int64_t> candidates =
+        splitCandidates(splits, keyBlocks, count, budget);
+    const std::string first =
+        splits == 1 ? std::string("unsplit")
+                    : "with " + std::to_string(splits) + " chunks";
+    for (int64_t n : candidates) {
+      lowered = lower(n);
+      if (succeeded(lowered)) {
+        splitWhy = "auto: " + first + ", one invocation could run up to " +
+                   std::to_string(count) + " loop iterations; device '" +
+                   info.name + "' ends loops after " +
+                   std::to_string(budget) + "; " + std::to_string(n) +
+                   " is the smallest power of two (or key-block count) "
+                   "that fits";
+        splits = n;
+        break;
+      }
+      if (!overBudget)
+        break;
+    }
+    if (failed(lowered) && overBudget && !(dynamic && !extentGiven)) {
+      error = "vulkan: device '" + info.name + "': " + unsplit +
+              (candidates.empty()
+                   ? "(the " + std::to_string(keyBlocks) +
+                         " key block(s) cannot be split further"
+                   : "(and with up to " + std::to_string(candidates.back()) +
+                         " key chunks") +
+              ": shorter sequences, or another device)";
+      return ATTN_ERROR_UNSUPPORTED;
+    }
+  }
+  // Dynamic sizes over the budget at the default largest size (and the
+  // split count given or tried): the largest power of two down to
+  // kMinDynamicExtent that fits; larger sizes are refused at launch.
+  std::string extentWhy =
+      extentGiven ? "ATTN_VULKAN_MAX_DYNAMIC_EXTENT"
+                  : "device '" + info.name +
+                        "' ends loops after a fixed count; the kernel's "
+                        "loops are checked for sizes up to this";
+  if (dynamic && !extentGiven && failed(lowered) && overBudget) {
+    const bool autoSplits = splittable && spec.kv_splits == 0;
+    while (failed(lowered) && overBudget && maxExtent > kMinDynamicExtent) {
+      maxExtent /= 2;
+      options.maxDynamicExtent = maxExtent;
+      if (!autoSplits) {
+        lowered = lower(splits);
+        continue;
+      }
+      // Unsplit, else the smallest split count the unsplit count says
+      // could fit.
+      splits = 1;
+      lowered = lower(1);
+      if (succeeded(lowered) || !overBudget)
+        break;
+      std::vector<int64_t> candidates = splitCandidates(
+          1, std::max<int64_t>(1, (maxExtent + bc - 1) / bc),
+          largestIterationCount(diagnostics), info.maxLoopIterations);
+      if (!candidates.empty()) {
+        splits = candidates.front();
+        lowered = lower(splits);
+      }
+      if (splits > 1 && succeeded(lowered))
+        splitWhy = "auto: dynamic sizes up to " + std::to_string(maxExtent) +
+                   ", the smallest power of two (or key-block count) "
+                   "that fits device '" + info.name + "''s loop budget";
+    }
+    extentWhy += " (the largest power of two that fits the budget with " +
+                 std::to_string(splits) + " key chunk(s))";
+  }
+  if (failed(lowered)) {
+    // A kernel over the driver's loop budget is a limit of the device,
+    // not a compiler failure.
+    if (overBudget) {
+      error = "vulkan: device '" + info.name + "': " + diagnostics +
+              (splittable ? "(kv_splits 0 (auto) splits the keys until it "
+                          "fits; or shorter sequences, or another device)"
+                        : "(split the work: shorter sequences, the "
+                          "portable variant, or another device)");
+      return ATTN_ERROR_UNSUPPORTED;
+    }
+    error = "vulkan: the SPIR-V pipeline failed: " + diagnostics;
+    return ATTN_ERROR_COMPILE;
+  }
+
+  sourceOut = "// vulkan variant: " + variantName +
+                  (forced != "auto" ? " (" + forcedBy + ")"
+                   : coopmat        ? " (auto)"
+                                    : " (auto: " + coopGap + ")") +
+                  portableKernel +
+                  (variantName == "coopmat" ||
+                           (variantName == "coopmat-scalar" && coopLanes > 1)
+                       ? "\n// vulkan coopmat geometry: " +
+                             std::to_string(coopSubgroups) +
+                             " subgroup(s) per workgroup, block_q " +
+                             std::to_string(coopBlockQ) + ", " +
+                             (useRegisters
+                                  ? "a 16-row strip per subgroup, " +
+                                        std::to_string(coopLanes) +
+                                        " lanes per softmax row, Q and "
+                                        "the accumulator in registers"
+                              : coopLanes > 1
+                                  ? "a subgroup of " +
+                                        std::to_string(coopLanes) +
+                                        " lanes per softmax row"
+                                  : std::string("an invocation per softmax "
+                                                "row")) +
+                             (coopGeometryGiven
+                                  ? " (block_q or ATTN_VULKAN_COOP_*)"
+                                  : " (default)")
+                       : std::string()) +
+                  "\n// vulkan kv splits: " + std::to_string(splits) + " (" +
+                  splitWhy + ")\n" +
+                  (packs && variantName != "tiled"
+                       ? "// vulkan packed decode: the " +
+                             std::to_string(tileRows) +
+                             " query heads of each K/V head as one tile's "
+                             "rows, a workgroup per K/V head\n"
+                       : std::string()) +
+                  (!dynamic ? std::string()
+                   : maxExtent
+                       ? "// vulkan dynamic sizes: read at launch, each up "
+                         "to " + std::to_string(maxExtent) + " (" +
+                             extentWhy + ")\n"
+                       : std::string("// vulkan dynamic sizes: read at "
+                                     "launch\n")) +
+                  kernelSource;
+
+  mlir::attn::SPIRVKernelArtifact artifact;
+  if (failed(mlir::attn::extractSPIRVKernel(*module, artifact, error))) {
+    error = "vulkan: " + error + diagnostics;
+    return ATTN_ERROR_COMPILE;
+  }
+  // The runtime's launch path, the same as for kernels loaded ahead of
+  // time (runtime/src/vulkan/Kernel.cpp).
+  mlir::attn::jit::toVulkanKernelMetadata(artifact, variantName, metadata);
+  chosen.variant = variantName;
+  chosen.device = info.name;
+  chosen.blockQ = options.blockQ;
+  chosen.blockKv = variantName == "tiled" || !bc ? options.blockKv : bc;
+  chosen.kvSplits = splits;
+  return ATTN_OK;
+}
+
+namespace {
+
 class VulkanCompiler final : public ::attn::Compiler {
 public:
   std::string configuration() const override {
@@ -281,7 +1000,7 @@ public:
     }
     vk::KernelMetadata metadata;
     ::attn::KernelInfo chosen;
-    if (attn_status s = lowerKernel(spec, /*layerSource=*/nullptr, info,
+    if (attn_status s = mlir::attn::jit::lowerVulkanKernel(spec, /*layerSource=*/nullptr, info, "",
                                     metadata, chosen, result.source, error))
       return s;
     return vk::createExecutable(metadata, spec, chosen, result.executable,
@@ -301,8 +1020,8 @@ public:
     const std::string layerSource = mlir::attn::jit::buildMhaKernelSource(spec);
     vk::KernelMetadata metadata;
     ::attn::KernelInfo chosen;
-    attn_status s = lowerKernel(::attn::layerAttentionSpec(spec),
-                                &layerSource, info, metadata, chosen,
+    attn_status s = mlir::attn::jit::lowerVulkanKernel(::attn::layerAttentionSpec(spec),
+                                &layerSource, info, "", metadata, chosen,
                                 result.source, error);
     if (s == ATTN_OK)
       s = vk::createLayerExecutable(metadata, spec, result.executable, error);
@@ -313,722 +1032,6 @@ public:
     return s;
   }
 
-private:
-  /// The SPIR-V kernel (module and launch metadata) for `spec`'s attention:
-  /// the variant, geometry and split count chosen for the device, the
-  /// pipeline run, the artifact read off its result. With `layerSource`,
-  /// that layer's source (whose attention `spec` is) is lowered instead of
-  /// the attention kernel's.
-  attn_status lowerKernel(const attn_spec &spec,
-                          const std::string *layerSource,
-                          const vk::DeviceInfo &info,
-                          vk::KernelMetadata &metadata,
-                          ::attn::KernelInfo &chosen, std::string &sourceOut,
-                          std::string &error) {
-    // What the portable variant does not do yet; each is a clear refusal.
-    auto unsupported = [&](const std::string &why) {
-      error = "vulkan: " + why;
-      return ATTN_ERROR_UNSUPPORTED;
-    };
-    // Dynamic sizes (ATTN_DYNAMIC): one module for every size, which
-    // reads them from a buffer each launch fills (SPIRVDynamicShapes.cpp);
-    // the portable variant only.
-    bool dynamic = false;
-    for (int64_t d : {spec.batch, spec.heads_q, spec.heads_kv, spec.seq_q,
-                      spec.seq_kv})
-      dynamic |= d == ATTN_DYNAMIC;
-    if (spec.variant == ATTN_VARIANT_MATH)
-      return unsupported("the math (reference) variant is cpu only");
-    // Packed decode (attn-configure-simt{pack-decode-heads}): a GQA step of
-    // one query row has the query heads of each K/V head as one tile's
-    // rows, so the grid runs over the K/V heads and reads K and V once per
-    // group; ATTN_VULKAN_PACK_HEADS=0 keeps a workgroup per query head (for
-    // comparison). The tiled variant never packs.
-    bool packHeads = true;
-    if (const char *env = std::getenv("ATTN_VULKAN_PACK_HEADS"); env && *env) {
-      std::string v(env);
-      if (v != "0" && v != "1") {
-        error = "vulkan: ATTN_VULKAN_PACK_HEADS='" + v +
-                "' is neither 0 nor 1";
-        return ATTN_ERROR_INVALID_ARGUMENT;
-      }
-      packHeads = v == "1";
-    }
-    const bool packs = packHeads && !dynamic &&
-                       mlir::attn::simtPacksDecodeHeads(
-                           spec.heads_q, spec.seq_q, spec.heads_kv,
-                           spec.mask != ATTN_MASK_NONE, spec.dropout_p > 0.0);
-    // The rows a tile takes and the grid's heads (packed: the group's
-    // query heads and the K/V heads).
-    const int64_t tileRows = packs ? spec.heads_q / spec.heads_kv : spec.seq_q;
-    const int64_t gridHeads = packs ? spec.heads_kv : spec.heads_q;
-    // Tensors the device cannot bind are refused now, not at the launch
-    // (with dynamic sizes, what the static ones already make too large).
-    if (attn_status s = vk::checkBufferRanges(info, spec, error))
-      return s;
-    if (spec.dropout_p > 0.0 && !info.shaderInt64)
-      return unsupported("dropout needs 64-bit integers (the seed and the "
-                         "Philox decision), and device '" + info.name +
-                         "' lacks shaderInt64");
-    // Masks need no conversion: an i1 buffer becomes one byte per element
-    // (0 or 1, as the cpu path reads them) in 32-bit words, which is how
-    // the runtime stages a bool mask; lse is one more storage buffer.
-    bool f16 = spec.dtype == ATTN_DTYPE_F16 ||
-               (spec.mask == ATTN_MASK_ADDITIVE &&
-                spec.mask_dtype == ATTN_DTYPE_F16);
-    if (f16 && !(info.shaderFloat16 && info.storageBuffer16BitAccess))
-      return unsupported("device '" + info.name +
-                         "' lacks shaderFloat16 / storageBuffer16BitAccess, "
-                         "which f16 kernels need");
-
-    // The variant: ATTN_VULKAN_VARIANT=portable|coopmat forces one; by
-    // default (auto) coopmat where the device and the spec allow it.
-    std::string forced = "auto";
-    if (const char *env = std::getenv("ATTN_VULKAN_VARIANT"); env && *env)
-      forced = env;
-    // coopmat-scalar (the coopmat kernel with scalar products, for any
-    // device) is never chosen automatically.
-    // portable-subgroup / portable-rows force the portable variant's
-    // subgroup or invocation-per-row kernel; portable and auto choose
-    // between them by device features.
-    if (forced != "auto" && forced != "portable" && forced != "tiled" &&
-        forced != "coopmat" && forced != "coopmat-scalar" &&
-        forced != "portable-subgroup" && forced != "portable-rows") {
-      error = "vulkan: ATTN_VULKAN_VARIANT='" + forced +
-              "' is not one of auto, portable, portable-subgroup, "
-              "portable-rows, tiled, coopmat, coopmat-scalar";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-    int64_t coopBlockQ = 0, coopBlockKv = 0;
-    // coopmat's workgroup: this many of the device's subgroups.
-    int64_t coopSubgroups = 1;
-    if (const char *env = std::getenv("ATTN_VULKAN_COOP_SUBGROUPS");
-        env && *env) {
-      char *end = nullptr;
-      long n = std::strtol(env, &end, 10);
-      if (*end || n < 1 || n > 32) {
-        error = "vulkan: ATTN_VULKAN_COOP_SUBGROUPS='" + std::string(env) +
-                "' is not a count of subgroups from 1 to 32";
-        return ATTN_ERROR_INVALID_ARGUMENT;
-      }
-      coopSubgroups = n;
-    }
-    // coopmat's Q and accumulator in cooperative-matrix registers, a
-    // 16-row strip per subgroup (its rows on subgroupSize / 16 lanes
-    // each): by default where the device's subgroups are 16 to 128 wide
-    // and the tiles fit; ATTN_VULKAN_COOP_REGISTERS=0 keeps the
-    // accumulator in workgroup memory (=1 asks for registers).
-    const int64_t sgSize = info.subgroupSize;
-    const bool registersPossible =
-        sgSize >= 16 && sgSize <= 128 && sgSize % 16 == 0;
-    int coopRegisters = -1; // -1: automatic
-    if (const char *env = std::getenv("ATTN_VULKAN_COOP_REGISTERS");
-        env && *env) {
-      std::string v(env);
-      if (v != "0" && v != "1") {
-        error = "vulkan: ATTN_VULKAN_COOP_REGISTERS='" + v +
-                "' is neither 0 nor 1";
-        return ATTN_ERROR_INVALID_ARGUMENT;
-      }
-      coopRegisters = v == "1";
-    }
-    // coopmat's softmax: a row per invocation (1) or per subgroup (or, with
-    // registers, per subgroupSize / 16 lanes).
-    int64_t coopLanes = 1;
-    if (const char *env = std::getenv("ATTN_VULKAN_COOP_LANES"); env && *env) {
-      char *end = nullptr;
-      long n = std::strtol(env, &end, 10);
-      if (*end || (n != 1 && n != long(sgSize) &&
-                   !(coopRegisters == 1 && n * 16 == long(sgSize)))) {
-        error = "vulkan: ATTN_VULKAN_COOP_LANES='" + std::string(env) +
-                "' is neither 1 nor the device's subgroup size " +
-                std::to_string(sgSize) +
-                " (nor, with ATTN_VULKAN_COOP_REGISTERS=1, a 16th of it)";
-        return ATTN_ERROR_INVALID_ARGUMENT;
-      }
-      coopLanes = n;
-    }
-    // The coopmat kernel's geometry where neither the spec (block_q) nor
-    // the environment chooses it (measured on the H200's Vulkan driver,
-    // bench/results/vulkan-coopmat-geometry-2026-11-27): a tile of 64 rows
-    // on 4 subgroups, a row per invocation, where its workgroup memory fits
-    // (D = Dv = 64: 16-key blocks); else 16 rows of a subgroup each, the
-    // softmax on the subgroup's lanes, where D and Dv are multiples of the
-    // subgroup size (D = 128); else 16 rows on one subgroup.
-    int64_t coopBlockQ0 = 16;
-    const bool coopGeometryGiven =
-        spec.block_q > 0 || std::getenv("ATTN_VULKAN_COOP_SUBGROUPS") ||
-        std::getenv("ATTN_VULKAN_COOP_LANES");
-    bool useRegisters = false;
-    if (forced != "coopmat-scalar" && registersPossible &&
-        coopRegisters != 0) {
-      // With registers: 16 x (subgroups) rows; by default the most
-      // subgroups (4, 2, 1) whose tiles fit with 16-key blocks (the
-      // largest block that fits is chosen after).
-      const int64_t d = spec.head_dim,
-                    dv = spec.value_dim ? spec.value_dim : spec.head_dim;
-      const int64_t maxInv = info.maxComputeWorkGroupInvocations;
-      const int64_t limit = info.maxComputeSharedMemorySize;
-      int64_t subgroups = 0;
-      if (spec.block_q > 0) {
-        if (spec.block_q % 16 == 0)
-          subgroups = spec.block_q / 16;
-      } else if (std::getenv("ATTN_VULKAN_COOP_SUBGROUPS")) {
-        subgroups = coopSubgroups;
-      } else {
-        // Packed decode: the strips its rows fill (a 16-row strip per
-        // subgroup; more would compute rows that do not exist).
-        const int64_t most =
-            packs ? std::max<int64_t>(1, ::attn::ceilDiv(tileRows, 16)) : 4;
-        for (int64_t w : {4, 2, 1})
-          if (w <= most && w * sgSize <= maxInv &&
-              mlir::attn::coopMatrixSharedBytes(16 * w, 16, d, dv, true) <=
-                  limit) {
-            subgroups = w;
-            break;
-          }
-      }
-      const int64_t lanes = sgSize / 16;
-      if (subgroups > 0 && subgroups <= 32 && d % lanes == 0 &&
-          dv % lanes == 0 &&
-          (!std::getenv("ATTN_VULKAN_COOP_LANES") || coopLanes == lanes)) {
-        useRegisters = true;
-        coopSubgroups = subgroups;
-        coopLanes = lanes;
-        coopBlockQ0 = 16 * subgroups;
-      } else if (coopRegisters == 1 && forced == "coopmat") {
-        return unsupported(
-            "ATTN_VULKAN_COOP_REGISTERS=1: the accumulator in registers "
-            "needs block_q = 16 x subgroups and head dims multiples of " +
-            std::to_string(lanes));
-      }
-    } else if (coopRegisters == 1 && forced == "coopmat") {
-      return unsupported("ATTN_VULKAN_COOP_REGISTERS=1 needs a device whose "
-                         "subgroups are 16 to 128 invocations, a multiple "
-                         "of 16");
-    }
-    if (!useRegisters && !coopGeometryGiven && forced != "coopmat-scalar") {
-      const int64_t sg = info.subgroupSize, d = spec.head_dim,
-                    dv = spec.value_dim ? spec.value_dim : spec.head_dim;
-      const int64_t maxInv = info.maxComputeWorkGroupInvocations;
-      if (sg > 0 && 64 % sg == 0 && 4 * sg <= maxInv && 4 * sg >= 64 &&
-          mlir::attn::coopMatrixSharedBytes(64, 16, d, dv) <=
-              int64_t(info.maxComputeSharedMemorySize)) {
-        coopSubgroups = 4;
-        coopBlockQ0 = 64;
-      } else if (sg >= 16 && d % sg == 0 && dv % sg == 0 &&
-                 16 * sg <= maxInv) {
-        coopSubgroups = 16;
-        coopLanes = sg;
-      }
-    }
-    std::string coopGap;
-    bool simt = forced == "portable" || forced == "tiled" ||
-                forced == "portable-subgroup" || forced == "portable-rows";
-    if (!simt) {
-      if (forced != "coopmat-scalar")
-        coopGap = coopMatDeviceGap(info, spec.dtype);
-      if (coopGap.empty() && (forced != "coopmat-scalar" || coopLanes > 1) &&
-          coopSubgroups * int64_t(info.subgroupSize) >
-              int64_t(info.maxComputeWorkGroupInvocations))
-        coopGap = "the coopmat workgroup of " + std::to_string(coopSubgroups) +
-                  " subgroups is more than the device's " +
-                  std::to_string(info.maxComputeWorkGroupInvocations) +
-                  " invocations";
-      if (coopGap.empty()) {
-        coopGap = coopMatSpecGap(
-            spec, info,
-            forced == "coopmat-scalar" && coopLanes == 1
-                ? 0
-                : coopSubgroups * int64_t(info.subgroupSize),
-            coopLanes, coopBlockQ0, useRegisters, coopBlockQ, coopBlockKv);
-        // A default geometry that does not fit (a key block that is no
-        // multiple of the lanes): the single-subgroup one.
-        if (!coopGap.empty() && !coopGeometryGiven && coopRegisters != 1 &&
-            (coopSubgroups != 1 || coopLanes != 1 || useRegisters)) {
-          coopSubgroups = 1;
-          coopLanes = 1;
-          useRegisters = false;
-          coopGap = coopMatSpecGap(spec, info, int64_t(info.subgroupSize), 1,
-                                   16, false, coopBlockQ, coopBlockKv);
-        }
-      }
-      if (forced != "auto" && !coopGap.empty())
-        return unsupported("ATTN_VULKAN_VARIANT=" + forced + ": " + coopGap);
-    }
-    bool coopmat = !simt && coopGap.empty();
-    std::string variantName = forced == "coopmat-scalar" || forced == "tiled"
-                                  ? forced
-                                  : coopmat ? "coopmat" : "portable";
-    // The tiled variant bufferizes the whole function into private
-    // memory; a layer's projections need device buffers between kernels.
-    if (layerSource && variantName == "tiled")
-      return unsupported("ATTN_VULKAN_VARIANT=tiled compiles attention "
-                         "kernels only; a layer (attn.mha) needs the "
-                         "portable or a coopmat variant");
-    // The tiled variant has no split-KV, and longer key runs than one
-    // chunk would sum inaccurately in its f32 state (KeyChunks.h).
-    if (variantName == "tiled" && spec.seq_kv > ::attn::kMaxChunkKeys)
-      return unsupported("the tiled variant has no split-KV, and Skv = " +
-                         std::to_string(spec.seq_kv) + " needs chunks of at "
-                         "most " + std::to_string(::attn::kMaxChunkKeys) +
-                         " keys for accurate f32 sums (use another variant)");
-    // The portable variant's kernel: a subgroup per row where the device
-    // has subgroup arithmetic and shuffles in compute, else an invocation
-    // per row.
-    int64_t subgroupSize = 0;
-    std::string portableKernel;
-    if (variantName == "portable") {
-      int64_t size = 0;
-      std::string gap = forced == "portable-rows"
-                            ? std::string("ATTN_VULKAN_VARIANT=portable-rows")
-                            : subgroupKernelGap(info, size);
-      // Asking for a subgroup size asks for the subgroup kernel too.
-      const char *sizeEnv = std::getenv("ATTN_VULKAN_SUBGROUP_SIZE");
-      const bool sizeAsked = sizeEnv && *sizeEnv && forced != "portable-rows";
-      if ((forced == "portable-subgroup" || sizeAsked) && !gap.empty())
-        return unsupported((forced == "portable-subgroup"
-                                ? "ATTN_VULKAN_VARIANT=portable-subgroup: "
-                                : "the subgroup kernel: ") +
-                           gap);
-      if (gap.empty()) {
-        subgroupSize = size;
-        portableKernel = "; kernel: a subgroup of " + std::to_string(size) +
-                         " lanes per row (subgroup arithmetic and shuffle)";
-      } else {
-        portableKernel = "; kernel: an invocation per row (" + gap + ")";
-      }
-    }
-
-    // The pipeline names upstream steps textually, so the pass registry
-    // must know them (the tools register at startup; libattn does here).
-    static std::once_flag registerOnce;
-    std::call_once(registerOnce, [] { mlir::attn::registerAllPasses(); });
-
-    const std::string kernelSource =
-        layerSource ? *layerSource
-                    : mlir::attn::jit::buildDenseKernelSource(spec);
-    DialectRegistry registry;
-    mlir::attn::registerAllDialects(registry);
-    MLIRContext context(registry, MLIRContext::Threading::DISABLED);
-    context.loadAllAvailableDialects();
-    std::string diagnostics;
-    llvm::raw_string_ostream diagOS(diagnostics);
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      diagOS << diag.getLocation() << ": " << diag << "\n";
-      return success();
-    });
-    // Parsed and verified once; each lowering below runs on a clone.
-    OwningOpRef<ModuleOp> source =
-        parseSourceString<ModuleOp>(kernelSource, &context);
-    if (!source) {
-      error = "vulkan: the kernel source does not parse: " + diagnostics;
-      return ATTN_ERROR_COMPILE;
-    }
-    if (failed(verify(*source))) {
-      error = "vulkan: the kernel does not verify: " + diagnostics;
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-    int64_t bc = 0; // the key block the kernel walks (not tiled)
-    mlir::attn::AttnToSPIRVPipelineOptions options;
-    options.variant = variantName;
-    options.packDecodeHeads = packs;
-    options.maxLoopIterations = info.maxLoopIterations;
-    // ATTN_VULKAN_LAYER_TILES=0: a layer's projections an invocation per
-    // output (the simple mapping, for comparison).
-    if (const char *env = std::getenv("ATTN_VULKAN_LAYER_TILES"))
-      options.layerTiles = std::string(env) != "0";
-    if (coopmat) {
-      options.blockQ = coopBlockQ;
-      options.blockKv = coopBlockKv;
-      options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
-      // coopmat's workgroup is one of the device's subgroups; the scalar
-      // stand-in's is only a workgroup size (the pipeline's default).
-      if (variantName == "coopmat" || coopLanes > 1) {
-        options.subgroupSize = info.subgroupSize;
-        options.subgroups = coopSubgroups;
-        options.rowLanes = coopLanes;
-        options.registers = useRegisters;
-      }
-    } else if (variantName == "portable") {
-      // An invocation per row: block_q rows per workgroup (64 by default,
-      // within the device's workgroup size), K and V tiles sized to its
-      // shared memory. Tails are masked in the kernel: any lengths work.
-      // The subgroup kernel: block_q rows of subgroupSize invocations each
-      // (by default defaultSubgroupRows, within the device's limits).
-      const int64_t perRow = std::max<int64_t>(subgroupSize, 1);
-      const int64_t maxInv = info.maxComputeWorkGroupInvocations;
-      int64_t rows = spec.block_q > 0 ? spec.block_q : 64;
-      if (subgroupSize > 0 && spec.block_q <= 0) {
-        rows = std::min(mlir::attn::defaultSubgroupRows(subgroupSize),
-                        std::max<int64_t>(1, maxInv / perRow));
-        if (info.maxComputeWorkgroupSubgroups)
-          rows = std::min<int64_t>(rows, info.maxComputeWorkgroupSubgroups);
-      }
-      if (rows * perRow > maxInv)
-        return unsupported(
-            "block_q " + std::to_string(rows) +
-            (subgroupSize > 0
-                 ? " rows of " + std::to_string(subgroupSize) + " lanes are"
-                 : std::string(" is")) +
-            " more invocations than the device's "
-            "maxComputeWorkGroupInvocations (" +
-            std::to_string(maxInv) + ")");
-      if (subgroupSize > 0 && info.maxComputeWorkgroupSubgroups &&
-          rows > int64_t(info.maxComputeWorkgroupSubgroups))
-        return unsupported("block_q " + std::to_string(rows) +
-                           " subgroups per workgroup are more than the "
-                           "device's maxComputeWorkgroupSubgroups (" +
-                           std::to_string(info.maxComputeWorkgroupSubgroups) +
-                           ")");
-      options.blockQ = rows;
-      options.subgroupSize = subgroupSize;
-      options.blockKv = spec.block_kv; // 0: the pass fits shared memory
-      options.sharedMemoryBytes = info.maxComputeSharedMemorySize;
-      int64_t eltBytes = ::attn::dtypeBytes(spec.dtype);
-      mlir::attn::ConfigureSIMTOptions simt;
-      simt.blockKv = options.blockKv;
-      simt.sharedMemoryBytes = options.sharedMemoryBytes;
-      bc = mlir::attn::simtBlockKv(simt, spec.head_dim, spec.value_dim,
-                                      eltBytes);
-      if (bc * (spec.head_dim + spec.value_dim) * eltBytes >
-          int64_t(info.maxComputeSharedMemorySize))
-        return unsupported(
-            "K and V tiles of " + std::to_string(bc) + " keys (head_dim " +
-            std::to_string(spec.head_dim) + ", value_dim " +
-            std::to_string(spec.value_dim) + ") do not fit the device's " +
-            std::to_string(info.maxComputeSharedMemorySize) +
-            " bytes of shared memory; use a smaller block_kv");
-    } else {
-      if (dynamic)
-        return unsupported("ATTN_VULKAN_VARIANT=tiled needs static shapes "
-                           "(batch, heads_q, heads_kv, seq_q and seq_kv set "
-                           "in the spec; the portable variant takes dynamic "
-                           "ones)");
-      if (spec.dtype == ATTN_DTYPE_BF16)
-        return unsupported("ATTN_VULKAN_VARIANT=tiled is f16/f32 only (the "
-                           "portable variant has bf16)");
-      if (spec.dropout_p > 0.0)
-        return unsupported("ATTN_VULKAN_VARIANT=tiled has no dropout (the "
-                           "portable variant has)");
-      if (spec.kv_splits > 1)
-        return unsupported("ATTN_VULKAN_VARIANT=tiled has no split-KV "
-                           "(kv_splits " +
-                           std::to_string(spec.kv_splits) +
-                           "; the portable variant has)");
-      // tiled: tail tiles would have dynamic shapes, and a kernel has no
-      // dynamic private memory, so blocks must divide the sequence
-      // lengths. By default the largest divisor up to 16 is taken (1 for a
-      // prime length: correct, but slow).
-      auto largestDivisor = [](int64_t n, int64_t cap) {
-        for (int64_t b = std::min(n, cap); b > 1; --b)
-          if (n % b == 0)
-            return b;
-        return int64_t(1);
-      };
-      options.blockQ =
-          spec.block_q > 0 ? spec.block_q : largestDivisor(spec.seq_q, 16);
-      options.blockKv =
-          spec.block_kv > 0 ? spec.block_kv : largestDivisor(spec.seq_kv, 16);
-      if (spec.seq_q % options.blockQ || spec.seq_kv % options.blockKv)
-        return unsupported(
-            "block sizes must divide the sequence lengths (block_q " +
-            std::to_string(options.blockQ) + " vs seq_q " +
-            std::to_string(spec.seq_q) + ", block_kv " +
-            std::to_string(options.blockKv) + " vs seq_kv " +
-            std::to_string(spec.seq_kv) + "): tail tiles would need dynamic "
-            "private memory");
-    }
-    // f32 kernels do not require 16-bit features even with this on.
-    options.f16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
-    // bf16 buffers are i16 buffers in the kernel (SPIRVBf16Storage.cpp):
-    // 16-bit loads and stores with shaderInt16, else 32-bit words holding
-    // two elements, which rules out 16-bit storage for the whole module.
-    options.int16 = info.shaderInt16 && info.storageBuffer16BitAccess;
-    if (spec.dtype == ATTN_DTYPE_BF16 && !options.int16) {
-      if (spec.mask == ATTN_MASK_ADDITIVE &&
-          spec.mask_dtype == ATTN_DTYPE_F16)
-        return unsupported("a bf16 kernel with an f16 mask needs shaderInt16 "
-                           "and storageBuffer16BitAccess, which device '" +
-                           info.name + "' lacks");
-      options.f16 = false;
-    }
-    // ... and, with 16-bit storage, Float16 for the mask's loads
-    // (attn-spirv-16bit-storage refuses the mix otherwise).
-    if (spec.dtype == ATTN_DTYPE_BF16 && spec.mask == ATTN_MASK_ADDITIVE &&
-        spec.mask_dtype == ATTN_DTYPE_F16 && !options.f16)
-      return unsupported("a bf16 kernel with an f16 mask needs shaderFloat16 "
-                         "as well, which device '" + info.name + "' lacks");
-
-    // Split-KV (every variant but tiled): each workgroup walks one chunk of
-    // the key blocks, a merge kernel combines the chunks. kv_splits N >= 1 is taken
-    // as given (at most one chunk per key block); 0 (auto) splits when few
-    // workgroups face a long key sequence, and when one invocation would
-    // run past the device's loop budget (lavapipe), as little as fits.
-    const bool splittable = variantName != "tiled";
-    if (coopmat)
-      bc = coopBlockKv;
-    // With dynamic sizes the kernels clamp them to the largest size the
-    // loop budget is checked for (devices with a budget), and the key
-    // blocks are those of that size; the auto rule does not split (the
-    // lengths are not known until launch), the budget may.
-    int64_t maxExtent = 0;
-    bool extentGiven = false;
-    if (dynamic) {
-      if (info.maxLoopIterations)
-        maxExtent = kDefaultMaxDynamicExtent;
-      if (const char *env = std::getenv("ATTN_VULKAN_MAX_DYNAMIC_EXTENT");
-          env && *env) {
-        extentGiven = true;
-        char *end = nullptr;
-        long long v = std::strtoll(env, &end, 10);
-        if (*end || v < 1 || v > (1ll << 31) - 1) {
-          error = std::string("vulkan: ATTN_VULKAN_MAX_DYNAMIC_EXTENT='") +
-                  env + "' is not a size in [1, 2^31)";
-          return ATTN_ERROR_INVALID_ARGUMENT;
-        }
-        maxExtent = v;
-      }
-    }
-    options.maxDynamicExtent = maxExtent;
-    const int64_t seqKv = spec.seq_kv != ATTN_DYNAMIC ? spec.seq_kv
-                          : maxExtent                ? maxExtent
-                                                     : 0;
-    int64_t keyBlocks =
-        !splittable ? 1
-        : seqKv     ? std::max<int64_t>(1, ::attn::ceilDiv(seqKv, bc))
-                    : kMaxAutoSplits;
-    int64_t splits = 1;
-    std::string splitWhy;
-    // Static sizes: validation bounded B*Hq*Sq (q's bytes), so this fits.
-    int64_t workgroups = 0;
-    if (splittable && !dynamic &&
-        !::attn::checkedProduct({spec.batch, gridHeads,
-                                 ::attn::ceilDiv(tileRows, options.blockQ)},
-                                workgroups))
-      workgroups = INT64_MAX;
-    // The workers the auto rule keeps busy: kWorkgroupsPerUnit per
-    // compute unit where the device reports its units.
-    const int64_t autoParallelism =
-        info.computeUnits ? kWorkgroupsPerUnit * int64_t(info.computeUnits)
-                          : kAutoSplitParallelism;
-    if (!splittable) {
-      splitWhy = "the " + variantName + " variant has no split-KV";
-    } else if (spec.kv_splits >= 1) {
-      splits = std::min<int64_t>(spec.kv_splits, keyBlocks);
-      splitWhy = "kv_splits " + std::to_string(spec.kv_splits);
-      if (splits != spec.kv_splits)
-        splitWhy += ", clamped to the " + std::to_string(keyBlocks) +
-                    " key blocks of " + std::to_string(bc);
-    } else if (dynamic) {
-      splitWhy = "auto: dynamic sizes";
-    } else if (workgroups < (info.computeUnits ? autoParallelism
-                                                : kFewWorkgroups)) {
-      splits = std::min(mlir::attn::chooseKvSplits(
-                            spec.batch, gridHeads, tileRows, spec.seq_kv,
-                            options.blockQ, bc, autoParallelism),
-                        keyBlocks);
-      splitWhy = "auto: " + std::to_string(workgroups) + " workgroups (< " +
-                 (info.computeUnits
-                      ? std::to_string(kWorkgroupsPerUnit) + " x " +
-                            std::to_string(info.computeUnits) +
-                            " compute units"
-                      : std::to_string(kFewWorkgroups)) +
-                 ") over " + std::to_string(spec.seq_kv) + " keys";
-      if (splits <= 1)
-        splitWhy += ": too few key blocks of " + std::to_string(bc) +
-                    " for two chunks of 4";
-    } else {
-      splitWhy = "auto: " + std::to_string(workgroups) + " workgroups";
-    }
-    // The key-chunk floor, which attn-tile-sdpa applies to a static length
-    // (a dynamic one gets its count from the length at launch).
-    if (splittable && spec.seq_kv != ATTN_DYNAMIC && bc > 0) {
-      int64_t floor = ::attn::minKvSplits(spec.seq_kv, bc);
-      if (floor > splits) {
-        splits = floor;
-        splitWhy += ", raised to chunks of at most " +
-                    std::to_string(::attn::kMaxChunkKeys) + " keys";
-      }
-    }
-
-    // Runs the pipeline on a fresh copy of the source with `n` splits. On
-    // failure, `overBudget` says whether the loop budget was what failed.
-    OwningOpRef<ModuleOp> module;
-    bool overBudget = false;
-    auto lower = [&](int64_t n) -> LogicalResult {
-      diagnostics.clear();
-      overBudget = false;
-      module = source->clone();
-      options.kvSplits = n;
-      PassManager pm(&context);
-      // --mlir-print-ir-after-all and friends where the tool registered
-      // them.
-      if (failed(mlir::attn::jit::configurePassManager(pm)))
-        return failure();
-      std::string buildError;
-      if (failed(
-              mlir::attn::buildAttnToSPIRVPipeline(pm, options, buildError))) {
-        diagOS << buildError << "\n";
-        return failure();
-      }
-      if (succeeded(pm.run(*module)))
-        return success();
-      overBudget =
-          diagnostics.find("attn-spirv-loop-budget") != std::string::npos;
-      return failure();
-    };
-    LogicalResult lowered = lower(splits);
-    if (failed(lowered) && overBudget && splittable && spec.kv_splits == 0) {
-      // Splitting the keys divides the per-invocation key loop: the
-      // smallest power of two (up to 64, at most the key blocks) whose
-      // kernels pass. Unsplit, one invocation needs `count`; with n chunks
-      // it needs at least count / n, so smaller n cannot pass.
-      const std::string unsplit = diagnostics;
-      uint64_t count = largestIterationCount(unsplit);
-      uint64_t budget = info.maxLoopIterations;
-      std::vector<int64_t> candidates =
-          splitCandidates(splits, keyBlocks, count, budget);
-      const std::string first =
-          splits == 1 ? std::string("unsplit")
-                      : "with " + std::to_string(splits) + " chunks";
-      for (int64_t n : candidates) {
-        lowered = lower(n);
-        if (succeeded(lowered)) {
-          splitWhy = "auto: " + first + ", one invocation could run up to " +
-                     std::to_string(count) + " loop iterations; device '" +
-                     info.name + "' ends loops after " +
-                     std::to_string(budget) + "; " + std::to_string(n) +
-                     " is the smallest power of two (or key-block count) "
-                     "that fits";
-          splits = n;
-          break;
-        }
-        if (!overBudget)
-          break;
-      }
-      if (failed(lowered) && overBudget && !(dynamic && !extentGiven)) {
-        error = "vulkan: device '" + info.name + "': " + unsplit +
-                (candidates.empty()
-                     ? "(the " + std::to_string(keyBlocks) +
-                           " key block(s) cannot be split further"
-                     : "(and with up to " + std::to_string(candidates.back()) +
-                           " key chunks") +
-                ": shorter sequences, or another device)";
-        return ATTN_ERROR_UNSUPPORTED;
-      }
-    }
-    // Dynamic sizes over the budget at the default largest size (and the
-    // split count given or tried): the largest power of two down to
-    // kMinDynamicExtent that fits; larger sizes are refused at launch.
-    std::string extentWhy =
-        extentGiven ? "ATTN_VULKAN_MAX_DYNAMIC_EXTENT"
-                    : "device '" + info.name +
-                          "' ends loops after a fixed count; the kernel's "
-                          "loops are checked for sizes up to this";
-    if (dynamic && !extentGiven && failed(lowered) && overBudget) {
-      const bool autoSplits = splittable && spec.kv_splits == 0;
-      while (failed(lowered) && overBudget && maxExtent > kMinDynamicExtent) {
-        maxExtent /= 2;
-        options.maxDynamicExtent = maxExtent;
-        if (!autoSplits) {
-          lowered = lower(splits);
-          continue;
-        }
-        // Unsplit, else the smallest split count the unsplit count says
-        // could fit.
-        splits = 1;
-        lowered = lower(1);
-        if (succeeded(lowered) || !overBudget)
-          break;
-        std::vector<int64_t> candidates = splitCandidates(
-            1, std::max<int64_t>(1, (maxExtent + bc - 1) / bc),
-            largestIterationCount(diagnostics), info.maxLoopIterations);
-        if (!candidates.empty()) {
-          splits = candidates.front();
-          lowered = lower(splits);
-        }
-        if (splits > 1 && succeeded(lowered))
-          splitWhy = "auto: dynamic sizes up to " + std::to_string(maxExtent) +
-                     ", the smallest power of two (or key-block count) "
-                     "that fits device '" + info.name + "''s loop budget";
-      }
-      extentWhy += " (the largest power of two that fits the budget with " +
-                   std::to_string(splits) + " key chunk(s))";
-    }
-    if (failed(lowered)) {
-      // A kernel over the driver's loop budget is a limit of the device,
-      // not a compiler failure.
-      if (overBudget) {
-        error = "vulkan: device '" + info.name + "': " + diagnostics +
-                (splittable ? "(kv_splits 0 (auto) splits the keys until it "
-                            "fits; or shorter sequences, or another device)"
-                          : "(split the work: shorter sequences, the "
-                            "portable variant, or another device)");
-        return ATTN_ERROR_UNSUPPORTED;
-      }
-      error = "vulkan: the SPIR-V pipeline failed: " + diagnostics;
-      return ATTN_ERROR_COMPILE;
-    }
-
-    sourceOut = "// vulkan variant: " + variantName +
-                    (forced != "auto" ? " (ATTN_VULKAN_VARIANT)"
-                     : coopmat        ? " (auto)"
-                                      : " (auto: " + coopGap + ")") +
-                    portableKernel +
-                    (variantName == "coopmat" ||
-                             (variantName == "coopmat-scalar" && coopLanes > 1)
-                         ? "\n// vulkan coopmat geometry: " +
-                               std::to_string(coopSubgroups) +
-                               " subgroup(s) per workgroup, block_q " +
-                               std::to_string(coopBlockQ) + ", " +
-                               (useRegisters
-                                    ? "a 16-row strip per subgroup, " +
-                                          std::to_string(coopLanes) +
-                                          " lanes per softmax row, Q and "
-                                          "the accumulator in registers"
-                                : coopLanes > 1
-                                    ? "a subgroup of " +
-                                          std::to_string(coopLanes) +
-                                          " lanes per softmax row"
-                                    : std::string("an invocation per softmax "
-                                                  "row")) +
-                               (coopGeometryGiven
-                                    ? " (block_q or ATTN_VULKAN_COOP_*)"
-                                    : " (default)")
-                         : std::string()) +
-                    "\n// vulkan kv splits: " + std::to_string(splits) + " (" +
-                    splitWhy + ")\n" +
-                    (packs && variantName != "tiled"
-                         ? "// vulkan packed decode: the " +
-                               std::to_string(tileRows) +
-                               " query heads of each K/V head as one tile's "
-                               "rows, a workgroup per K/V head\n"
-                         : std::string()) +
-                    (!dynamic ? std::string()
-                     : maxExtent
-                         ? "// vulkan dynamic sizes: read at launch, each up "
-                           "to " + std::to_string(maxExtent) + " (" +
-                               extentWhy + ")\n"
-                         : std::string("// vulkan dynamic sizes: read at "
-                                       "launch\n")) +
-                    kernelSource;
-
-    mlir::attn::SPIRVKernelArtifact artifact;
-    if (failed(mlir::attn::extractSPIRVKernel(*module, artifact, error))) {
-      error = "vulkan: " + error + diagnostics;
-      return ATTN_ERROR_COMPILE;
-    }
-    // The runtime's launch path, the same as for kernels loaded ahead of
-    // time (runtime/src/vulkan/Kernel.cpp).
-    mlir::attn::jit::toVulkanKernelMetadata(artifact, variantName, metadata);
-    chosen.variant = variantName;
-    chosen.device = info.name;
-    chosen.blockQ = options.blockQ;
-    chosen.blockKv = variantName == "tiled" || !bc ? options.blockKv : bc;
-    chosen.kvSplits = splits;
-    return ATTN_OK;
-  }
 };
 
 // Loading libattn registers the vulkan compiler with the runtime; whether a

@@ -37,6 +37,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -108,6 +109,16 @@ llvm::cl::opt<int64_t> clKvSplits(
                    "fixed in the module (default 1; no 0: choosing needs a "
                    "device)"),
     llvm::cl::init(0));
+llvm::cl::opt<std::string> clVulkanDevice(
+    "vulkan-device",
+    llvm::cl::desc("--attn-to-spirv: build the kernel the JIT would build "
+                   "on the device this description names (vk-info's "
+                   "output, format attn-vulkan-device): its variant (or "
+                   "--variant's), geometry, packing and key split "
+                   "(--kv-splits: 0 = sized to its compute units, the "
+                   "default), the ATTN_VULKAN_* settings as the JIT reads "
+                   "them; the input must be an attn.sdpa on tensors"),
+    llvm::cl::value_desc("file"), llvm::cl::init(""));
 llvm::cl::opt<std::string> clMetadata(
     "metadata",
     llvm::cl::desc("--attn-to-ptx/--attn-to-cubin/--attn-to-spirv: where to "
@@ -272,6 +283,60 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
   llvmModule->print(os, nullptr);
   return success();
 }
+/// --vulkan-device: the JIT's kernel for `spec` on the described device.
+LogicalResult vulkanKernelForDevice(ModuleOp module, attn_spec spec,
+                                    bool haveSpec, llvm::raw_ostream &os) {
+  if (!haveSpec)
+    return emitError(module.getLoc(),
+                     "--vulkan-device builds the kernel the runtime would "
+                     "build for an attn.sdpa on tensors (its spec); this "
+                     "input has none (IR already lowered, or on buffers)");
+  if (clSubgroupSize.getNumOccurrences())
+    return emitError(module.getLoc(),
+                     "--subgroup-size: with --vulkan-device the kernel takes "
+                     "the device's subgroup size");
+  auto file = llvm::MemoryBuffer::getFile(clVulkanDevice);
+  if (!file)
+    return emitError(module.getLoc(), "cannot read " + clVulkanDevice + ": " +
+                                          file.getError().message());
+  ::attn::vulkan::DeviceInfo info;
+  std::string error;
+  if (!::attn::vulkan::parseDeviceDescription((*file)->getBuffer().str(), info,
+                                              error))
+    return emitError(module.getLoc(), clVulkanDevice + ": " + error);
+  // The spec as the runtime would be asked for it: the choices left to the
+  // compiler unless given here.
+  spec.block_q = clBlockQ.getNumOccurrences() ? clBlockQ : 0;
+  spec.block_kv = clBlockKv.getNumOccurrences() ? clBlockKv : 0;
+  spec.kv_splits = clKvSplits.getNumOccurrences() ? clKvSplits : 0;
+  ::attn::vulkan::KernelMetadata metadata;
+  ::attn::KernelInfo chosen;
+  std::string source;
+  if (mlir::attn::jit::lowerVulkanKernel(
+          spec, /*layerSource=*/nullptr, info,
+          clVariant.getNumOccurrences() ? clVariant : std::string(), metadata,
+          chosen, source, error) != ATTN_OK)
+    return emitError(module.getLoc(), error);
+  os.write(reinterpret_cast<const char *>(metadata.words.data()),
+           metadata.words.size() * sizeof(uint32_t));
+  std::string binaryName, mdPath = metadataPath(binaryName);
+  if (mdPath.empty())
+    return success();
+  std::error_code ec;
+  llvm::raw_fd_ostream meta(mdPath, ec);
+  if (ec)
+    return emitError(module.getLoc(),
+                     "cannot write " + mdPath + ": " + ec.message());
+  metadata.binaryFile = binaryName;
+  metadata.blockQ = chosen.blockQ;
+  metadata.blockKv = chosen.blockKv;
+  metadata.kvSplits = chosen.kvSplits;
+  metadata.spec = spec;
+  metadata.hasSpec = true;
+  meta << ::attn::vulkan::writeMetadata(metadata);
+  return success();
+}
+
 LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
   quietDiagnostics(op->getContext());
   auto module = dyn_cast<ModuleOp>(op);
@@ -308,6 +373,8 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
                               "spec does not parse");
     module = *fromSpec;
   }
+  if (!clVulkanDevice.empty())
+    return vulkanKernelForDevice(module, spec, haveSpec, os);
   if (!lowered) {
     PassManager pm(module.getContext());
     if (failed(applyPassManagerCLOptions(pm)))

@@ -12,9 +12,21 @@
  *                        each equal to the host launch's output bit for bit
  *   errors META          device-buffer and event misuse: each refused with
  *                        ATTN_ERROR_INVALID_ARGUMENT and a message
+ *   bench META N MS R    the GPU machine's timing of an artifact (no MLIR
+ *                        there): inputs uploaded once to device buffers,
+ *                        one launch into a poisoned output checked on R
+ *                        rows (the first, the last, R - 2 at random)
+ *                        against float64, then N launches each waited on
+ *                        (device_ms from GPU timestamps, median_ms end to
+ *                        end), MS milliseconds of untimed launches back to
+ *                        back (the GPU's clocks up), and N launches back
+ *                        to back (device_b2b_ms, b2b_ms); one JSON line
+ *                        with attn-run --bench --json's keys for these
  *
- * Static shapes only (the spec's); no mask or dropout. f32 or f16.
+ * Static shapes only (the spec's); no mask or dropout. f32, f16 or bf16
+ * (bf16: bench only).
  *===----------------------------------------------------------------------===*/
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "attn/runtime/attn.h"
 #include "attn/runtime/attn_vulkan.h"
 
@@ -23,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int failures = 0;
 
@@ -77,6 +90,19 @@ static double fromHalf(uint16_t h) {
   return (h & 0x8000u) ? -v : v;
 }
 
+static uint16_t toBf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  x += 0x7fffu + ((x >> 16) & 1u); /* round to nearest even (finite) */
+  return (uint16_t)(x >> 16);
+}
+static double fromBf16(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
 typedef struct {
   attn_spec spec;
   int64_t b, hq, hkv, sq, skv, d, dv;
@@ -86,29 +112,33 @@ typedef struct {
 } Problem;
 
 static double elem(const Problem *p, const void *base, size_t i) {
-  return p->es == 2 ? fromHalf(((const uint16_t *)base)[i])
-                    : ((const float *)base)[i];
+  if (p->es == 4)
+    return ((const float *)base)[i];
+  uint16_t h = ((const uint16_t *)base)[i];
+  return p->spec.dtype == ATTN_DTYPE_BF16 ? fromBf16(h) : fromHalf(h);
 }
 
 static void fill(const Problem *p, void *base, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     float f = (float)uniform();
     if (p->es == 2)
-      ((uint16_t *)base)[i] = toHalf(f);
+      ((uint16_t *)base)[i] =
+          p->spec.dtype == ATTN_DTYPE_BF16 ? toBf16(f) : toHalf(f);
     else
       ((float *)base)[i] = f;
   }
 }
 
-static void setup(Problem *p, const attn_spec *spec) {
+static void setup(Problem *p, const attn_spec *spec, int bf16) {
   memset(p, 0, sizeof(*p));
   p->spec = *spec;
   if (spec->batch < 1 || spec->heads_q < 1 || spec->heads_kv < 1 ||
       spec->seq_q < 1 || spec->seq_kv < 1 || spec->mask != ATTN_MASK_NONE ||
       spec->dropout_p != 0.0 ||
-      (spec->dtype != ATTN_DTYPE_F32 && spec->dtype != ATTN_DTYPE_F16)) {
-    fprintf(stderr, "FAIL: this test takes static f32/f16 specs without "
-                    "mask or dropout\n");
+      (spec->dtype != ATTN_DTYPE_F32 && spec->dtype != ATTN_DTYPE_F16 &&
+       !(bf16 && spec->dtype == ATTN_DTYPE_BF16))) {
+    fprintf(stderr, "FAIL: this test takes static f32/f16%s specs without "
+                    "mask or dropout\n", bf16 ? "/bf16" : "");
     exit(1);
   }
   p->b = spec->batch;
@@ -118,7 +148,7 @@ static void setup(Problem *p, const attn_spec *spec) {
   p->skv = spec->seq_kv;
   p->d = spec->head_dim;
   p->dv = spec->value_dim ? spec->value_dim : spec->head_dim;
-  p->es = spec->dtype == ATTN_DTYPE_F16 ? 2 : 4;
+  p->es = spec->dtype == ATTN_DTYPE_F32 ? 4 : 2;
   p->qBytes = (size_t)(p->b * p->hq * p->sq * p->d) * p->es;
   p->kBytes = (size_t)(p->b * p->hkv * p->skv * p->d) * p->es;
   p->vBytes = (size_t)(p->b * p->hkv * p->skv * p->dv) * p->es;
@@ -129,6 +159,10 @@ static void setup(Problem *p, const attn_spec *spec) {
   p->v = malloc(p->vBytes);
   p->out = malloc(p->outBytes);
   p->lse = p->lseBytes ? malloc(p->lseBytes) : NULL;
+  if (!p->q || !p->k || !p->v || !p->out || (p->lseBytes && !p->lse)) {
+    fprintf(stderr, "FAIL: out of host memory for the inputs\n");
+    exit(1);
+  }
   fill(p, p->q, p->qBytes / p->es);
   fill(p, p->k, p->kBytes / p->es);
   fill(p, p->v, p->vBytes / p->es);
@@ -167,55 +201,69 @@ static attn_launch_args argsOf(const Problem *p, void *q, void *k, void *v,
   return a;
 }
 
-/* The float64 reference; returns the worst error over tolerance (> 1 fails). */
-static double compare(const Problem *p, const void *out, const float *lse) {
+/* The float64 reference for row i of head h of batch b; returns the worst
+ * error over tolerance there (> 1 fails). `s` has room for Skv scores. */
+static double compareRow(const Problem *p, const void *out, const float *lse,
+                         int64_t b, int64_t h, int64_t i, double *s) {
   const double scale =
       p->spec.scale != 0.0 ? p->spec.scale : 1.0 / sqrt((double)p->d);
-  const double atol = p->es == 2 ? 2e-2 : 2e-4, rtol = p->es == 2 ? 2e-2 : 2e-4;
+  /* Per dtype, absolute and relative alike: f32 2e-4, f16 2e-2, bf16
+   * 4e-2 (8 bits of mantissa: P and the output each rounded to 2^-9). */
+  const double tol = p->es == 4 ? 2e-4
+                     : p->spec.dtype == ATTN_DTYPE_BF16 ? 4e-2 : 2e-2;
+  const double atol = tol, rtol = tol;
+  double worst = 0.0;
+  int64_t hk = h / (p->hq / p->hkv);
+  double mx = -INFINITY;
+  for (int64_t j = 0; j < p->skv; ++j) {
+    /* causal: bottom-right aligned */
+    if (p->spec.causal && j > i + (p->skv - p->sq)) {
+      s[j] = -INFINITY;
+      continue;
+    }
+    double acc = 0.0;
+    for (int64_t e = 0; e < p->d; ++e)
+      acc += elem(p, p->q, (size_t)(((b * p->hq + h) * p->sq + i) * p->d + e)) *
+             elem(p, p->k, (size_t)(((b * p->hkv + hk) * p->skv + j) * p->d + e));
+    s[j] = acc * scale;
+    if (s[j] > mx)
+      mx = s[j];
+  }
+  double sum = 0.0;
+  for (int64_t j = 0; j < p->skv; ++j)
+    sum += s[j] == -INFINITY ? 0.0 : exp(s[j] - mx);
+  for (int64_t e = 0; e < p->dv; ++e) {
+    double acc = 0.0;
+    for (int64_t j = 0; j < p->skv; ++j)
+      if (s[j] != -INFINITY)
+        acc += exp(s[j] - mx) / sum *
+               elem(p, p->v, (size_t)(((b * p->hkv + hk) * p->skv + j) * p->dv + e));
+    double got = elem(p, out, (size_t)(((b * p->hq + h) * p->sq + i) * p->dv + e));
+    double err = fabs(got - acc) / (atol + rtol * fabs(acc));
+    if (!(err <= worst))
+      worst = isnan(err) ? INFINITY : err;
+  }
+  if (lse) {
+    double want = mx + log(sum);
+    double got = lse[(b * p->hq + h) * p->sq + i];
+    double err = fabs(got - want) / (1e-3 + 1e-3 * fabs(want));
+    if (!(err <= worst))
+      worst = isnan(err) ? INFINITY : err;
+  }
+  return worst;
+}
+
+/* Every row against the float64 reference; the worst error over tolerance. */
+static double compare(const Problem *p, const void *out, const float *lse) {
   double worst = 0.0;
   double *s = malloc(sizeof(double) * (size_t)p->skv);
   for (int64_t b = 0; b < p->b; ++b)
-    for (int64_t h = 0; h < p->hq; ++h) {
-      int64_t hk = h / (p->hq / p->hkv);
+    for (int64_t h = 0; h < p->hq; ++h)
       for (int64_t i = 0; i < p->sq; ++i) {
-        double mx = -INFINITY;
-        for (int64_t j = 0; j < p->skv; ++j) {
-          /* causal: bottom-right aligned */
-          if (p->spec.causal && j > i + (p->skv - p->sq)) {
-            s[j] = -INFINITY;
-            continue;
-          }
-          double acc = 0.0;
-          for (int64_t e = 0; e < p->d; ++e)
-            acc += elem(p, p->q, (size_t)(((b * p->hq + h) * p->sq + i) * p->d + e)) *
-                   elem(p, p->k, (size_t)(((b * p->hkv + hk) * p->skv + j) * p->d + e));
-          s[j] = acc * scale;
-          if (s[j] > mx)
-            mx = s[j];
-        }
-        double sum = 0.0;
-        for (int64_t j = 0; j < p->skv; ++j)
-          sum += s[j] == -INFINITY ? 0.0 : exp(s[j] - mx);
-        for (int64_t e = 0; e < p->dv; ++e) {
-          double acc = 0.0;
-          for (int64_t j = 0; j < p->skv; ++j)
-            if (s[j] != -INFINITY)
-              acc += exp(s[j] - mx) / sum *
-                     elem(p, p->v, (size_t)(((b * p->hkv + hk) * p->skv + j) * p->dv + e));
-          double got = elem(p, out, (size_t)(((b * p->hq + h) * p->sq + i) * p->dv + e));
-          double err = fabs(got - acc) / (atol + rtol * fabs(acc));
-          if (!(err <= worst))
-            worst = isnan(err) ? INFINITY : err;
-        }
-        if (lse) {
-          double want = mx + log(sum);
-          double got = lse[(b * p->hq + h) * p->sq + i];
-          double err = fabs(got - want) / (1e-3 + 1e-3 * fabs(want));
-          if (!(err <= worst))
-            worst = isnan(err) ? INFINITY : err;
-        }
+        double err = compareRow(p, out, lse, b, h, i, s);
+        if (!(err <= worst))
+          worst = err;
       }
-    }
   free(s);
   return worst;
 }
@@ -280,9 +328,184 @@ static void sameAsHost(const Problem *p, DeviceProblem *d, const char *what) {
   free(out);
 }
 
+static double nowMs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+static int byValue(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of n values (sorted in place). */
+static double median(double *v, long n) {
+  qsort(v, (size_t)n, sizeof(double), byValue);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* A launch on device buffers, waited on: its GPU time (NAN where the
+ * device has no timestamps) and, in *e2e, the submit to the wait's
+ * return. */
+static double timedLaunch(attn_kernel *kernel, const attn_launch_args *a,
+                          double *e2e) {
+  attn_vulkan_event *event = NULL;
+  double start = nowMs();
+  CHECK_OK(attn_vulkan_launch_async(kernel, a, &event));
+  CHECK_OK(attn_vulkan_event_wait(event));
+  *e2e = nowMs() - start;
+  double ms = NAN;
+  if (attn_vulkan_event_kernel_ms(event, &ms) != ATTN_OK)
+    ms = NAN;
+  attn_vulkan_event_destroy(event);
+  return ms;
+}
+
+static long parsed(const char *text, long lo, long hi, const char *what) {
+  char *end = NULL;
+  long v = strtol(text, &end, 10);
+  if (!*text || *end || v < lo || v > hi) {
+    fprintf(stderr, "bench: %s '%s' is not an integer in [%ld, %ld]\n", what,
+            text, lo, hi);
+    exit(2);
+  }
+  return v;
+}
+
+/* bench META N WARMUP_MS ROWS (see the header). */
+static int bench(attn_context *ctx, attn_kernel *kernel, const attn_spec *spec,
+                 const char *meta, int argc, char **argv) {
+  if (argc != 3) {
+    fprintf(stderr, "usage: bench META N WARMUP_MS ROWS\n");
+    return 2;
+  }
+  const long n = parsed(argv[0], 1, 100000, "N");
+  const long warmupMs = parsed(argv[1], 0, 600000, "WARMUP_MS");
+  const long rows = parsed(argv[2], 0, 4096, "ROWS");
+  Problem p;
+  setup(&p, spec, 1);
+  DeviceProblem d;
+  upload(ctx, &p, &d);
+  attn_launch_args dev = deviceArgs(&p, &d);
+
+  /* One launch into a poisoned output, checked on sampled rows. */
+  memset(p.out, 0xff, p.outBytes);
+  CHECK_OK(attn_vulkan_buffer_upload(d.out, 0, p.out, p.outBytes));
+  if (d.lse) {
+    memset(p.lse, 0xff, p.lseBytes);
+    CHECK_OK(attn_vulkan_buffer_upload(d.lse, 0, p.lse, p.lseBytes));
+  }
+  CHECK_OK(attn_launch(kernel, &dev));
+  CHECK_OK(attn_vulkan_buffer_download(d.out, 0, p.out, p.outBytes));
+  if (d.lse)
+    CHECK_OK(attn_vulkan_buffer_download(d.lse, 0, p.lse, p.lseBytes));
+  const int64_t total = p.b * p.hq * p.sq;
+  double worst = 0.0, *scratch = malloc(sizeof(double) * (size_t)p.skv);
+  long checked = 0;
+  for (long r = 0; r < rows && r < total; ++r, ++checked) {
+    int64_t flat = r == 0   ? 0
+                   : r == 1 ? total - 1
+                            : (int64_t)((uniform() * 0.5 + 0.5) * (double)total);
+    if (flat >= total)
+      flat = total - 1;
+    double err = compareRow(&p, p.out, p.lse, flat / (p.hq * p.sq),
+                            flat / p.sq % p.hq, flat % p.sq, scratch);
+    if (!(err <= worst))
+      worst = isnan(err) ? INFINITY : err;
+  }
+  free(scratch);
+  if (!(worst <= 1.0))
+    ++failures;
+
+  /* N launches, each waited on. */
+  double *gpu = malloc(sizeof(double) * (size_t)n),
+         *e2e = malloc(sizeof(double) * (size_t)n);
+  int timestamps = 1;
+  for (long i = 0; i < n; ++i) {
+    gpu[i] = timedLaunch(kernel, &dev, &e2e[i]);
+    timestamps &= !isnan(gpu[i]);
+  }
+  /* The GPU's clocks up: WARMUP_MS of launches back to back, at most 4 in
+   * flight, untimed. */
+  attn_vulkan_event *ring[4] = {NULL, NULL, NULL, NULL};
+  double warmStart = nowMs();
+  for (long i = 0; nowMs() - warmStart < (double)warmupMs; ++i) {
+    if (ring[i % 4]) {
+      CHECK_OK(attn_vulkan_event_wait(ring[i % 4]));
+      attn_vulkan_event_destroy(ring[i % 4]);
+    }
+    CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &ring[i % 4]));
+  }
+  for (int i = 0; i < 4; ++i)
+    if (ring[i]) {
+      CHECK_OK(attn_vulkan_event_wait(ring[i]));
+      attn_vulkan_event_destroy(ring[i]);
+    }
+  /* N launches back to back: all submitted, then waited on. */
+  attn_vulkan_event **events = calloc((size_t)n, sizeof(*events));
+  double *b2b = malloc(sizeof(double) * (size_t)n);
+  double start = nowMs();
+  for (long i = 0; i < n; ++i)
+    CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &events[i]));
+  for (long i = 0; i < n; ++i) {
+    CHECK_OK(attn_vulkan_event_wait(events[i]));
+    if (attn_vulkan_event_kernel_ms(events[i], &b2b[i]) != ATTN_OK)
+      b2b[i] = NAN;
+  }
+  double wall = nowMs() - start;
+  for (long i = 0; i < n; ++i)
+    attn_vulkan_event_destroy(events[i]);
+  free(events);
+
+  attn_kernel_info after; /* kv_splits: the last launch's */
+  CHECK_OK(attn_kernel_get_info(kernel, &after));
+  double deviceMin = NAN;
+  if (timestamps) {
+    deviceMin = gpu[0];
+    for (long i = 1; i < n; ++i)
+      deviceMin = gpu[i] < deviceMin ? gpu[i] : deviceMin;
+  }
+  const double deviceMs = timestamps ? median(gpu, n) : NAN;
+  const double deviceB2b = timestamps ? median(b2b, n) : NAN;
+  const double e2eMs = median(e2e, n);
+  /* JSON numbers: null where not measured. */
+  char num[6][32];
+  const double vals[6] = {deviceMs, deviceMin, e2eMs, deviceB2b, wall / n,
+                          worst};
+  for (int i = 0; i < 6; ++i) {
+    if (isfinite(vals[i]))
+      snprintf(num[i], sizeof(num[i]), "%.6g", vals[i]);
+    else
+      snprintf(num[i], sizeof(num[i]), "null");
+  }
+  printf("{\"artifact\": \"%s\", \"variant\": \"%s\", \"block_q\": %lld, "
+         "\"block_kv\": %lld, \"kv_splits\": %lld, \"dtype\": \"%s\", "
+         "\"batch\": %lld, \"heads_q\": %lld, \"heads_kv\": %lld, "
+         "\"seq_q\": %lld, \"seq_kv\": %lld, \"head_dim\": %lld, "
+         "\"value_dim\": %lld, \"causal\": %s, \"memory\": \"device\", "
+         "\"runs\": %ld, \"rows_checked\": %ld, \"check_worst\": %s, "
+         "\"ok\": %s, \"device_ms\": %s, \"device_min_ms\": %s, "
+         "\"median_ms\": %s, \"device_b2b_ms\": %s, \"b2b_ms\": %s, "
+         "\"warmup_ms\": %ld}\n",
+         meta, after.variant, (long long)after.block_q,
+         (long long)after.block_kv, (long long)after.kv_splits,
+         attn_dtype_name(spec->dtype), (long long)p.b, (long long)p.hq,
+         (long long)p.hkv, (long long)p.sq, (long long)p.skv,
+         (long long)p.d, (long long)p.dv, spec->causal ? "true" : "false", n,
+         checked, num[5], worst <= 1.0 ? "true" : "false", num[0], num[1],
+         num[2], num[3], num[4], warmupMs);
+  free(gpu);
+  free(e2e);
+  free(b2b);
+  release(&d);
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: %s load|host|device|errors META [N]\n", argv[0]);
+    fprintf(stderr, "usage: %s load|host|device|errors META [N] | bench META "
+                    "N WARMUP_MS ROWS\n", argv[0]);
     return 2;
   }
   const char *mode = argv[1], *meta = argv[2];
@@ -316,8 +539,14 @@ int main(int argc, char **argv) {
   printf("kernel: variant %s, source %.*s\n", info.variant,
          source ? firstLine : 10, source ? source : "none (AOT)");
 
+  if (strcmp(mode, "bench") == 0) {
+    int rc = bench(ctx, kernel, &spec, meta, argc - 3, argv + 3);
+    attn_context_destroy(ctx);
+    return rc;
+  }
+
   Problem p;
-  setup(&p, &spec);
+  setup(&p, &spec, 0);
   memset(p.out, 0xff, p.outBytes);
   if (p.lse)
     memset(p.lse, 0xff, p.lseBytes);

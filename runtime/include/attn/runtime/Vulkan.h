@@ -103,6 +103,21 @@ struct DeviceInfo {
 /// on the next call.
 attn_status deviceInfo(DeviceInfo &info, std::string &error);
 
+/// A device description: `info` as JSON (format "attn-vulkan-device",
+/// version 1; vk-info prints the selected device's), every field the
+/// compiler's choices read (features, subgroups, limits, compute units,
+/// cooperative-matrix shapes), so that a kernel can be built for a device
+/// this machine does not have (attn-translate --attn-to-spirv
+/// --vulkan-device=FILE).
+std::string writeDeviceDescription(const DeviceInfo &info);
+
+/// Reads writeDeviceDescription's text: format, version, and every key it
+/// writes, typed and in range (minStorageBufferOffsetAlignment,
+/// timestamps and timestampPeriodNs, which only launches use, may be
+/// left out). On failure returns false with `error` naming the key.
+bool parseDeviceDescription(const std::string &text, DeviceInfo &info,
+                            std::string &error);
+
 /// Whether the tensors of `spec` fit `info`'s storage buffers
 /// (maxStorageBufferRange; the runtime stages each tensor densely, a
 /// broadcast mask at its full [B, Hq, Sq, Skv] extent). Dynamic dimensions
