@@ -25,10 +25,14 @@
 #      sequences up to n keys (attn-long-keys-tests); NUMERIC_ONLY=1 stops
 #      after them;
 #   6. bench/vulkan/vk_bench.py: the check matrix on each variant
-#      (ATTN_VULKAN_VARIANT=coopmat, portable, portable-rows), the CUDA
-#      tensor-core kernels through bench/cuda/run_h100.py, the decode and
-#      coopmat prefill timings, within $BUDGET_S seconds (default 540) of
-#      this script's start.
+#      (ATTN_VULKAN_VARIANT=coopmat, portable, portable-rows) through the
+#      JIT, the CUDA tensor-core kernels through bench/cuda/run_h100.py,
+#      the decode and coopmat prefill timings, within $BUDGET_S seconds
+#      (default 540) of this script's start. The timings take the kernels
+#      built ahead of time (attn.tar.xz's aot/, make_aot.sh) through
+#      libattn_runtime.so alone where the device's description (vk-info)
+#      is the one they were built for, else the JIT's (AOT=0: always the
+#      JIT's); summary.md and timings.csv say which (aot, jit).
 #
 # Writes under $OUT (default bench-out): summary.md, checks.csv,
 # timings.csv, device.json, cuda-results.json, run.log, numeric.log (7
@@ -190,13 +194,17 @@ cuda_args=()
 if [ "${CUDA:-1}" != 0 ]; then
   cuda_args=(--cuda-artifacts "$ROOT/cuda" --require-cuda)
 fi
+aot_args=()
+if [ -d "$ROOT/aot" ] && [ "${AOT:-1}" != 0 ]; then
+  aot_args=(--aot "$ROOT/aot")
+fi
 python3 bench/vulkan/vk_bench.py --root "$ROOT" --ld-path "$LDP" --out "$OUT" \
   --t0 "$T0" --budget-s "$BUDGET_S" \
   --variants "${VARIANTS:-coopmat,portable,portable-rows}" \
   --require "${REQUIRE_VARIANTS-coopmat,portable,portable-rows}" \
   --cases "${CASES:-}" --sizes "${SIZES:-4096,8192,16384}" \
   --decode-skv "${DECODE_SKV:-32768,131072}" --bench "${BENCH:-10}" \
-  ${NO_TIMINGS:+--no-timings} "${cuda_args[@]}"
+  ${NO_TIMINGS:+--no-timings} "${cuda_args[@]}" "${aot_args[@]}"
 status=$?
 say "device_run.sh: vk_bench.py exit $status after $(( $(date +%s) - T0 )) s"
 [ $status = 0 ] && [ $numeric = 0 ] || exit 1

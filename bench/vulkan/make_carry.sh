@@ -10,8 +10,11 @@
 #                 it), cuda/ (bench/cuda/make_artifacts.sh's tensor-core
 #                 kernels at D = 64 and 128 and the D = 128 decode kernels,
 #                 built by the same compiler, with libattn_runtime.so: the
-#                 CUDA side of the comparison) and MANIFEST (what, from
-#                 which build, sha256 of each file);
+#                 CUDA side of the comparison), aot/ (bench/vulkan/
+#                 make_aot.sh: the timed cells' Vulkan kernels built here
+#                 for the device DEVICE describes, libattn_runtime.so and
+#                 attn-vulkan-aot-test to time them without MLIR) and
+#                 MANIFEST (what, from which build, sha256 of each file);
 #   deps.tar.xz   the libraries those load that a machine may lack, which
 #                 change only with the system's packages (so this archive
 #                 is remade only when deps.sha256 differs):
@@ -153,6 +156,11 @@ for dt in f16 bf16; do
 done
 cp "$CUDA_ALL/libattn_runtime.so" "$CUDA_ALL/provenance.txt" "$A/cuda/"
 rm -rf "$CUDA_ALL" "$STAGE/cuda.log"
+
+# The timed cells' kernels built here for the GPU machine's device
+# (make_aot.sh: DEVICE, default the H200's description), with
+# libattn_runtime.so and the program that times them: no MLIR needed there.
+ATTN_BUILD_DIR="$BUILD" bench/vulkan/make_aot.sh "$A/aot"
 
 # What and from where.
 {

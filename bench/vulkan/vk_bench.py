@@ -79,6 +79,14 @@ ap.add_argument("--cuda-artifacts", default="",
 ap.add_argument("--require-cuda", action="store_true",
                 help="fail when the CUDA comparison cannot run")
 ap.add_argument("--no-timings", action="store_true")
+ap.add_argument("--aot", default="",
+                help="bench/vulkan/make_aot.sh's folder: time its kernels "
+                     "(built here for the device its device.json describes) "
+                     "through libattn_runtime.so alone, where that "
+                     "description is this device's; the JIT for the rest")
+ap.add_argument("--warmup-ms", type=int, default=1000,
+                help="untimed launches back to back before the timed ones "
+                     "back to back (attn-run --warmup-ms)")
 args = ap.parse_args()
 T0 = args.t0 or time.time()
 os.makedirs(args.out, exist_ok=True)
@@ -356,14 +364,111 @@ elif args.require_cuda:
 timings = []
 
 
+# The device description keys that only launches read (not the compiler's
+# choices), and the name: a kernel built for one device's description runs
+# as built on another whose description differs only there.
+LAUNCH_ONLY_KEYS = {"name", "index", "timestamps", "timestampPeriodNs",
+                    "minStorageBufferOffsetAlignment"}
+
+
+def aot_usable():
+    """Whether --aot's kernels were built for this device's description
+    (every key the compiler reads equal), with why not."""
+    if not args.aot:
+        return False, "no --aot"
+    try:
+        built = json.load(open(os.path.join(args.aot, "device.json")))
+        here = json.load(open(os.path.join(args.out, "device.json")))
+    except (OSError, ValueError) as e:
+        return False, f"cannot read the descriptions: {e}"
+    diff = sorted(k for k in set(built) | set(here)
+                  if k not in LAUNCH_ONLY_KEYS and built.get(k) != here.get(k))
+    if diff:
+        def both(k):
+            a, b = json.dumps(built.get(k)), json.dumps(here.get(k))
+            return f" ({a} there, {b} here)" if len(a) + len(b) < 60 else ""
+        return False, ("built for a device whose description differs in " +
+                       ", ".join(k + both(k) for k in diff))
+    return True, f"built for {built.get('name')}, the same description"
+
+
+AOT_OK, AOT_WHY = aot_usable() if not args.no_timings else (False, "")
+if args.aot:
+    log(f"AOT kernels ({args.aot}): {'used' if AOT_OK else 'not used'}: {AOT_WHY}")
+
+
+def aot_name(kind, variant, dtype, cell):
+    """make_aot.sh's file name for a timed cell."""
+    if kind == "decode":
+        return f"{variant}_decode_{dtype}_skv{cell['Skv']}_d{cell['D']}.spv.json"
+    return (f"{variant}_prefill_{dtype}_s{cell['Sq']}_d{cell['D']}"
+            + ("_causal" if cell["causal"] else "") + ".spv.json")
+
+
+def aot_bench(meta, cell, dtype, timeout):
+    """attn-vulkan-aot-test bench on an artifact: the same fields as
+    attn_run's timings (rates computed as attn-run does)."""
+    exe = os.path.join(args.aot, "attn-vulkan-aot-test")
+    cmd = [exe, "bench", meta, str(args.bench), str(args.warmup_ms), "64"]
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = args.aot
+    LOG.write(f"$ LD_LIBRARY_PATH={args.aot} {' '.join(cmd)}\n")
+    t = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                           timeout=max(1.0, timeout))
+    except subprocess.TimeoutExpired:
+        LOG.write(f"  timeout after {timeout:.0f} s\n")
+        return dict(status="FAIL", message=f"timeout after {timeout:.0f} s")
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    for l in p.stdout.splitlines():
+        LOG.write("  " + l + "\n")
+    if p.stderr.strip():
+        LOG.write("  stderr: " + p.stderr.strip()[-2000:] + "\n")
+    r = dict(wall_s=time.time() - t, rc=p.returncode)
+    if lines:
+        try:
+            r.update(json.loads(lines[-1]))
+        except ValueError:
+            pass
+    if p.returncode == 0 and r.get("ok") is True:
+        r["status"] = "ok"
+    else:
+        r["status"] = "FAIL"
+        r["message"] = (f"sampled check: worst error / tolerance {r.get('check_worst')}"
+                        if r.get("ok") is False else
+                        (p.stderr.strip()[-500:] or f"exit status {p.returncode}"))
+    d = cell["D"]
+    size = 2 if dtype in ("f16", "bf16") else 4
+    flops = (2.0 * cell["B"] * cell["Hq"] * cell["Sq"] * cell["Skv"] * 2 * d
+             * (0.5 if cell["causal"] and cell["Sq"] == cell["Skv"] else 1.0))
+    kv = cell["B"] * cell["Hkv"] * cell["Skv"] * 2 * d * size
+    for ms_key, tf_key, gb_key in (("median_ms", "tflops", "kv_gbps"),
+                                   ("device_ms", "device_tflops", "device_kv_gbps")):
+        ms = r.get(ms_key)
+        if ms:
+            r[tf_key] = flops / (ms * 1e-3) / 1e12
+            r[gb_key] = kv / (ms * 1e-3) / 1e9
+    r["kernel"] = (f"vulkan variant: {r.get('variant')} (AOT) | vulkan kv splits: "
+                   f"{r.get('kv_splits')}")
+    return r
+
+
 def timed(kind, variant, dtype, flags, **cell):
     if remaining() < 15:
         timings.append(dict(kind=kind, variant=variant, dtype=dtype, status="skipped",
                             message="budget", **cell))
         return
-    r = attn_run(variant, f"--static-shapes --bench={args.bench} --dtype={dtype} " + flags,
-                 min(150.0, remaining() + 20))
-    row = dict(kind=kind, variant=variant, dtype=dtype, **cell,
+    meta = os.path.join(args.aot, aot_name(kind, variant, dtype, cell)) if AOT_OK else ""
+    if meta and os.path.exists(meta):
+        build = "aot"
+        r = aot_bench(meta, cell, dtype, min(150.0, remaining() + 20))
+    else:
+        build = "jit"
+        r = attn_run(variant, f"--static-shapes --bench={args.bench} "
+                     f"--warmup-ms={args.warmup_ms} --dtype={dtype} " + flags,
+                     min(150.0, remaining() + 20))
+    row = dict(kind=kind, variant=variant, dtype=dtype, **cell, build=build,
                status=r["status"], kernel=short_kernel(r),
                e2e_ms=r.get("median_ms"), device_ms=r.get("device_ms"),
                device_min_ms=r.get("device_min_ms"),
@@ -437,7 +542,7 @@ with open(os.path.join(args.out, "timings.csv"), "w", newline="") as f:
             "device_b2b_ms", "b2b_ms", "b2b_tflops", "b2b_gbps", "device_tflops",
             "device_gbps", "e2e_ms", "e2e_tflops", "e2e_gbps", "memory", "compile_ms",
             "cuda_kernel", "cuda_tflops", "flash_tflops", "cuda_gbps",
-            "cuda_b2b_gbps", "flash_gbps", "message"]
+            "cuda_b2b_gbps", "flash_gbps", "build", "message"]
     w = csv.writer(f)
     w.writerow(keys)
     for t in timings:
@@ -491,7 +596,14 @@ for v in VARIANTS:
                                       for s in ("ok", "FAIL", "refused", "skipped")))
 if timings:
     have_dev = any(t.get("device_ms") is not None for t in timings)
-    md += ["", "## Prefill, 16k tokens, hidden 2048 (TFLOP/s)", "",
+    aot_note = (f"Kernels marked (aot) were built ahead of time for the device "
+                f"description in {args.aot}/device.json (bench/vulkan/make_aot.sh: "
+                "attn-translate --attn-to-spirv --vulkan-device, the JIT's choices "
+                "for that device) and timed through libattn_runtime.so alone "
+                "(attn-vulkan-aot-test bench, which also checks 64 sampled rows "
+                "of the timed launch against float64); (jit): attn-run. "
+                + ("" if AOT_OK else f"AOT kernels not used: {AOT_WHY}."))
+    md += ["", "## Prefill, 16k tokens, hidden 2048 (TFLOP/s)", "", aot_note, "",
            "device: the dispatches alone (GPU timestamps), each launch after "
            "the host poisoned the output; b2b: the same launches submitted back "
            "to back (GPU timestamps, median); e2e: the launch end to end. "
@@ -517,7 +629,7 @@ if timings:
                   f"{t['Sq']} | {fmt(t.get('device_tflops'), '.1f')} | "
                   f"{fmt(t.get('b2b_tflops'), '.1f')} | {fmt(t.get('e2e_tflops'), '.1f')} | "
                   f"{fmt(t.get('cuda_tflops'), '.1f')} | {fmt(ratio, '.2f')} | "
-                  f"{fmt(t.get('flash_tflops'), '.1f')} | {t['kernel']} |")
+                  f"{fmt(t.get('flash_tflops'), '.1f')} | {t['kernel']} ({t['build']}) |")
     md += ["", "## Decode, Sq = 1, Hq = 32, Hkv = 8, D = 128, f16 (GB/s of K/V read)", "",
            "| variant | Skv | device | b2b | e2e | CUDA tc (one call) | "
            "CUDA tc (back to back) | flash | kernel |",
@@ -533,7 +645,7 @@ if timings:
                   f"{fmt(t.get('b2b_gbps'), '.4g')} | "
                   f"{fmt(t.get('e2e_gbps'), '.4g')} | {fmt(t.get('cuda_gbps'), '.0f')} | "
                   f"{fmt(t.get('cuda_b2b_gbps'), '.0f')} | {fmt(t.get('flash_gbps'), '.0f')} | "
-                  f"{t['kernel']} |")
+                  f"{t['kernel']} ({t['build']}) |")
 md += ["", f"Elapsed {elapsed():.0f} s of a {args.budget_s:.0f} s budget"
        + (f"; {n_skipped} checks skipped for the budget" if n_skipped else "") + ".", ""]
 if failures:
