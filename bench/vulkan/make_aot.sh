@@ -14,7 +14,7 @@
 #   device.json                                      DEVICE, which vk_bench.py
 #                                                    compares with the
 #                                                    machine's own
-#   libattn_runtime.so, attn-vulkan-aot-test         the runtime (no MLIR)
+#   libattn_runtime.so.<v>, attn-vulkan-aot-test     the runtime (no MLIR)
 #                                                    and the timing program
 #                                                    (its `bench` mode)
 #
@@ -37,7 +37,14 @@ done
 rm -rf "$OUT" && mkdir -p "$OUT"
 cp "$DEVICE" "$OUT/device.json"
 cp "$BUILD/bin/attn-vulkan-aot-test" "$OUT/"
-cp -L "$BUILD/lib/libattn_runtime.so" "$OUT/"
+# The runtime under the name the program loads it by (its SONAME, e.g.
+# libattn_runtime.so.0.1): the build's RUNPATH is not there.
+SONAME=$(readelf -d "$BUILD/lib/libattn_runtime.so" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
+[ -n "$SONAME" ] || { echo "make_aot.sh: libattn_runtime.so has no SONAME" >&2; exit 1; }
+cp -L "$BUILD/lib/libattn_runtime.so" "$OUT/$SONAME"
+for need in $(readelf -d "$OUT/attn-vulkan-aot-test" | sed -n 's/.*NEEDED.*\[\(libattn[^]]*\)\]/\1/p'); do
+  [ -f "$OUT/$need" ] || { echo "make_aot.sh: attn-vulkan-aot-test needs $need, not in $OUT" >&2; exit 1; }
+done
 SRC=$(mktemp -d /tmp/attn-aot-src.XXXXXX)
 trap 'rm -rf "$SRC"' EXIT
 
