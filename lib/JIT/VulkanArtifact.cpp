@@ -21,6 +21,7 @@ void mlir::attn::jit::toVulkanKernelMetadata(const SPIRVKernelArtifact &a,
     }
     for (const SPIRVBufferRef &ref : d.bindings)
       dd.bindings.push_back({ref.workspace, ref.index});
+    dd.workgroupBytes = d.workgroupBytes;
     out.dispatches.push_back(std::move(dd));
   }
   for (const SPIRVWorkspace &w : a.workspaces) {

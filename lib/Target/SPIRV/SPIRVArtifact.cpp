@@ -43,6 +43,37 @@ std::optional<uint32_t> constantCount(Value v) {
 }
 } // namespace
 
+/// The bytes a Workgroup variable of type `t` takes: arrays (no stride
+/// decoration in that class) as their elements packed, vectors and
+/// scalars by their bit width; nullopt for anything else.
+static std::optional<int64_t> workgroupTypeBytes(Type t) {
+  if (auto array = dyn_cast<spirv::ArrayType>(t)) {
+    std::optional<int64_t> e = workgroupTypeBytes(array.getElementType());
+    if (!e)
+      return std::nullopt;
+    return *e * int64_t(array.getNumElements());
+  }
+  if (auto vec = dyn_cast<VectorType>(t)) {
+    std::optional<int64_t> e = workgroupTypeBytes(vec.getElementType());
+    if (!e)
+      return std::nullopt;
+    return *e * vec.getNumElements();
+  }
+  if (t.isIntOrFloat())
+    return (int64_t(t.getIntOrFloatBitWidth()) + 7) / 8;
+  if (auto st = dyn_cast<spirv::StructType>(t)) {
+    int64_t total = 0;
+    for (Type m : st.getElementTypes()) {
+      std::optional<int64_t> e = workgroupTypeBytes(m);
+      if (!e)
+        return std::nullopt;
+      total += *e;
+    }
+    return total;
+  }
+  return std::nullopt;
+}
+
 LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
                                              SPIRVKernelArtifact &out,
                                              std::string &error) {
@@ -326,6 +357,33 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   }
 
   spirv::ModuleOp spv = spvs.front();
+  // Each entry point's workgroup memory: the Workgroup variables its
+  // function takes the address of (kernels are single functions here).
+  for (SPIRVDispatch &d : out.dispatches) {
+    auto fn = spv.lookupSymbol<spirv::FuncOp>(d.entry);
+    if (!fn)
+      return fail(error, "the entry point '" + d.entry +
+                             "' is not a function of the spirv.module");
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    d.workgroupBytes = 0;
+    WalkResult walk = fn.walk([&](spirv::AddressOfOp addr) {
+      auto var = spv.lookupSymbol<spirv::GlobalVariableOp>(addr.getVariable());
+      if (!var || !seen.insert(var).second)
+        return WalkResult::advance();
+      auto ptr = cast<spirv::PointerType>(var.getType());
+      if (ptr.getStorageClass() != spirv::StorageClass::Workgroup)
+        return WalkResult::advance();
+      std::optional<int64_t> bytes = workgroupTypeBytes(ptr.getPointeeType());
+      if (!bytes)
+        return WalkResult::interrupt();
+      d.workgroupBytes += static_cast<uint64_t>(*bytes);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return fail(error, "the entry point '" + d.entry +
+                             "' uses workgroup memory of a type whose size "
+                             "is not known");
+  }
   out.f16 = false;
   out.int16 = false;
   out.bf16 = false;

@@ -1522,6 +1522,17 @@ attn_status attn::vulkan::createProgram(const ProgramDesc &desc,
                  : " and no subgroup size control");
     return ATTN_ERROR_UNSUPPORTED;
   }
+  for (const EntryPointDesc &ep : desc.entries)
+    if (ep.workgroupBytes > d->info.maxComputeSharedMemorySize) {
+      error = "vulkan: entry point '" + ep.name + "' declares " +
+              std::to_string(ep.workgroupBytes) +
+              " bytes of workgroup memory; device '" + d->info.name +
+              "' has " + std::to_string(d->info.maxComputeSharedMemorySize) +
+              " (maxComputeSharedMemorySize): a kernel built for another "
+              "device (attn-translate --vulkan-device) needs one with as "
+              "much";
+      return ATTN_ERROR_UNSUPPORTED;
+    }
   if ((desc.needsSubgroupArithmetic && !d->info.subgroupArithmetic) ||
       (desc.needsSubgroupShuffle && !d->info.subgroupShuffle)) {
     error = "vulkan: device '" + d->info.name +

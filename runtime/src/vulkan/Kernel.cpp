@@ -266,6 +266,13 @@ bool parseDispatches(const Json &root, KernelMetadata &m, std::string &error) {
     const Json *bindings = f.need("bindings", Json::Array, "an array");
     if (!f.str("entry", d.entry) || !grid || !block || !bindings)
       return false;
+    // (absent in metadata written before it was recorded: not known)
+    if (f.has("workgroup_memory_bytes")) {
+      int64_t bytes = 0;
+      if (!f.integer("workgroup_memory_bytes", bytes, 0, INT32_MAX))
+        return false;
+      d.workgroupBytes = static_cast<uint64_t>(bytes);
+    }
     if (d.entry.empty() || grid->items.size() != 3 ||
         block->items.size() != 3) {
       error = "metadata: " + where +
@@ -793,6 +800,7 @@ std::string attn::vulkan::writeMetadata(const KernelMetadata &a) {
     os << "]";
     os << ", \"workgroup_size\": ";
     dim3(d.block);
+    os << ", \"workgroup_memory_bytes\": " << d.workgroupBytes;
     os << ",\n     \"bindings\": ";
     bindings(d.bindings);
     os << "}";
@@ -946,8 +954,9 @@ attn_status programFor(const KernelMetadata &m,
         [&](const EntryPointDesc &e) { return e.name == d.entry; });
     dispatch.entry = static_cast<uint32_t>(it - desc.entries.begin());
     if (it == desc.entries.end())
-      desc.entries.push_back(
-          {d.entry, static_cast<uint32_t>(d.bindings.size())});
+      desc.entries.push_back({d.entry,
+                              static_cast<uint32_t>(d.bindings.size()),
+                              d.workgroupBytes});
     else if (it->numBuffers != d.bindings.size()) {
       error = "vulkan: entry point '" + d.entry +
               "' is dispatched with different binding counts";

@@ -55,6 +55,9 @@ struct SPIRVDispatch {
   uint32_t block[3] = {1, 1, 1};
   /// Storage-buffer binding i (set 0) of this entry point: bindings[i].
   std::vector<SPIRVBufferRef> bindings;
+  /// The workgroup memory its entry point declares: the bytes of the
+  /// Workgroup-class variables its function uses (0: none).
+  uint64_t workgroupBytes = 0;
 };
 
 /// A kernel lowered by attn-to-spirv-pipeline, ready for a Vulkan runtime.

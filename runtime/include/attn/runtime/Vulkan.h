@@ -173,6 +173,9 @@ struct HostTensor {
 struct EntryPointDesc {
   std::string name;        // OpEntryPoint name
   uint32_t numBuffers = 0; // storage buffers at set 0, bindings 0..n-1
+  /// The workgroup memory it declares, in bytes: a device with less
+  /// (maxComputeSharedMemorySize) is refused (0: not known).
+  uint64_t workgroupBytes = 0;
 };
 
 /// What a SPIR-V module needs to be launched.

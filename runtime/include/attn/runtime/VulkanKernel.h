@@ -61,6 +61,9 @@ struct DispatchDesc {
   /// Binding i of set 0: a host argument (q, k, v, [mask], out, [lse],
   /// [seed], in that order) or a workspace.
   std::vector<BufferRef> bindings;
+  /// The workgroup memory the entry point declares, in bytes (0: none, or
+  /// metadata that does not say).
+  uint64_t workgroupBytes = 0;
 };
 
 struct KernelMetadata {
