@@ -244,6 +244,22 @@ std::vector<int64_t> splitCandidates(int64_t splits, int64_t keyBlocks,
   return candidates;
 }
 
+/// An on/off setting from the environment: `value` 0 or 1 where `name` is
+/// set to "0" or "1", left as it is where unset or empty; false (with
+/// `error`) for anything else.
+bool switchFromEnv(const char *name, int &value, std::string &error) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return true;
+  const std::string v(env);
+  if (v != "0" && v != "1") {
+    error = "vulkan: " + std::string(name) + "='" + v + "' is neither 0 nor 1";
+    return false;
+  }
+  value = v == "1";
+  return true;
+}
+
 } // namespace
 
 // The JIT's choices for a device, as documented in attn/JIT/Vulkan.h.
@@ -271,16 +287,10 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
   // rows, so the grid runs over the K/V heads and reads K and V once per
   // group; ATTN_VULKAN_PACK_HEADS=0 keeps a workgroup per query head (for
   // comparison). The tiled variant never packs.
-  bool packHeads = true;
-  if (const char *env = std::getenv("ATTN_VULKAN_PACK_HEADS"); env && *env) {
-    std::string v(env);
-    if (v != "0" && v != "1") {
-      error = "vulkan: ATTN_VULKAN_PACK_HEADS='" + v +
-              "' is neither 0 nor 1";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-    packHeads = v == "1";
-  }
+  int packSetting = -1;
+  if (!switchFromEnv("ATTN_VULKAN_PACK_HEADS", packSetting, error))
+    return ATTN_ERROR_INVALID_ARGUMENT;
+  const bool packHeads = packSetting != 0;
   const bool packs = packHeads && !dynamic &&
                      mlir::attn::simtPacksDecodeHeads(
                          spec.heads_q, spec.seq_q, spec.heads_kv,
@@ -353,16 +363,8 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
   const bool registersPossible =
       sgSize >= 16 && sgSize <= 128 && sgSize % 16 == 0;
   int coopRegisters = -1; // -1: automatic
-  if (const char *env = std::getenv("ATTN_VULKAN_COOP_REGISTERS");
-      env && *env) {
-    std::string v(env);
-    if (v != "0" && v != "1") {
-      error = "vulkan: ATTN_VULKAN_COOP_REGISTERS='" + v +
-              "' is neither 0 nor 1";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-    coopRegisters = v == "1";
-  }
+  if (!switchFromEnv("ATTN_VULKAN_COOP_REGISTERS", coopRegisters, error))
+    return ATTN_ERROR_INVALID_ARGUMENT;
   // coopmat's softmax: a row per invocation (1) or per subgroup (or, with
   // registers, per subgroupSize / 16 lanes).
   int64_t coopLanes = 1;
