@@ -204,6 +204,21 @@ def base_variant(variant):
     return "coopmat" if variant == "coopmat-smem" else variant
 
 
+def run_logged(cmd, env, pre, timeout):
+    """Runs cmd (its command line into run.log, after `pre`); returns the
+    process and dict(wall_s, rc), or None and a FAIL dict on a timeout."""
+    LOG.write(f"$ {pre} {' '.join(cmd)}\n")
+    t = time.time()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                           timeout=max(1.0, timeout))
+    except subprocess.TimeoutExpired:
+        LOG.write(f"  timeout after {timeout:.0f} s\n")
+        return None, dict(status="FAIL", message=f"timeout after {timeout:.0f} s",
+                          wall_s=time.time() - t)
+    return p, dict(wall_s=time.time() - t, rc=p.returncode)
+
+
 def attn_run(variant, flags, timeout):
     """Runs attn-run (vulkan) with ATTN_VULKAN_VARIANT=variant; returns a
     dict: status ok / FAIL / refused, the JSON's fields, the kernel lines
@@ -219,16 +234,9 @@ def attn_run(variant, flags, timeout):
         env["ATTN_VULKAN_COOP_REGISTERS"] = "0"
         pre += " ATTN_VULKAN_COOP_REGISTERS=0"
     cmd = [ATTN_RUN, "--target=vulkan", "--dump-ir", "--json"] + flags.split()
-    LOG.write(f"$ {pre} {' '.join(cmd)}\n")
-    t = time.time()
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                           timeout=max(1.0, timeout))
-    except subprocess.TimeoutExpired:
-        LOG.write(f"  timeout after {timeout:.0f} s\n")
-        return dict(status="FAIL", message=f"timeout after {timeout:.0f} s",
-                    wall_s=time.time() - t)
-    r = dict(wall_s=time.time() - t, rc=p.returncode)
+    p, r = run_logged(cmd, env, pre, timeout)
+    if p is None:
+        return r
     lines = p.stdout.splitlines()
     r["kernel"] = " | ".join(l[3:] for l in lines if l.startswith("// vulkan"))
     js = [l for l in lines if l.startswith("{")]
@@ -412,20 +420,14 @@ def aot_bench(meta, cell, dtype, timeout):
     cmd = [exe, "bench", meta, str(args.bench), str(args.warmup_ms), "64"]
     env = dict(os.environ)
     env["LD_LIBRARY_PATH"] = args.aot
-    LOG.write(f"$ LD_LIBRARY_PATH={args.aot} {' '.join(cmd)}\n")
-    t = time.time()
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                           timeout=max(1.0, timeout))
-    except subprocess.TimeoutExpired:
-        LOG.write(f"  timeout after {timeout:.0f} s\n")
-        return dict(status="FAIL", message=f"timeout after {timeout:.0f} s")
+    p, r = run_logged(cmd, env, f"LD_LIBRARY_PATH={args.aot}", timeout)
+    if p is None:
+        return r
     lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
     for l in p.stdout.splitlines():
         LOG.write("  " + l + "\n")
     if p.stderr.strip():
         LOG.write("  stderr: " + p.stderr.strip()[-2000:] + "\n")
-    r = dict(wall_s=time.time() - t, rc=p.returncode)
     if lines:
         try:
             r.update(json.loads(lines[-1]))

@@ -283,6 +283,23 @@ LogicalResult attnToLLVMIR(Operation *op, llvm::raw_ostream &os) {
   llvmModule->print(os, nullptr);
   return success();
 }
+/// The launch metadata of --attn-to-spirv beside the .spv (k.spv.json),
+/// or at --metadata; nowhere when the .spv goes to stdout.
+LogicalResult writeVulkanMetadata(ModuleOp module,
+                                  ::attn::vulkan::KernelMetadata &metadata) {
+  std::string binaryName, mdPath = metadataPath(binaryName);
+  if (mdPath.empty())
+    return success();
+  std::error_code ec;
+  llvm::raw_fd_ostream meta(mdPath, ec);
+  if (ec)
+    return emitError(module.getLoc(),
+                     "cannot write " + mdPath + ": " + ec.message());
+  metadata.binaryFile = binaryName;
+  meta << ::attn::vulkan::writeMetadata(metadata);
+  return success();
+}
+
 /// --vulkan-device: the JIT's kernel for `spec` on the described device.
 LogicalResult vulkanKernelForDevice(ModuleOp module, attn_spec spec,
                                     bool haveSpec, llvm::raw_ostream &os) {
@@ -319,22 +336,12 @@ LogicalResult vulkanKernelForDevice(ModuleOp module, attn_spec spec,
     return emitError(module.getLoc(), error);
   os.write(reinterpret_cast<const char *>(metadata.words.data()),
            metadata.words.size() * sizeof(uint32_t));
-  std::string binaryName, mdPath = metadataPath(binaryName);
-  if (mdPath.empty())
-    return success();
-  std::error_code ec;
-  llvm::raw_fd_ostream meta(mdPath, ec);
-  if (ec)
-    return emitError(module.getLoc(),
-                     "cannot write " + mdPath + ": " + ec.message());
-  metadata.binaryFile = binaryName;
   metadata.blockQ = chosen.blockQ;
   metadata.blockKv = chosen.blockKv;
   metadata.kvSplits = chosen.kvSplits;
   metadata.spec = spec;
   metadata.hasSpec = true;
-  meta << ::attn::vulkan::writeMetadata(metadata);
-  return success();
+  return writeVulkanMetadata(module, metadata);
 }
 
 LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
@@ -406,19 +413,8 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
   os.write(reinterpret_cast<const char *>(artifact.words.data()),
            artifact.words.size() * sizeof(uint32_t));
 
-  // The launch metadata goes beside the .spv (k.spv.json), unless named
-  // explicitly.
-  std::string binaryName, mdPath = metadataPath(binaryName);
-  if (mdPath.empty())
-    return success(); // stdout: nowhere beside it
-  std::error_code ec;
-  llvm::raw_fd_ostream meta(mdPath, ec);
-  if (ec)
-    return emitError(module.getLoc(),
-                     "cannot write " + mdPath + ": " + ec.message());
   ::attn::vulkan::KernelMetadata metadata;
   mlir::attn::jit::toVulkanKernelMetadata(artifact, clVariant, metadata);
-  metadata.binaryFile = binaryName;
   metadata.blockQ = clBlockQ.getNumOccurrences() ? clBlockQ : 0;
   metadata.blockKv = clBlockKv.getNumOccurrences() ? clBlockKv : 0;
   metadata.kvSplits = clKvSplits.getNumOccurrences() ? clKvSplits : 1;
@@ -431,8 +427,7 @@ LogicalResult attnToSPIRV(Operation *op, llvm::raw_ostream &os) {
     metadata.spec = spec;
     metadata.hasSpec = true;
   }
-  meta << ::attn::vulkan::writeMetadata(metadata);
-  return success();
+  return writeVulkanMetadata(module, metadata);
 }
 } // namespace
 
