@@ -598,7 +598,8 @@ for v in VARIANTS:
                                       for s in ("ok", "FAIL", "refused", "skipped")))
 if timings:
     have_dev = any(t.get("device_ms") is not None for t in timings)
-    aot_note = (f"Kernels marked (aot) were built ahead of time for the device "
+    aot_note = ("Every kernel is the JIT's (attn-run); no --aot." if not args.aot else
+                f"Kernels marked (aot) were built ahead of time for the device "
                 f"description in {args.aot}/device.json (bench/vulkan/make_aot.sh: "
                 "attn-translate --attn-to-spirv --vulkan-device, the JIT's choices "
                 "for that device) and timed through libattn_runtime.so alone "
