@@ -11,6 +11,7 @@ void mlir::attn::jit::toVulkanKernelMetadata(const SPIRVKernelArtifact &a,
   out.variant = variant;
   out.words = a.words;
   out.hostArgs = a.hostArgs;
+  out.argTypes = a.argTypes;
   for (const SPIRVDispatch &d : a.dispatches) {
     vk::DispatchDesc dd;
     dd.entry = d.entry;

@@ -408,6 +408,22 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
       if (c == spirv::Capability::GroupNonUniformShuffle)
         out.subgroupShuffle = true;
     }
+  // The host arguments' element types (a coopmat bf16 kernel's retyped f16
+  // buffers are its bf16 data: nothing else in it is f16; dropout's seed
+  // is a scalar).
+  out.argTypes.clear();
+  for (Type t : host.getArgumentTypes()) {
+    // (a scalar argument, dropout's seed: its own type)
+    auto m = dyn_cast<MemRefType>(t);
+    Type elt = m ? m.getElementType() : t;
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    if (out.bf16 && elt.isF16())
+      os << "bf16";
+    else
+      elt.print(os);
+    out.argTypes.push_back(os.str());
+  }
   SmallVector<uint32_t> words;
   spirv::SerializationOptions options;
   if (failed(spirv::serialize(spv, words, options)))

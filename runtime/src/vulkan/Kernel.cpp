@@ -747,6 +747,12 @@ std::string attn::vulkan::writeMetadata(const KernelMetadata &a) {
   }
   os << "\n  \"push_constant_bytes\": 0,"
      << "\n  \"host_args\": " << a.hostArgs << ",";
+  if (!a.argTypes.empty()) {
+    os << "\n  \"arg_types\": [";
+    for (size_t i = 0; i < a.argTypes.size(); ++i)
+      os << (i ? ", " : "") << quote(a.argTypes[i]);
+    os << "],";
+  }
   if (single) {
     os << "\n  \"bindings\": ";
     bindings(a.dispatches.front().bindings);
@@ -854,6 +860,25 @@ bool attn::vulkan::parseMetadata(const std::string &text, KernelMetadata &m,
     return false;
   }
   m.hostArgs = static_cast<uint32_t>(hostArgs);
+  // (absent in metadata written before it was recorded)
+  if (top.has("arg_types")) {
+    const Json *types = top.need("arg_types", Json::Array, "an array of names");
+    if (!types)
+      return false;
+    if (types->items.size() != m.hostArgs) {
+      error = "metadata: 'arg_types' has " +
+              std::to_string(types->items.size()) + " names; 'host_args' is " +
+              std::to_string(m.hostArgs);
+      return false;
+    }
+    for (const Json &t : types->items) {
+      if (t.kind != Json::String || t.str.empty()) {
+        error = "metadata: 'arg_types' must be an array of names";
+        return false;
+      }
+      m.argTypes.push_back(t.str);
+    }
+  }
   m.subgroupSize = static_cast<uint32_t>(subgroup);
   if ((top.has("block_q") && !top.integer("block_q", m.blockQ, 0, INT32_MAX)) ||
       (top.has("block_kv") &&
@@ -894,6 +919,23 @@ bool attn::vulkan::parseMetadata(const std::string &text, KernelMetadata &m,
               " host arguments (q, k, v, [mask], out, [lse], [seed]); "
               "'host_args' is " + std::to_string(m.hostArgs);
       return false;
+    }
+    // The module's buffers against the spec's dtype: q, k, v and out (bf16
+    // is read as bf16, or as 16-bit integers by the portable kernels).
+    if (!m.argTypes.empty()) {
+      const std::string want = attn_dtype_name(m.spec.dtype);
+      const uint32_t out = m.spec.mask != ATTN_MASK_NONE ? 4 : 3;
+      const std::pair<uint32_t, const char *> tensors[] = {
+          {0, "q"}, {1, "k"}, {2, "v"}, {out, "out"}};
+      for (auto [i, name] : tensors) {
+        const std::string &got = m.argTypes[i];
+        if (got == want || (want == "bf16" && got == "i16"))
+          continue;
+        error = std::string("metadata: the spec's dtype is ") + want +
+                "; the kernel reads " + name + " as " + got +
+                " ('arg_types'): it was built for another dtype";
+        return false;
+      }
     }
     m.hasSpec = true;
   }

@@ -71,6 +71,11 @@ struct SPIRVKernelArtifact {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   unsigned hostArgs = 0;
+  /// The element type of each host argument's buffer as the kernel reads
+  /// it ("f32", "f16", "bf16", "i16", "i8", ...; "bf16" where a coopmat
+  /// kernel's bf16 was retyped as f16, `bf16`; a scalar argument's type),
+  /// so that a spec that names another type can be refused.
+  std::vector<std::string> argTypes;
   /// Storage-buffer binding i (set 0) is host function argument
   /// bindingArgs[i].
   std::vector<unsigned> bindingArgs;

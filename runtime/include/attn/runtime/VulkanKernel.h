@@ -71,6 +71,11 @@ struct KernelMetadata {
   std::vector<uint32_t> words; // the module (not in the JSON: the .spv)
   std::string binaryFile;      // the .spv, relative to the metadata's folder
   uint32_t hostArgs = 0;
+  /// Each host argument's element type as the kernel reads it ("f32",
+  /// "f16", "bf16", "i16": bf16 as 16-bit integers, ...); empty in metadata
+  /// written before it was recorded. parseMetadata refuses a spec whose
+  /// q, k, v or out it contradicts.
+  std::vector<std::string> argTypes;
   std::vector<DispatchDesc> dispatches;
   std::vector<WorkspaceDesc> workspaces;
   std::vector<SizeExpr> exprs; // empty: every size static
