@@ -326,6 +326,10 @@ LogicalResult vulkanKernelForDevice(ModuleOp module, attn_spec spec,
   spec.block_q = clBlockQ.getNumOccurrences() ? clBlockQ : 0;
   spec.block_kv = clBlockKv.getNumOccurrences() ? clBlockKv : 0;
   spec.kv_splits = clKvSplits.getNumOccurrences() ? clKvSplits : 0;
+  if (spec.block_q < 0 || spec.block_kv < 0 || spec.kv_splits < 0)
+    return emitError(module.getLoc(),
+                     "--vulkan-device: --block-q, --block-kv and --kv-splits "
+                     "must be >= 0 (0: the compiler's choice)");
   ::attn::vulkan::KernelMetadata metadata;
   ::attn::KernelInfo chosen;
   std::string source;
@@ -334,13 +338,21 @@ LogicalResult vulkanKernelForDevice(ModuleOp module, attn_spec spec,
           clVariant.getNumOccurrences() ? clVariant : std::string(), metadata,
           chosen, source, error) != ATTN_OK)
     return emitError(module.getLoc(), error);
-  os.write(reinterpret_cast<const char *>(metadata.words.data()),
-           metadata.words.size() * sizeof(uint32_t));
   metadata.blockQ = chosen.blockQ;
   metadata.blockKv = chosen.blockKv;
   metadata.kvSplits = chosen.kvSplits;
   metadata.spec = spec;
   metadata.hasSpec = true;
+  // What attn_vulkan_load_artifact checks (the spec valid for vulkan, its
+  // arguments the module's), before anything is written.
+  ::attn::vulkan::KernelMetadata probe = metadata, loaded;
+  probe.binaryFile = "k.spv"; // (named when written)
+  if (!::attn::vulkan::parseMetadata(::attn::vulkan::writeMetadata(probe),
+                                     loaded, error))
+    return emitError(module.getLoc(),
+                     "--vulkan-device: the artifact would not load: " + error);
+  os.write(reinterpret_cast<const char *>(metadata.words.data()),
+           metadata.words.size() * sizeof(uint32_t));
   return writeVulkanMetadata(module, metadata);
 }
 
