@@ -316,6 +316,13 @@ public:
     out = v->integer;
     return true;
   }
+  bool boolean(const char *key, bool &out) {
+    const Json *v = need(key, Json::Bool, "true or false");
+    if (!v)
+      return false;
+    out = v->b;
+    return true;
+  }
   bool real(const char *key, double &out) {
     const Json *v = need(key, Json::Number, "a number");
     if (!v)

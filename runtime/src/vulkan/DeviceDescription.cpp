@@ -72,21 +72,6 @@ std::string quoted(const std::string &s) {
   return r + "\"";
 }
 
-bool boolean(const Json &obj, const char *key, bool &out,
-             std::string &error) {
-  const Json *v = obj.get(key);
-  if (!v) {
-    error = std::string("missing key '") + key + "'";
-    return false;
-  }
-  if (v->kind != Json::Bool) {
-    error = std::string("'") + key + "' must be true or false";
-    return false;
-  }
-  out = v->b;
-  return true;
-}
-
 bool u32(Fields &f, const char *key, uint32_t &out, int64_t lo = 0) {
   int64_t v = 0;
   if (!f.integer(key, v, lo, UINT32_MAX))
@@ -142,7 +127,7 @@ bool parse(const std::string &text, DeviceInfo &d, std::string &error) {
                {"cooperativeMatrix", &d.cooperativeMatrix},
                {"vulkanMemoryModel", &d.vulkanMemoryModel}};
   for (const Flag &f : flags)
-    if (!boolean(root, f.key, *f.out, error))
+    if (!top.boolean(f.key, *f.out))
       return false;
   int64_t loops = 0;
   if (!u32(top, "subgroupSize", d.subgroupSize) ||
@@ -189,8 +174,7 @@ bool parse(const std::string &text, DeviceInfo &d, std::string &error) {
       return false;
     d.minStorageBufferOffsetAlignment = static_cast<uint64_t>(a);
   }
-  if (root.get("timestamps") &&
-      !boolean(root, "timestamps", d.timestamps, error))
+  if (top.has("timestamps") && !top.boolean("timestamps", d.timestamps))
     return false;
   if (top.has("timestampPeriodNs") &&
       !top.real("timestampPeriodNs", d.timestampPeriodNs))
@@ -212,7 +196,7 @@ bool parse(const std::string &text, DeviceInfo &d, std::string &error) {
     std::string mnk, a, b, c, r, scope;
     if (!f.str("MxNxK", mnk) || !f.str("A", a) || !f.str("B", b) ||
         !f.str("C", c) || !f.str("result", r) || !f.str("scope", scope) ||
-        !boolean(o, "saturating", s.saturating, error))
+        !f.boolean("saturating", s.saturating))
       return false;
     char extra = 0;
     if (std::sscanf(mnk.c_str(), "%ux%ux%u%c", &s.m, &s.n, &s.k, &extra) !=

@@ -49,20 +49,6 @@ uint32_t elementBytesOf(const std::string &type) {
   return static_cast<uint32_t>(bits / 8);
 }
 
-bool boolean(const Json &obj, const char *key, bool &out, std::string &error) {
-  const Json *v = obj.get(key);
-  if (!v) {
-    error = std::string("metadata: missing key '") + key + "'";
-    return false;
-  }
-  if (v->kind != Json::Bool) {
-    error = std::string("metadata: '") + key + "' must be true or false";
-    return false;
-  }
-  out = v->b;
-  return true;
-}
-
 /// A workgroup count or workspace extent: a number or {"expr": id}.
 bool extent(const Json &v, const std::string &where, int64_t lo, int64_t hi,
             size_t exprs, int64_t &value, int &expr, std::string &error) {
@@ -888,14 +874,12 @@ bool attn::vulkan::parseMetadata(const std::string &text, KernelMetadata &m,
       (top.has("max_dynamic_extent") &&
        !top.integer("max_dynamic_extent", m.maxDynamicExtent, 0, INT32_MAX)))
     return false;
-  if (!boolean(root, "needs_float16", m.needsFloat16, error) ||
-      !boolean(root, "needs_int16", m.needsInt16, error) ||
-      !boolean(root, "needs_bfloat16", m.needsBFloat16, error) ||
-      !boolean(root, "needs_cooperative_matrix", m.needsCooperativeMatrix,
-               error) ||
-      !boolean(root, "needs_subgroup_arithmetic", m.needsSubgroupArithmetic,
-               error) ||
-      !boolean(root, "needs_subgroup_shuffle", m.needsSubgroupShuffle, error))
+  if (!top.boolean("needs_float16", m.needsFloat16) ||
+      !top.boolean("needs_int16", m.needsInt16) ||
+      !top.boolean("needs_bfloat16", m.needsBFloat16) ||
+      !top.boolean("needs_cooperative_matrix", m.needsCooperativeMatrix) ||
+      !top.boolean("needs_subgroup_arithmetic", m.needsSubgroupArithmetic) ||
+      !top.boolean("needs_subgroup_shuffle", m.needsSubgroupShuffle))
     return false;
   if (!parseExprs(root, m, error) || !parseWorkspaces(root, m, error) ||
       !parseDispatches(root, m, error))
