@@ -61,17 +61,6 @@ bool valueOf(const std::pair<const char *, uint32_t> (&table)[N],
   return true;
 }
 
-std::string quoted(const std::string &s) {
-  std::string r = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      r += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20)
-      r += c;
-  }
-  return r + "\"";
-}
-
 bool u32(Fields &f, const char *key, uint32_t &out, int64_t lo = 0) {
   int64_t v = 0;
   if (!f.integer(key, v, lo, UINT32_MAX))
@@ -235,7 +224,7 @@ std::string writeDeviceDescription(const DeviceInfo &d) {
   std::ostringstream os;
   auto b = [](bool v) { return v ? "true" : "false"; };
   os << "{\"format\": \"" << kFormat << "\", \"version\": " << kVersion
-     << ",\n \"name\": " << quoted(d.name) << ", \"index\": " << d.index
+     << ",\n \"name\": " << json::quote(d.name) << ", \"index\": " << d.index
      << ", \"api\": \"" << (d.apiVersion >> 22) << "."
      << ((d.apiVersion >> 12) & 0x3ff) << "." << (d.apiVersion & 0xfff)
      << "\", \"device_type\": " << d.deviceType << ",\n"
