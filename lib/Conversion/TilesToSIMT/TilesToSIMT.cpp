@@ -38,6 +38,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <cmath>
@@ -155,6 +156,24 @@ private:
   Value rowValid;
   /// Workgroup memory for the staged tiles, per function tensor.
   DenseMap<Value, Value> stagingBuffers;
+  /// #attn.coop_matrix registers: K and V (function tensors) seen as
+  /// 1-d arrays of 16-byte vectors, `per` elements each: the same buffer
+  /// bound a second time (a builtin.unrealized_conversion_cast of the
+  /// host's memref; SPIR-V's logical addressing has no pointer casts).
+  /// `strides` are the memref's in vectors. Their tiles are staged with
+  /// one 16-byte load and store per vector, into workgroup tiles of such
+  /// vectors that the products load as matrices (a cooperative-matrix load
+  /// from a global buffer took 4 32-bit loads per invocation, and the
+  /// staging most of a block's time, on NVIDIA's Vulkan driver).
+  /// The most 16-byte vectors of the next key block an invocation carries
+  /// through a block (prefetchBlock); past it each block loads its own.
+  static constexpr size_t kMaxPrefetchedVectors = 16;
+  struct VectorView {
+    Value memref;
+    SmallVector<int64_t> strides;
+    int64_t per = 0;
+  };
+  DenseMap<Value, VectorView> vectorViews;
   /// The private arrays of the values a key loop keeps, in the order the
   /// loop's body asks for them: the next key loop (the same body, blocks
   /// after the first loop's) takes them again.
@@ -614,6 +633,22 @@ private:
   SmallVector<Value>
   prefetchBlock(ArrayRef<std::pair<tensor::ExtractSliceOp, int64_t>> slices,
                 Value loopIv, Value iv, Value ub);
+  /// How many values prefetchBlock yields for a slice `width` wide.
+  int64_t prefetchedPerSlice(tensor::ExtractSliceOp slice, int64_t width);
+  /// A vector view's tile: this invocation's vectors of the [tileRows,
+  /// width / per] tile (vector tid + i x invocations for i = 0, 1, ...),
+  /// rows at or past `keys` zero (loaded from the first row, which every
+  /// block has, so that each load stays in the buffer).
+  SmallVector<Value> loadVectors(const Tile &t, const VectorView &vv,
+                                 Value keys, int64_t width, int64_t tileRows);
+  /// Stores loadVectors' vectors into the workgroup tile `buffer`.
+  void storeVectors(ValueRange xs, Value buffer, int64_t width,
+                    int64_t tileRows, int64_t per);
+  /// Whether the function tensor `source`, whose tiles are `width` wide,
+  /// can be staged through a vector view (see VectorView), and its view
+  /// then, made at `b`'s insertion point (the host, before the launch).
+  void makeVectorView(Value source, int64_t width,
+                      ArrayRef<tensor::ExtractSliceOp> slices);
   /// The stride between a View's rows in its memref where that is a
   /// constant and its columns are contiguous (it loads as matrices).
   std::optional<int64_t> matrixRowStride(const Tile &t);
@@ -1568,6 +1603,14 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     return b.getIndexAttr(cast<MemRefType>(buf.getType()).getDimSize(1));
   };
   Value rhsBuf = rhs.memref;
+  // Column c (elements) of the staged tile: its vector's where the tile is
+  // of 16-byte vectors (a vector view's), whose first element it is.
+  auto rhsColumn = [&](int64_t c) {
+    Type elt = cast<MemRefType>(rhsBuf.getType()).getElementType();
+    if (auto vt = dyn_cast<VectorType>(elt))
+      return idx(c / (vt.getNumElements() * vt.getElementTypeBitWidth() / 16));
+    return idx(c);
+  };
   if (regs) {
     // The subgroup's strip: Q.K^T from Q's matrices in registers into its
     // rows of S; P.V into its accumulator matrices, first multiplied by the
@@ -1590,7 +1633,7 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
         for (int64_t kt = 0; kt < k / 16; ++kt) {
           // K^T as a column-major load of K's rows.
           Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
-              b, loc, bTy, rhsBuf, ValueRange{idx(16 * c), idx(16 * kt)},
+              b, loc, bTy, rhsBuf, ValueRange{idx(16 * c), rhsColumn(16 * kt)},
               ld(rhsBuf), b.getUnitAttr());
           acc = gpu::SubgroupMmaComputeOp::create(b, loc, qFrags[kt], bm, acc,
                                                   UnitAttr(), UnitAttr());
@@ -1621,7 +1664,7 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
             ld(lhsBuf), UnitAttr());
         for (auto [j, acc] : llvm::enumerate(accs)) {
           Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
-              b, loc, bTy, rhsBuf, ValueRange{idx(16 * kt), idx(16 * j)},
+              b, loc, bTy, rhsBuf, ValueRange{idx(16 * kt), rhsColumn(16 * j)},
               ld(rhsBuf), UnitAttr());
           acc = gpu::SubgroupMmaComputeOp::create(b, loc, a, bm, acc,
                                                   UnitAttr(), UnitAttr());
@@ -1858,6 +1901,15 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
   // (bf16 in 32-bit words, workgroup sizes that do not divide the tile).
   Tile t = viewOf(slice);
   Value keys = value(extentOf(slice.getResult(), 0));
+  if (auto it = vectorViews.find(slice.getSource()); it != vectorViews.end()) {
+    const VectorView &vv = it->second;
+    if (preloaded.empty())
+      storeVectors(loadVectors(t, vv, keys, width, tileRows), buffer, width,
+                   tileRows, vv.per);
+    else
+      storeVectors(preloaded, buffer, width, tileRows, vv.per);
+    return;
+  }
   const int64_t total = tileRows * width, n = invocations;
   // Rows past the slice: untouched, or (cooperative matrices, whose
   // products run over whole tiles) zero.
@@ -1991,6 +2043,58 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
 SmallVector<Value> SimtKernel::prefetchBlock(
     ArrayRef<std::pair<tensor::ExtractSliceOp, int64_t>> slices, Value loopIv,
     Value iv, Value ub) {
+  // Vector views: every slice's, the block past the last one zero; the
+  // block's tail rows are zero (loadVectors), so any block loads.
+  const auto viewed = [&](std::pair<tensor::ExtractSliceOp, int64_t> s) {
+    return vectorViews.contains(s.first.getSource());
+  };
+  if (llvm::any_of(slices, viewed)) {
+    if (!llvm::all_of(slices, viewed))
+      return {};
+    SmallVector<Type> types;
+    for (auto [slice, width] : slices) {
+      const VectorView &vv = vectorViews.find(slice.getSource())->second;
+      Type vty = cast<MemRefType>(vv.memref.getType()).getElementType();
+      types.append(prefetchedPerSlice(slice, width), vty);
+    }
+    // At most kMaxPrefetchedVectors an invocation carries: on NVIDIA's
+    // Vulkan driver prefetching 16 (D = 128 prefill on 2 subgroups) made
+    // the kernel faster, 32 (D = 128 decode on one) slower than loading
+    // each block in its turn (bench/results/vulkan-h200-vector-staging-
+    // 2026-11-28).
+    if (types.size() > kMaxPrefetchedVectors)
+      return {};
+    auto ifOp = scf::IfOp::create(b, loc, types, ult(iv, ub),
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    {
+      Scope scope(*this);
+      // (What the block at the loop's own variable already cloned is not
+      // this block's.)
+      loopIv.getParentBlock()->walk([&](Operation *op) {
+        for (Value r : op->getResults())
+          map.erase(r);
+      });
+      map.map(loopIv, iv);
+      SmallVector<Value> loads;
+      for (auto [slice, width] : slices) {
+        Value keys = value(extentOf(slice.getResult(), 0));
+        llvm::append_range(
+            loads, loadVectors(viewOf(slice),
+                               vectorViews.find(slice.getSource())->second,
+                               keys, width, bcPad));
+      }
+      scf::YieldOp::create(b, loc, loads);
+    }
+    b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+    SmallVector<Value> zeros;
+    for (Type ty : types)
+      zeros.push_back(
+          arith::ConstantOp::create(b, loc, ty, b.getZeroAttr(ty)));
+    scf::YieldOp::create(b, loc, zeros);
+    return SmallVector<Value>(ifOp.getResults());
+  }
   const int64_t groups = invocations / (16 * lanes);
   // Which slices qualify: stage()'s whole-tile path, every subgroup with
   // the same number of matrices. Their views and row strides, for the
@@ -2073,6 +2177,94 @@ SmallVector<Value> SimtKernel::prefetchBlock(
     scf::YieldOp::create(b, loc, zeros);
   }
   return SmallVector<Value>(ifOp.getResults());
+}
+
+int64_t SimtKernel::prefetchedPerSlice(tensor::ExtractSliceOp slice,
+                                       int64_t width) {
+  if (auto it = vectorViews.find(slice.getSource()); it != vectorViews.end())
+    return bcPad * (width / it->second.per) / invocations;
+  return bcPad / 16 * (width / 16) / (invocations / (16 * lanes));
+}
+
+void SimtKernel::makeVectorView(Value source, int64_t width,
+                                ArrayRef<tensor::ExtractSliceOp> slices) {
+  // A static buffer of 16-bit elements and the identity layout, whose
+  // tiles start at whole vectors and hold whole vectors per row, every
+  // invocation with as many vectors of a block.
+  Value host = src.buffers.lookup(source);
+  auto ty = host ? dyn_cast<MemRefType>(host.getType()) : MemRefType();
+  if (!ty || !ty.hasStaticShape() || !ty.getLayout().isIdentity() ||
+      !ty.getElementType().isIntOrFloat() ||
+      ty.getElementTypeBitWidth() != 16 || ty.getRank() < 2)
+    return;
+  const int64_t per = 128 / 16, inner = ty.getRank() - 1;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(ty.getStridesAndOffset(strides, offset)) || offset != 0)
+    return;
+  for (int64_t d = 0; d < inner; ++d)
+    if (strides[d] % per)
+      return;
+  if (width % per || (bcPad * (width / per)) % invocations)
+    return;
+  for (tensor::ExtractSliceOp slice : slices) {
+    Tile t = viewOf(slice);
+    std::optional<int64_t> c = getConstantIntValue(t.offsets[inner]);
+    if (t.dims.size() != 2 || t.dims[1] != inner || !c || *c % per)
+      return;
+  }
+  VectorView vv;
+  vv.per = per;
+  for (int64_t d = 0; d < inner; ++d)
+    vv.strides.push_back(strides[d] / per);
+  vv.strides.push_back(0); // (the innermost offset is a constant)
+  auto vty = MemRefType::get({ty.getNumElements() / per},
+                             VectorType::get({4}, b.getI32Type()),
+                             MemRefLayoutAttrInterface{}, ty.getMemorySpace());
+  vv.memref =
+      UnrealizedConversionCastOp::create(b, loc, TypeRange{vty}, host)
+          .getResult(0);
+  vectorViews[source] = vv;
+}
+
+SmallVector<Value> SimtKernel::loadVectors(const Tile &t, const VectorView &vv,
+                                           Value keys, int64_t width,
+                                           int64_t tileRows) {
+  const int64_t wv = width / vv.per, n = invocations;
+  // The tile's first vector.
+  Value base = idx(*getConstantIntValue(t.offsets[t.dims[1]]) / vv.per);
+  for (auto [d, o] : llvm::enumerate(t.offsets))
+    if ((int64_t)d != t.dims[1])
+      base = add(base, mul(value(o), idx(vv.strides[d])));
+  Type vty = cast<MemRefType>(vv.memref.getType()).getElementType();
+  Value zero = arith::ConstantOp::create(b, loc, vty, b.getZeroAttr(vty));
+  SmallVector<Value> xs;
+  // Without a branch, also for a whole block: the row tested and clamped
+  // per vector (a uniform branch between a whole block's loads and the
+  // tail's was 2-5% slower, H200, 2026-11-28).
+  for (int64_t i = 0; i * n < tileRows * wv; ++i) {
+    Value e = add(tid, idx(i * n));
+    Value r = arith::DivUIOp::create(b, loc, e, idx(wv));
+    Value c = arith::RemUIOp::create(b, loc, e, idx(wv));
+    Value in = ult(r, keys);
+    Value rowIn = arith::SelectOp::create(b, loc, in, r, idx(0));
+    Value at = add(add(base, mul(rowIn, idx(vv.strides[t.dims[0]]))), c);
+    Value x = memref::LoadOp::create(b, loc, vv.memref, at);
+    xs.push_back(arith::SelectOp::create(b, loc, in, x, zero));
+  }
+  return xs;
+}
+
+void SimtKernel::storeVectors(ValueRange xs, Value buffer, int64_t width,
+                              int64_t tileRows, int64_t per) {
+  const int64_t wv = width / per;
+  for (auto [i, x] : llvm::enumerate(xs)) {
+    Value e = add(tid, idx(i * invocations));
+    memref::StoreOp::create(
+        b, loc, x, buffer,
+        ValueRange{arith::DivUIOp::create(b, loc, e, idx(wv)),
+                   arith::RemUIOp::create(b, loc, e, idx(wv))});
+  }
 }
 
 std::optional<int64_t> SimtKernel::matrixRowStride(const Tile &t) {
@@ -2424,8 +2616,7 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
       Value buffer = stagingBuffers.lookup(slice.getSource());
       SmallVector<Value> preloaded;
       if (!prefetched.empty()) {
-        const int64_t per = bcPad / 16 * (width / 16) /
-                            (invocations / (16 * lanes));
+        const int64_t per = prefetchedPerSlice(slice, width);
         preloaded.assign(carried.begin() + nextCarried,
                          carried.begin() + nextCarried + per);
         nextCarried += per;
@@ -2649,25 +2840,41 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   // The K and V tiles' workgroup memory, one buffer per function tensor
   // staged (each key loop stages into the same one).
   SmallVector<std::pair<Value, MemRefType>> buffers;
+  llvm::MapVector<Value, SmallVector<tensor::ExtractSliceOp>> slicesOf;
   forall.getBody()->walk([&](linalg::GenericOp g) {
     if (classifyTileOp(g) != TileOpKind::Contraction)
       return;
     Value rhs = g.getDpsInputs()[1];
-    auto slice = rhs.getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice)
-      return;
-    auto ty = cast<RankedTensorType>(rhs.getType());
-    for (auto &[s, t] : buffers)
-      if (s == slice.getSource())
-        return;
+    if (auto slice = rhs.getDefiningOp<tensor::ExtractSliceOp>())
+      slicesOf[slice.getSource()].push_back(slice);
+  });
+  for (auto &[source, slices] : slicesOf) {
+    auto ty = cast<RankedTensorType>(slices.front().getResult().getType());
+    const int64_t width = ty.getDimSize(1);
+    // Registers: through a vector view where the buffer allows (the
+    // workgroup tile then of its vectors).
+    if (regs && !coop.getScalar()) {
+      makeVectorView(source, width, slices);
+      if (auto it = vectorViews.find(source); it != vectorViews.end()) {
+        Type vty =
+            cast<MemRefType>(it->second.memref.getType()).getElementType();
+        buffers.push_back(
+            {source,
+             MemRefType::get({bcPad, width / it->second.per +
+                                         kCoopMatrixPad16 / it->second.per},
+                             vty, MemRefLayoutAttrInterface{},
+                             workgroupSpace())});
+        continue;
+      }
+    }
     // Cooperative matrices: rows padded against bank conflicts.
     int64_t pad = coop ? kCoopMatrixPad16 : 0;
     buffers.push_back(
-        {slice.getSource(),
-         MemRefType::get({coop ? bcPad : bc, ty.getDimSize(1) + pad},
-                         ty.getElementType(),
-                         MemRefLayoutAttrInterface{}, workgroupSpace())});
-  });
+        {source, MemRefType::get({coop ? bcPad : bc, width + pad},
+                                 ty.getElementType(),
+                                 MemRefLayoutAttrInterface{},
+                                 workgroupSpace())});
+  }
 
   // The tile's rows: the Q slice's.
   Value qTile;

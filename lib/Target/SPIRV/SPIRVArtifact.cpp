@@ -92,10 +92,27 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
 
   // Host values seen through memref.collapse_shape (a dense buffer is the
   // same buffer whatever its rank).
-  auto root = [](Value v) {
-    while (auto c = v.getDefiningOp<memref::CollapseShapeOp>())
-      v = c.getSrc();
-    return v;
+  // A kernel operand's buffer: through reshapes, and through a view of
+  // another element type (a builtin.unrealized_conversion_cast between
+  // memrefs: the same buffer bound a second time, e.g. as 16-byte
+  // vectors).
+  auto retyped = [](Operation *op) {
+    auto c = dyn_cast_or_null<UnrealizedConversionCastOp>(op);
+    return c && c.getNumOperands() == 1 && c.getNumResults() == 1 &&
+                   isa<MemRefType>(c.getOperand(0).getType()) &&
+                   isa<MemRefType>(c.getResult(0).getType())
+               ? c
+               : UnrealizedConversionCastOp();
+  };
+  auto root = [&](Value v) {
+    while (true) {
+      if (auto c = v.getDefiningOp<memref::CollapseShapeOp>())
+        v = c.getSrc();
+      else if (auto c = retyped(v.getDefiningOp()))
+        v = c.getOperand(0);
+      else
+        return v;
+    }
   };
 
   // Sizes the host computes (dynamic shapes), as expressions over its
@@ -186,7 +203,8 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
       allocs.push_back(a);
     else if (auto st = dyn_cast<memref::StoreOp>(op))
       stores.push_back(st);
-    else if (!isa<func::FuncOp, func::ReturnOp, arith::ConstantOp,
+    else if (!retyped(op) &&
+             !isa<func::FuncOp, func::ReturnOp, arith::ConstantOp,
                   memref::DeallocOp, memref::DimOp, memref::CollapseShapeOp,
                   arith::IndexCastUIOp, arith::IndexCastOp, arith::AddIOp,
                   arith::SubIOp, arith::MulIOp, arith::DivUIOp,

@@ -4,6 +4,7 @@
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOP
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16 scalar-products=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOPSCALAR
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGS
+// RUN: attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse %S/Inputs/coop-matrix.mlir | FileCheck %s --check-prefix=REGSMIX
 // RUN: sed -e 's/xf16>/xbf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true 2>&1 | FileCheck %s --check-prefix=COOPBF16
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 lanes=2 block-q=16 coop-registers=true pack-decode-heads=true kv-splits=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=PACKED
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="pack-decode-heads=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt --canonicalize --cse | FileCheck %s --check-prefix=PACKEDSIMT
@@ -308,9 +309,14 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // over the row's two lanes by an xor shuffle, and each key block's K and
 // V matrices loaded into registers during the block before.
 // REGS-LABEL: func.func @coop
+// K and V through views of 16-byte vectors (the same buffers bound again),
+// staged into workgroup tiles of such vectors (4 per 32-element row, one
+// padding)
+// REGS: %[[KV:.+]] = builtin.unrealized_conversion_cast %arg1 : memref<1x2x50x32xf16> to memref<400xvector<4xi32>>
+// REGS: %[[VV:.+]] = builtin.unrealized_conversion_cast %arg2 : memref<1x2x50x32xf16> to memref<400xvector<4xi32>>
 // REGS: gpu.launch blocks({{.*}}) in (%{{.+}} = %c2, %{{.+}} = %c4, %{{.+}} = %c1) threads({{.*}}) in (%{{.+}} = %c64,
-// REGS-DAG: %[[K:.+]] = memref.alloc() : memref<16x40xf16, #spirv.storage_class<Workgroup>>
-// REGS-DAG: %[[V:.+]] = memref.alloc() : memref<16x40xf16, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[K:.+]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[V:.+]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
 // REGS-DAG: %[[Q:.+]] = memref.alloc() : memref<32x40xf16, #spirv.storage_class<Workgroup>>
 // REGS-DAG: %[[P:.+]] = memref.alloc() : memref<32x24xf16, #spirv.storage_class<Workgroup>>
 // REGS-DAG: %[[S:.+]] = memref.alloc() : memref<32x36xf32, #spirv.storage_class<Workgroup>>
@@ -324,23 +330,27 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGS: %[[Q0:.+]] = gpu.subgroup_mma_load_matrix %[[Q]][%[[STRIP]], %c0] {leadDimension = 40 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
 // REGS: %[[Q1:.+]] = gpu.subgroup_mma_load_matrix %[[Q]][%[[STRIP]], %c16] {leadDimension = 40 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
 // REGS: %[[ZERO:.+]] = gpu.subgroup_mma_constant_matrix
-// the first block's K and V matrices of the subgroup (one each), loaded
-// before the loop where it is whole
-// REGS: %[[PRE:.+]]:2 = scf.if %{{.+}} -> (!gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">)
-// REGS: gpu.subgroup_mma_load_matrix %arg1
-// REGS: gpu.subgroup_mma_load_matrix %arg2
-// REGS: %[[LOOP:.+]]:6 = scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[A0:.+]] = %[[ZERO]], %[[A1:.+]] = %[[ZERO]], %[[KM:.+]] = %[[PRE]]#0, %[[VM:.+]] = %[[PRE]]#1) -> (f32, f32, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">)
-// a whole block: its prefetched matrices stored; the tail block element
-// by element
-// REGS: gpu.subgroup_mma_store_matrix %[[KM]], %[[K]]
+// the first block's vectors of the invocation (16 rows x 4 vectors of K
+// and of V over 64 invocations: one each) loaded before the loop, rows
+// past the keys zero (the load from the block's first row)
+// REGS: %[[PRE:.+]]:2 = scf.if %{{.+}} -> (vector<4xi32>, vector<4xi32>)
+// REGS: %[[IN:.+]] = arith.cmpi ult
+// REGS: arith.select %[[IN]], %{{.+}}, %c0 : index
+// REGS: memref.load %[[KV]]
+// REGS: arith.select %[[IN]], %{{.+}}, %cst{{.*}} : vector<4xi32>
+// REGS: memref.load %[[VV]]
 // REGS: } else {
-// REGS: memref.store %{{.+}}, %[[K]]
-// REGS: gpu.subgroup_mma_store_matrix %[[VM]], %[[V]]
+// REGS: scf.yield %cst{{.*}}, %cst{{.*}} : vector<4xi32>, vector<4xi32>
+// REGS: %[[LOOP:.+]]:6 = scf.for {{.*}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[A0:.+]] = %[[ZERO]], %[[A1:.+]] = %[[ZERO]], %[[KM:.+]] = %[[PRE]]#0, %[[VM:.+]] = %[[PRE]]#1) -> (f32, f32, !gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">, vector<4xi32>, vector<4xi32>)
+// every block (the tail's rows already zero) stored as it was loaded
+// REGS: memref.store %[[KM]], %[[K]]
+// REGS: memref.store %[[VM]], %[[V]]
 // REGS: gpu.barrier
-// the next block's matrices loaded during this one
-// REGS: %[[NEXT:.+]]:2 = scf.if %{{.+}} -> (!gpu.mma_matrix<16x16xf16, "COp">, !gpu.mma_matrix<16x16xf16, "COp">)
-// REGS: gpu.subgroup_mma_load_matrix %arg1
-// REGS: gpu.subgroup_mma_load_matrix %[[K]][%c0, %c0] {leadDimension = 40 : index, transpose}
+// the next block's vectors loaded during this one
+// REGS: %[[NEXT:.+]]:2 = scf.if %{{.+}} -> (vector<4xi32>, vector<4xi32>)
+// REGS: memref.load %[[KV]]
+// the products load the tiles' matrices in vector units (16 columns: 2)
+// REGS: gpu.subgroup_mma_load_matrix %[[K]][%c0, %c0] {leadDimension = 5 : index, transpose}
 // REGS: gpu.subgroup_mma_compute %[[Q0]]
 // REGS: gpu.subgroup_mma_compute %[[Q1]]
 // REGS: gpu.subgroup_mma_store_matrix %{{.+}}, %[[S]][%[[STRIP]], %c0] {leadDimension = 36 : index}
@@ -353,7 +363,9 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGS: %[[R0:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A0]], %[[FM]]
 // REGS: %[[R1:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A1]], %[[FM]]
 // REGS: %[[PA:.+]] = gpu.subgroup_mma_load_matrix %[[P]][%[[STRIP]], %c0] {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS: gpu.subgroup_mma_load_matrix %[[V]][%c0, %c0] {leadDimension = 5 : index}
 // REGS: %[[N0:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[R0]]
+// REGS: gpu.subgroup_mma_load_matrix %[[V]][%c0, %c2] {leadDimension = 5 : index}
 // REGS: %[[N1:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[R1]]
 // REGS: gpu.barrier
 // REGS: scf.yield %{{.+}}, %{{.+}}, %[[N0]], %[[N1]], %[[NEXT]]#0, %[[NEXT]]#1
@@ -368,3 +380,21 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGS: memref.load %[[S]]
 // REGS: arith.truncf
 // REGS: memref.store {{.*}} : memref<1x4x40x32xf16>
+
+// V of 16 columns: 2 vectors a row, 32 a block, fewer than the 64
+// invocations: staged as 16x16 matrices (whole blocks) or element by
+// element (the tail), while K (32 columns) goes through its vector view;
+// with the two staged differently nothing is prefetched.
+// REGSMIX-LABEL: func.func @coop
+// REGSMIX: %[[KV:.+]] = builtin.unrealized_conversion_cast %arg1 : memref<1x2x50x32xf16> to memref<400xvector<4xi32>>
+// REGSMIX-NOT: unrealized_conversion_cast
+// REGSMIX: gpu.launch
+// REGSMIX-DAG: %[[K:.+]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
+// REGSMIX-DAG: %[[V:.+]] = memref.alloc() : memref<16x24xf16, #spirv.storage_class<Workgroup>>
+// REGSMIX: scf.for {{.*}} -> (f32, f32, !gpu.mma_matrix<16x16xf32, "COp">) {
+// REGSMIX: memref.load %[[KV]]
+// REGSMIX: memref.store %{{.+}}, %[[K]]
+// REGSMIX: gpu.subgroup_mma_load_matrix %arg2
+// REGSMIX: gpu.subgroup_mma_store_matrix %{{.+}}, %[[V]]
+// REGSMIX: } else {
+// REGSMIX: memref.store %{{.+}}, %[[V]]
