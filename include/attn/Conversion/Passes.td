@@ -336,9 +336,22 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     values of the key loops (a rescale of the accumulator becomes a row
     factor multiplied into them from a [block_q, 16] tile before P.V; any
     other update of it is an error), the rows' reductions are xor-shuffle
-    butterflies over their lanes, K and V are loaded into registers one
-    block ahead, and the accumulator is stored into S's tile (widened to
-    Dv) only for the finalize.
+    butterflies over their lanes, and the accumulator is stored into S's
+    tile (widened to Dv) only for the finalize. K and V, where their
+    memrefs are static with the identity layout and 16-bit elements and a
+    block's rows are whole 16-byte vectors that the workgroup's
+    invocations share out evenly, are staged through a second view of
+    the same buffer as `memref<N x vector<4xi32>>` (a
+    `builtin.unrealized_conversion_cast` on the host side, which the
+    launch passes as one more kernel argument: the runtime binds the
+    buffer twice): each invocation loads 16-byte vectors (rows past the
+    block's keys zero, the row clamped) and stores them into a workgroup
+    tile of such vectors, from which the products load their matrices
+    (the leading dimension in vectors); the next block's vectors are
+    loaded during the current one where an invocation carries at most
+    16. Other K and V tiles are staged as 16x16 matrices (whole blocks;
+    the tail element by element), one block ahead where every subgroup
+    has as many.
 
     With `pack_heads` (a GQA decode step of one query row), the grid's
     heads are the K/V heads and a tile's rows the query heads of one
