@@ -13,8 +13,17 @@
 // and rescaled by an elementwise product with the rows' factors (OpFMul on
 // cooperative matrices), the row reductions over two lanes (xor shuffle),
 // a workgroup of two subgroups of 32.
+// K and V bound a second time as 16-byte vectors (the launch passes the
+// host's k and v through the casts), staged into workgroup tiles of them.
+// REGS: %[[KV:.+]] = builtin.unrealized_conversion_cast %arg1 : memref<1x2x64x32xf16, #spirv.storage_class<StorageBuffer>> to memref<512xvector<4xi32>, #spirv.storage_class<StorageBuffer>>
+// REGS: %[[VV:.+]] = builtin.unrealized_conversion_cast %arg2 : memref<1x2x64x32xf16, #spirv.storage_class<StorageBuffer>> to memref<512xvector<4xi32>, #spirv.storage_class<StorageBuffer>>
+// REGS: gpu.launch_func @attn_kernel_kernels::@attn_kernel {{.*}} args(%arg0 : {{.*}}, %[[KV]] : {{.*}}, %[[VV]] : {{.*}}, %arg3 :
 // REGS: spirv.module @__spv__attn_kernel_kernels Logical Vulkan
 // REGS-SAME: CooperativeMatrixKHR
+// REGS-DAG: spirv.GlobalVariable @{{.+}} : !spirv.ptr<!spirv.struct<(!spirv.array<160 x vector<4xi32>>)>, Workgroup>
+// REGS-DAG: spirv.GlobalVariable @attn_kernel_arg_1 bind(0, 1) : !spirv.ptr<!spirv.struct<(!spirv.array<512 x vector<4xi32>, stride=16> [0])>, StorageBuffer>
+// REGS-DAG: spirv.GlobalVariable @attn_kernel_arg_2 bind(0, 2) : !spirv.ptr<!spirv.struct<(!spirv.array<512 x vector<4xi32>, stride=16> [0])>, StorageBuffer>
+// REGS: spirv.KHR.CooperativeMatrixLoad %{{.+}}, %{{.+}}, <ColumnMajor>, <NonPrivatePointer> : !spirv.ptr<vector<4xi32>, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
 // REGS: spirv.mlir.loop
 // REGS: spirv.KHR.CooperativeMatrixMulAdd
 // REGS: spirv.GroupNonUniformShuffleXor <Subgroup>
