@@ -156,18 +156,18 @@ private:
   Value rowValid;
   /// Workgroup memory for the staged tiles, per function tensor.
   DenseMap<Value, Value> stagingBuffers;
+  /// The most 16-byte vectors of the next key block an invocation carries
+  /// through a block (prefetchBlock); past it each block loads its own.
+  static constexpr size_t kMaxPrefetchedVectors = 16;
   /// #attn.coop_matrix registers: K and V (function tensors) seen as
   /// 1-d arrays of 16-byte vectors, `per` elements each: the same buffer
   /// bound a second time (a builtin.unrealized_conversion_cast of the
   /// host's memref; SPIR-V's logical addressing has no pointer casts).
   /// `strides` are the memref's in vectors. Their tiles are staged with
   /// one 16-byte load and store per vector, into workgroup tiles of such
-  /// vectors that the products load as matrices (a cooperative-matrix load
-  /// from a global buffer took 4 32-bit loads per invocation, and the
-  /// staging most of a block's time, on NVIDIA's Vulkan driver).
-  /// The most 16-byte vectors of the next key block an invocation carries
-  /// through a block (prefetchBlock); past it each block loads its own.
-  static constexpr size_t kMaxPrefetchedVectors = 16;
+  /// vectors that the products load as matrices (faster than 16x16 matrix
+  /// loads from the buffer and stores into the tile on NVIDIA's Vulkan
+  /// driver: bench/results/vulkan-h200-vector-staging-2026-11-28).
   struct VectorView {
     Value memref;
     SmallVector<int64_t> strides;
@@ -2241,7 +2241,8 @@ SmallVector<Value> SimtKernel::loadVectors(const Tile &t, const VectorView &vv,
   SmallVector<Value> xs;
   // Without a branch, also for a whole block: the row tested and clamped
   // per vector (a uniform branch between a whole block's loads and the
-  // tail's was 2-5% slower, H200, 2026-11-28).
+  // tail's measured slower: bench/results/vulkan-h200-vector-staging-
+  // 2026-11-28).
   for (int64_t i = 0; i * n < tileRows * wv; ++i) {
     Value e = add(tid, idx(i * n));
     Value r = arith::DivUIOp::create(b, loc, e, idx(wv));

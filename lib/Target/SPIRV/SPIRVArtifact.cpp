@@ -90,10 +90,9 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   if (auto n = module->getAttrOfType<IntegerAttr>(kSPIRVMaxDynamicExtentAttr))
     out.maxDynamicExtent = n.getInt();
 
-  // Host values seen through memref.collapse_shape (a dense buffer is the
-  // same buffer whatever its rank).
-  // A kernel operand's buffer: through reshapes, and through a view of
-  // another element type (a builtin.unrealized_conversion_cast between
+  // A kernel operand's host buffer: seen through memref.collapse_shape (a
+  // dense buffer is the same buffer whatever its rank) and through a view
+  // of another element type (a builtin.unrealized_conversion_cast between
   // memrefs: the same buffer bound a second time, e.g. as 16-byte
   // vectors).
   auto retyped = [](Operation *op) {
@@ -214,9 +213,9 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   });
   if (launches.empty() || other)
     return fail(error, "the host function must be gpu.launch_func ops (plus "
-                       "constants, workspace allocations and size "
-                       "arithmetic); anything else would have to run on the "
-                       "host");
+                       "constants, workspace allocations, views of its "
+                       "buffers and size arithmetic); anything else would "
+                       "have to run on the host");
 
   // Workspaces: allocations that only kernels use (and free), or size
   // buffers the host fills with memref.store before the kernels read them.
