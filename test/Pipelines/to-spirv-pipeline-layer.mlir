@@ -3,6 +3,8 @@
 // RUN: FileCheck %s --check-prefix=META < %t.spv.json
 // RUN: %if spirv-val %{ %spirv_val --target-env vulkan1.1 %t.spv %}
 // RUN: attn-opt %s --attn-to-spirv-pipeline=variant=coopmat-scalar -o /dev/null
+// RUN: attn-opt %S/Inputs/layer-d64.mlir --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=2 registers=true block-q=32 block-kv=32" | attn-translate --attn-to-spirv -o %t.d64.spv
+// RUN: FileCheck %s --check-prefix=VIEWS < %t.d64.spv.json
 // RUN: not attn-opt %s --attn-to-spirv-pipeline=variant=tiled 2>&1 | FileCheck %s --check-prefix=TILED
 // TILED: error: attn-to-spirv-pipeline{variant=tiled} compiles attention kernels only; a layer (attn.mha) needs variant=portable, coopmat or coopmat-scalar
 
@@ -52,3 +54,11 @@ func.func @attn_kernel(%x: memref<1x8x32xf16>, %w_qkv: memref<64x32xf16>, %w_o: 
   bufferization.materialize_in_destination %y_t in restrict writable %y : (tensor<1x8x32xf16>, memref<1x8x32xf16>) -> ()
   return
 }
+
+// At head_dim 64 on the cooperative-matrix kernel with registers, the
+// attention kernel reads K and V (workspaces the projection wrote) through
+// views of 16-byte vectors: the dispatch binds those workspaces, like Q's.
+// VIEWS: "workspaces": [{"shape": [1, 2, 64, 64], "element": "f16", "bytes": 16384}, {"shape": [1, 1, 64, 64], "element": "f16", "bytes": 8192}, {"shape": [1, 1, 64, 64], "element": "f16", "bytes": 8192}, {"shape": [1, 2, 64, 64], "element": "f16", "bytes": 16384}],
+// VIEWS: {"entry": "attn_kernel", "workgroups": [2, 2, 1], "workgroup_size": [64, 1, 1]
+// VIEWS-NEXT: "bindings": [{"set": 0, "binding": 0, "workspace": 0}, {"set": 0, "binding": 1, "workspace": 1}, {"set": 0, "binding": 2, "workspace": 2}, {"set": 0, "binding": 3, "workspace": 3}]},
+

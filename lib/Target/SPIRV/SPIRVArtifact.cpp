@@ -234,8 +234,9 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
         ws.hostWritten = true;
         continue;
       }
-      if (auto c = dyn_cast<memref::CollapseShapeOp>(user))
-        if (llvm::all_of(c->getUsers(),
+      // (Reshaped, or viewed with another element type, for launches.)
+      if (isa<memref::CollapseShapeOp>(user) || retyped(user))
+        if (llvm::all_of(user->getUsers(),
                          [](Operation *u) { return isa<gpu::LaunchFuncOp>(u); }))
           continue;
       if (!isa<gpu::LaunchFuncOp, memref::DeallocOp, memref::DimOp>(user))
