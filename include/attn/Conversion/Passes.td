@@ -340,11 +340,12 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     tile (widened to Dv) only for the finalize. K and V, where their
     memrefs are static with the identity layout and 16-bit elements and a
     block's rows are whole 16-byte vectors that the workgroup's
-    invocations share out evenly, are staged through a second view of
-    the same buffer as `memref<N x vector<4xi32>>` (a
+    invocations share out evenly, are staged through a view of the same
+    buffer as `memref<N x vector<4xi32>>` (a
     `builtin.unrealized_conversion_cast` on the host side, which the
-    launch passes as one more kernel argument: the runtime binds the
-    buffer twice): each invocation loads 16-byte vectors (rows past the
+    launch passes as the kernel's argument; the kernel's buffer is then
+    the caller's, read as vectors): each invocation loads 16-byte
+    vectors (rows past the
     block's keys zero, the row clamped) and stores them into a workgroup
     tile of such vectors, from which the products load their matrices
     (the leading dimension in vectors); the next block's vectors are

@@ -160,9 +160,10 @@ private:
   /// through a block (prefetchBlock); past it each block loads its own.
   static constexpr size_t kMaxPrefetchedVectors = 16;
   /// #attn.coop_matrix registers: K and V (function tensors) seen as
-  /// 1-d arrays of 16-byte vectors, `per` elements each: the same buffer
-  /// bound a second time (a builtin.unrealized_conversion_cast of the
-  /// host's memref; SPIR-V's logical addressing has no pointer casts).
+  /// 1-d arrays of 16-byte vectors, `per` elements each: the same buffer,
+  /// which the launch binds as such (a builtin.unrealized_conversion_cast
+  /// of the host's memref; SPIR-V's logical addressing has no pointer
+  /// casts).
   /// `strides` are the memref's in vectors. Their tiles are staged with
   /// one 16-byte load and store per vector, into workgroup tiles of such
   /// vectors that the products load as matrices (faster than 16x16 matrix

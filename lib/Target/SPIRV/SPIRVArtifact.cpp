@@ -93,7 +93,7 @@ LogicalResult mlir::attn::extractSPIRVKernel(ModuleOp module,
   // A kernel operand's host buffer: seen through memref.collapse_shape (a
   // dense buffer is the same buffer whatever its rank) and through a view
   // of another element type (a builtin.unrealized_conversion_cast between
-  // memrefs: the same buffer bound a second time, e.g. as 16-byte
+  // memrefs: the same buffer, which the kernel reads e.g. as 16-byte
   // vectors).
   auto retyped = [](Operation *op) {
     auto c = dyn_cast_or_null<UnrealizedConversionCastOp>(op);
