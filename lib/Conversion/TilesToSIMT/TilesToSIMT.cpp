@@ -634,6 +634,16 @@ private:
   SmallVector<Value>
   prefetchBlock(ArrayRef<std::pair<tensor::ExtractSliceOp, int64_t>> slices,
                 Value loopIv, Value iv, Value ub);
+  /// Within a Scope: the key loop's induction variable `loopIv` taken as
+  /// `iv`, forgetting what was cloned for the block at `loopIv` itself (so
+  /// that the block's values are cloned again for `iv`).
+  void mapLoopIvTo(Value loopIv, Value iv) {
+    loopIv.getParentBlock()->walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        map.erase(r);
+    });
+    map.map(loopIv, iv);
+  }
   /// How many values prefetchBlock yields for a slice `width` wide.
   int64_t prefetchedPerSlice(tensor::ExtractSliceOp slice, int64_t width);
   /// A vector view's tile: this invocation's vectors of the [tileRows,
@@ -643,8 +653,7 @@ private:
   SmallVector<Value> loadVectors(const Tile &t, const VectorView &vv,
                                  Value keys, int64_t width, int64_t tileRows);
   /// Stores loadVectors' vectors into the workgroup tile `buffer`.
-  void storeVectors(ValueRange xs, Value buffer, int64_t width,
-                    int64_t tileRows, int64_t per);
+  void storeVectors(ValueRange xs, Value buffer, int64_t width, int64_t per);
   /// Whether the function tensor `source`, whose tiles are `width` wide,
   /// can be staged through a vector view (see VectorView), and its view
   /// then, made at `b`'s insertion point (the host, before the launch).
@@ -1906,9 +1915,9 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
     const VectorView &vv = it->second;
     if (preloaded.empty())
       storeVectors(loadVectors(t, vv, keys, width, tileRows), buffer, width,
-                   tileRows, vv.per);
+                   vv.per);
     else
-      storeVectors(preloaded, buffer, width, tileRows, vv.per);
+      storeVectors(preloaded, buffer, width, vv.per);
     return;
   }
   const int64_t total = tileRows * width, n = invocations;
@@ -2071,13 +2080,7 @@ SmallVector<Value> SimtKernel::prefetchBlock(
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
     {
       Scope scope(*this);
-      // (What the block at the loop's own variable already cloned is not
-      // this block's.)
-      loopIv.getParentBlock()->walk([&](Operation *op) {
-        for (Value r : op->getResults())
-          map.erase(r);
-      });
-      map.map(loopIv, iv);
+      mapLoopIvTo(loopIv, iv);
       SmallVector<Value> loads;
       for (auto [slice, width] : slices) {
         Value keys = value(extentOf(slice.getResult(), 0));
@@ -2117,13 +2120,7 @@ SmallVector<Value> SimtKernel::prefetchBlock(
   Value whole = ult(iv, ub);
   {
     Scope scope(*this);
-    // (What the block at the loop's own variable already cloned is not
-    // this block's.)
-    loopIv.getParentBlock()->walk([&](Operation *op) {
-      for (Value r : op->getResults())
-        map.erase(r);
-    });
-    map.map(loopIv, iv);
+    mapLoopIvTo(loopIv, iv);
     for (auto [slice, width] : slices) {
       SmallVector<Value> at;
       for (OpFoldResult o : slice.getMixedOffsets())
@@ -2258,7 +2255,7 @@ SmallVector<Value> SimtKernel::loadVectors(const Tile &t, const VectorView &vv,
 }
 
 void SimtKernel::storeVectors(ValueRange xs, Value buffer, int64_t width,
-                              int64_t tileRows, int64_t per) {
+                              int64_t per) {
   const int64_t wv = width / per;
   for (auto [i, x] : llvm::enumerate(xs)) {
     Value e = add(tid, idx(i * invocations));
