@@ -26,7 +26,10 @@
 // REGS: spirv.KHR.CooperativeMatrixLoad %{{.+}}, %{{.+}}, <ColumnMajor>, <NonPrivatePointer> : !spirv.ptr<vector<4xi32>, Workgroup>, i32 -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
 // REGS: spirv.mlir.loop
 // REGS: spirv.KHR.CooperativeMatrixMulAdd
+// REGS: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory|MakeAvailable|MakeVisible>
 // REGS: spirv.GroupNonUniformShuffleXor <Subgroup>
+// REGS: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory|MakeAvailable|MakeVisible>
+// REGS: spirv.mlir.selection
 // REGS: spirv.FMul %{{.+}}, %{{.+}} : !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
 // REGS: spirv.KHR.CooperativeMatrixMulAdd
 // REGS: spirv.ExecutionMode @attn_kernel "LocalSize", 64, 1, 1

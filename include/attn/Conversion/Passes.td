@@ -334,9 +334,14 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     product. With `registers = true`, subgroup s owns rows 16 s .. 16 s +
     15: its Q matrices are loaded once, its accumulator matrices are loop
     values of the key loops (a rescale of the accumulator becomes a row
-    factor multiplied into them from a [block_q, 16] tile before P.V; any
-    other update of it is an error), the rows' reductions are xor-shuffle
-    butterflies over their lanes, and the accumulator is stored into S's
+    factor multiplied into them from a [block_q, 16] tile before P.V,
+    where the key sequence is not split only in the blocks where a row
+    of the strip has a factor other than 1, an xor-shuffle vote over the
+    subgroup; any other update of it is an error), the barriers between
+    Q.K^T, the rows and P.V are `spirv.ControlBarrier`s of subgroup scope
+    (the strip's S, P and factors are its own), the rows' reductions are
+    xor-shuffle butterflies over their lanes, and the accumulator is
+    stored into S's
     tile (widened to Dv) only for the finalize. K and V, where their
     memrefs are static with the identity layout and 16-bit elements and a
     block's rows are whole 16-byte vectors that the workgroup's

@@ -32,6 +32,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
@@ -230,6 +231,34 @@ private:
       return spirv::StorageClassAttr::get(b.getContext(),
                                           spirv::StorageClass::Function);
     return {};
+  }
+  /// Orders a subgroup's own workgroup-memory writes before its own reads
+  /// (the registers mapping's strip of S, P and the factors, which only the
+  /// strip's subgroup touches): an execution and memory barrier of
+  /// subgroup scope, so that the workgroup's other subgroups run on.
+  void subgroupBarrier() {
+    auto sg = spirv::Scope::Subgroup;
+    spirv::ControlBarrierOp::create(
+        b, loc, sg, sg,
+        spirv::MemorySemantics::AcquireRelease |
+            spirv::MemorySemantics::WorkgroupMemory);
+  }
+  /// Whether `cond` holds in any invocation of the subgroup (the registers
+  /// mapping's 16 x `lanes`), the same answer in all: a butterfly of xor
+  /// shuffles. (Not gpu.subgroup_reduce: canonicalize marks one outside
+  /// any region of the launch uniform, which lowers to the Kernel
+  /// capability's OpGroupUMax.)
+  Value subgroupAny(Value cond) {
+    Value v = arith::ExtUIOp::create(b, loc, b.getI32Type(), cond);
+    for (int64_t off = 8 * lanes; off >= 1; off /= 2) {
+      Value o = gpu::ShuffleOp::create(b, loc, v, off, 16 * lanes,
+                                       gpu::ShuffleMode::XOR)
+                    .getShuffleResult();
+      v = arith::OrIOp::create(b, loc, v, o);
+    }
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, v,
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
   }
   /// A private array of `n` elements, allocated at the kernel's entry.
   Value privateArray(int64_t n, Type elt) {
@@ -1563,6 +1592,8 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
                          "operand is not a K or V tile in workgroup memory");
   Value lhsBuf, outBuf, fill;
   int64_t n, k;
+  // (registers, P.V with a rescale: whether the subgroup's strip rescales)
+  Value rescales;
   if (qk) {
     Tile &lhs = tiles[lhsV];
     Tile &init = tiles[initV];
@@ -1598,16 +1629,41 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     if (regs) {
       // The row's rescale factor into its row of the factors' tile (16
       // columns, the row's lanes taking them in turn), for the subgroup to
-      // multiply into its accumulator matrices.
+      // multiply into its accumulator matrices. Over a whole key sequence
+      // (no split) the strip first asks whether any of its rows rescales:
+      // a factor other than exactly 1, NaN included; multiplying by 1
+      // changes nothing, so the strip skips the factors and the
+      // multiplications for the blocks where its rows' maxima held, which
+      // after the first blocks is most of them. A chunk of a split
+      // sequence is short (decode's: some 30 blocks), its maxima move in a
+      // larger share of its blocks, and the question costs more than it
+      // saves there (bench/results/vulkan-h200-rescale-vote-2026-11-28).
       Tile &accT = tiles[initV];
-      if (Value f = accT.scale)
-        for (int64_t j = 0; j < 16 / lanes; ++j)
-          memref::StoreOp::create(b, loc, f, scaleBuf,
-                                  ValueRange{row, add(idx(j * lanes), lane)});
+      if (Value f = accT.scale) {
+        if (!partial) {
+          Value one = arith::ConstantOp::create(
+              b, loc, f.getType(), b.getFloatAttr(f.getType(), 1.0));
+          rescales = subgroupAny(
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, f, one));
+        }
+        auto storeFactor = [&] {
+          for (int64_t j = 0; j < 16 / lanes; ++j)
+            memref::StoreOp::create(b, loc, f, scaleBuf,
+                                    ValueRange{row, add(idx(j * lanes), lane)});
+        };
+        if (rescales)
+          when(rescales, storeFactor);
+        else
+          storeFactor();
+      }
     }
-    // What the rows wrote (P, the rescaled accumulator) before the whole
-    // workgroup reads it.
-    gpu::BarrierOp::create(b, loc);
+    // What the rows wrote (P, the rescaled accumulator, the factors) before
+    // the whole workgroup reads it; with registers only the strip's own
+    // subgroup reads its rows of P and of the factors.
+    if (regs)
+      subgroupBarrier();
+    else
+      gpu::BarrierOp::create(b, loc);
   }
   auto ld = [&](Value buf) {
     return b.getIndexAttr(cast<MemRefType>(buf.getType()).getDimSize(1));
@@ -1660,13 +1716,31 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
       if ((int64_t)accs.size() != n / 16)
         return g.emitOpError("convert-attn-tiles-to-simt: P.V without the "
                              "accumulator's matrices in registers");
-      if (accT.scale) {
+      auto rescale = [&](ValueRange in) {
         Value alpha = gpu::SubgroupMmaLoadMatrixOp::create(
             b, loc, cTy, scaleBuf, ValueRange{strip0, idx(0)}, ld(scaleBuf),
             UnitAttr());
-        for (Value &a : accs)
-          a = gpu::SubgroupMmaElementwiseOp::create(
-              b, loc, cTy, ValueRange{a, alpha}, gpu::MMAElementwiseOp::MULF);
+        SmallVector<Value> scaled;
+        for (Value a : in)
+          scaled.push_back(gpu::SubgroupMmaElementwiseOp::create(
+              b, loc, cTy, ValueRange{a, alpha}, gpu::MMAElementwiseOp::MULF));
+        return scaled;
+      };
+      if (accT.scale && !rescales) {
+        accs = rescale(accs);
+      } else if (accT.scale) {
+        // (uniform over the subgroup: its strip's answer)
+        auto ifOp = scf::IfOp::create(
+            b, loc, SmallVector<Type>(accs.size(), cTy), rescales,
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+          scf::YieldOp::create(b, loc, rescale(accs));
+          b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+          scf::YieldOp::create(b, loc, accs);
+        }
+        accs.assign(ifOp.getResults().begin(), ifOp.getResults().end());
       }
       for (int64_t kt = 0; kt < k / 16; ++kt) {
         Value a = gpu::SubgroupMmaLoadMatrixOp::create(
@@ -1684,9 +1758,13 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
       out.memref = accBuf;
       out.frags.assign(accs.begin(), accs.end());
     }
-    // Done before the rows read S (or the next block's staging overwrites
-    // K, V and the factors).
-    gpu::BarrierOp::create(b, loc);
+    // Q.K^T: its strip of S stored before the strip's rows (lanes of the
+    // same subgroup) read it. P.V: every subgroup done with K, V and the
+    // factors before the next block's staging overwrites them.
+    if (qk)
+      subgroupBarrier();
+    else
+      gpu::BarrierOp::create(b, loc);
     tiles[g.getResult(0)] = out;
     return success();
   }

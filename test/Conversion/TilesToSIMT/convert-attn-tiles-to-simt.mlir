@@ -5,6 +5,7 @@
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=32 block-q=16 block-kv=16 scalar-products=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=COOPSCALAR
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGS
 // RUN: attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse %S/Inputs/coop-matrix.mlir | FileCheck %s --check-prefix=REGSMIX
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true kv-splits=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGSSPLIT
 // RUN: sed -e 's/xf16>/xbf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true 2>&1 | FileCheck %s --check-prefix=COOPBF16
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 lanes=2 block-q=16 coop-registers=true pack-decode-heads=true kv-splits=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=PACKED
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="pack-decode-heads=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt --canonicalize --cse | FileCheck %s --check-prefix=PACKEDSIMT
@@ -354,19 +355,36 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGS: gpu.subgroup_mma_compute %[[Q0]]
 // REGS: gpu.subgroup_mma_compute %[[Q1]]
 // REGS: gpu.subgroup_mma_store_matrix %{{.+}}, %[[S]][%[[STRIP]], %c0] {leadDimension = 36 : index}
-// REGS: gpu.barrier
+// The strip's S, P and factors are its subgroup's own: barriers of
+// subgroup scope between the product and the rows, and the rows and P.V.
+// REGS-NEXT: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
 // REGS: gpu.shuffle  xor %{{.+}}, %c1_i32, %c32_i32 : f32
 // REGS: arith.maximumf
-// REGS: memref.store %{{.+}}, %[[F]]
-// REGS: gpu.barrier
-// REGS: %[[FM:.+]] = gpu.subgroup_mma_load_matrix %[[F]][%[[STRIP]], %c0] {leadDimension = 16 : index} {{.*}} -> !gpu.mma_matrix<16x16xf32, "COp">
-// REGS: %[[R0:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A0]], %[[FM]]
-// REGS: %[[R1:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A1]], %[[FM]]
+// The factors stored and multiplied in only where a row of the strip
+// rescales (a factor other than 1).
+// REGS: %[[DIFF:.+]] = arith.cmpf une, %[[FAC:.+]], %cst{{.*}} : f32
+// REGS: %[[DIFF32:.+]] = arith.extui %[[DIFF]] : i1 to i32
+// REGS: %[[X16:.+]], %{{.+}} = gpu.shuffle  xor %[[DIFF32]], %c16_i32, %c32_i32 : i32
+// REGS: %[[O16:.+]] = arith.ori %[[DIFF32]], %[[X16]] : i32
+// REGS: gpu.shuffle  xor %[[O16]], %c8_i32, %c32_i32 : i32
+// REGS: gpu.shuffle  xor %{{.+}}, %c1_i32, %c32_i32 : i32
+// REGS: %[[ANY:.+]] = arith.ori
+// REGS: %[[RESCALE:.+]] = arith.cmpi ne, %[[ANY]], %c0_i32 : i32
+// REGS: scf.if %[[RESCALE]] {
+// REGS: memref.store %[[FAC]], %[[F]]
+// REGS: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
+// REGS-NEXT: %[[RS:.+]]:2 = scf.if %[[RESCALE]] -> (!gpu.mma_matrix<16x16xf32, "COp">, !gpu.mma_matrix<16x16xf32, "COp">) {
+// REGS-NEXT: %[[FM:.+]] = gpu.subgroup_mma_load_matrix %[[F]][%[[STRIP]], %c0] {leadDimension = 16 : index} {{.*}} -> !gpu.mma_matrix<16x16xf32, "COp">
+// REGS-NEXT: %[[M0:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A0]], %[[FM]]
+// REGS-NEXT: %[[M1:.+]] = gpu.subgroup_mma_elementwise  mulf %[[A1]], %[[FM]]
+// REGS-NEXT: scf.yield %[[M0]], %[[M1]]
+// REGS-NEXT: } else {
+// REGS-NEXT: scf.yield %[[A0]], %[[A1]]
 // REGS: %[[PA:.+]] = gpu.subgroup_mma_load_matrix %[[P]][%[[STRIP]], %c0] {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
 // REGS: gpu.subgroup_mma_load_matrix %[[V]][%c0, %c0] {leadDimension = 5 : index}
-// REGS: %[[N0:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[R0]]
+// REGS: %[[N0:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[RS]]#0
 // REGS: gpu.subgroup_mma_load_matrix %[[V]][%c0, %c2] {leadDimension = 5 : index}
-// REGS: %[[N1:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[R1]]
+// REGS: %[[N1:.+]] = gpu.subgroup_mma_compute %[[PA]], %{{.+}}, %[[RS]]#1
 // REGS: gpu.barrier
 // REGS: scf.yield %{{.+}}, %{{.+}}, %[[N0]], %[[N1]], %[[NEXT]]#0, %[[NEXT]]#1
 // the diagonal blocks carry the first loop's matrices on
@@ -385,6 +403,18 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // invocations: staged as 16x16 matrices (whole blocks) or element by
 // element (the tail), while K (32 columns) goes through its vector view;
 // with the two staged differently nothing is prefetched.
+// A chunk of a split key sequence multiplies its factors in every block,
+// without asking its rows first.
+// REGSSPLIT-LABEL: func.func @coop
+// REGSSPLIT: gpu.launch {{.*}} function(@coop_split_kv)
+// REGSSPLIT-NOT: arith.cmpf une
+// REGSSPLIT: memref.store %{{.+}}, %[[F:.+]][%{{.+}}, %{{.+}}] : memref<32x16xf32, #spirv.storage_class<Workgroup>>
+// REGSSPLIT: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
+// REGSSPLIT-NEXT: %[[FM:.+]] = gpu.subgroup_mma_load_matrix %[[F]]
+// REGSSPLIT-NEXT: gpu.subgroup_mma_elementwise  mulf %{{.+}}, %[[FM]]
+// REGSSPLIT-NOT: arith.cmpf une
+// REGSSPLIT: gpu.launch {{.*}} function(@coop_split_kv_merge)
+
 // REGSMIX-LABEL: func.func @coop
 // REGSMIX: %[[KV:.+]] = builtin.unrealized_conversion_cast %arg1 : memref<1x2x50x32xf16> to memref<400xvector<4xi32>>
 // REGSMIX-NOT: unrealized_conversion_cast
