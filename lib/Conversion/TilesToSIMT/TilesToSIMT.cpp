@@ -1759,8 +1759,8 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
       out.frags.assign(accs.begin(), accs.end());
     }
     // Q.K^T: its strip of S stored before the strip's rows (lanes of the
-    // same subgroup) read it. P.V: every subgroup done with K, V and the
-    // factors before the next block's staging overwrites them.
+    // same subgroup) read it. P.V: every subgroup done with K and V before
+    // the next block's staging overwrites them.
     if (qk)
       subgroupBarrier();
     else
