@@ -52,7 +52,7 @@ IMAGES = os.path.join(ROOT, "docs", "images")
 
 NVIDIA_RUN = "decode-alternatives-2026-11-26/call1/results.json"
 NVIDIA_GENERIC_RUN = "simt-coopmat-2026-11-26/cuda-2/results.json"
-VULKAN_RUN = "vulkan-h200-rescale-vote-matrix-2026-11-28/timings.csv"
+VULKAN_RUN = "vulkan-h200-four-strips-matrix-2026-12-02/timings.csv"
 CPU_RUN = "cpu-vs-blas-2026-11-27/results.csv"
 
 # One color per series kind, the same in every chart.

@@ -127,7 +127,8 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   simt.sharedMemoryBytes = limit;
   simt.coopMatrix = 1; // any N > 0: the cooperative-matrix tiles
   simt.coopRegisters = registers;
-  blockKv = mlir::attn::simtBlockKv(simt, d, dv, /*elementBytes=*/2);
+  blockKv = mlir::attn::simtBlockKv(simt, d, dv, /*elementBytes=*/2,
+                                    spec.seq_q);
   if (blockQ <= 0 || blockQ % 16 || blockKv <= 0 || blockKv % 16)
     return "the coopmat kernel needs block_q and block_kv multiples of 16";
   // A row per `lanes` invocations for the softmax between the products.
@@ -381,8 +382,9 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
     }
     coopLanes = n;
   }
-  // The coopmat kernel's geometry where neither the spec (block_q) nor
-  // the environment chooses it (measured on the H200's Vulkan driver,
+  // Without the accumulator in registers (below), the coopmat kernel's
+  // geometry where neither the spec (block_q) nor the environment chooses
+  // it (measured on the H200's Vulkan driver,
   // bench/results/vulkan-coopmat-geometry-2026-11-27): a tile of 64 rows
   // on 4 subgroups, a row per invocation, where its workgroup memory fits
   // (D = Dv = 64: 16-key blocks); else 16 rows of a subgroup each, the

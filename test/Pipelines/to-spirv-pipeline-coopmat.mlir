@@ -13,11 +13,13 @@
 // and rescaled by an elementwise product with the rows' factors (OpFMul on
 // cooperative matrices), the row reductions over two lanes (xor shuffle),
 // a workgroup of two subgroups of 32.
-// K and V bound a second time as 16-byte vectors (the launch passes the
-// host's k and v through the casts), staged into workgroup tiles of them.
+// Q, K and V bound a second time as 16-byte vectors (the launch passes
+// the host's q, k and v through the casts), staged into workgroup tiles of
+// them (Q into K's, 32 rows of 4 + 1 vectors).
+// REGS: %[[QV:.+]] = builtin.unrealized_conversion_cast %arg0 : memref<1x2x32x32xf16, #spirv.storage_class<StorageBuffer>> to memref<256xvector<4xi32>, #spirv.storage_class<StorageBuffer>>
 // REGS: %[[KV:.+]] = builtin.unrealized_conversion_cast %arg1 : memref<1x2x64x32xf16, #spirv.storage_class<StorageBuffer>> to memref<512xvector<4xi32>, #spirv.storage_class<StorageBuffer>>
 // REGS: %[[VV:.+]] = builtin.unrealized_conversion_cast %arg2 : memref<1x2x64x32xf16, #spirv.storage_class<StorageBuffer>> to memref<512xvector<4xi32>, #spirv.storage_class<StorageBuffer>>
-// REGS: gpu.launch_func @attn_kernel_kernels::@attn_kernel {{.*}} args(%arg0 : {{.*}}, %[[KV]] : {{.*}}, %[[VV]] : {{.*}}, %arg3 :
+// REGS: gpu.launch_func @attn_kernel_kernels::@attn_kernel {{.*}} args(%[[QV]] : {{.*}}, %[[KV]] : {{.*}}, %[[VV]] : {{.*}}, %arg3 :
 // REGS: spirv.module @__spv__attn_kernel_kernels Logical Vulkan
 // REGS-SAME: CooperativeMatrixKHR
 // REGS-DAG: spirv.GlobalVariable @{{.+}} : !spirv.ptr<!spirv.struct<(!spirv.array<160 x vector<4xi32>>)>, Workgroup>

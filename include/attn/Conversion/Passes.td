@@ -332,7 +332,10 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     run a row per invocation, as with `#attn.simt` (one lane), in regions
     guarded by the row's validity, with barriers before and after each
     product. With `registers = true`, subgroup s owns rows 16 s .. 16 s +
-    15: its Q matrices are loaded once, its accumulator matrices are loop
+    15: its Q matrices are loaded once (Q's tile staged into K's, which
+    has max(block_q, block_kv) rows, and a barrier before K's first block
+    overwrites it; a Q that is also K or V has its own tile), its
+    accumulator matrices are loop
     values of the key loops (a rescale of the accumulator becomes a row
     factor multiplied into them from a [block_q, 16] tile before P.V,
     where the key sequence is not split only in the blocks where a row
@@ -341,9 +344,12 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     Q.K^T, the rows and P.V are `spirv.ControlBarrier`s of subgroup scope
     (the strip's S, P and factors are its own), the rows' reductions are
     xor-shuffle butterflies over their lanes, and the accumulator is
-    stored into S's
-    tile (widened to Dv) only for the finalize. K and V, where their
-    memrefs are static with the identity layout and 16-bit elements and a
+    stored into S's tile only for the finalize, as many columns at a time
+    as that tile has (each window finalized and stored by the strip's
+    rows between two subgroup barriers; the row vectors with the first).
+    Q (in K's form), K and V, where their memrefs are static with the
+    identity layout and 16-bit elements (a packed decode Q: its
+    [B, Hkv, group, D] view's) and a
     block's rows are whole 16-byte vectors that the workgroup's
     invocations share out evenly, are staged through a view of the same
     buffer as `memref<N x vector<4xi32>>` (a

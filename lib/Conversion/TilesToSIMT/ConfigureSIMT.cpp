@@ -32,19 +32,26 @@ int64_t mlir::attn::coopMatrixSharedBytes(int64_t br, int64_t bc, int64_t d,
                                           int64_t dv, bool registers) {
   const int64_t p4 = kCoopMatrixPadF32, p8 = kCoopMatrixPad16;
   if (registers)
-    return br * (std::max(bc, dv) + p4) * 4 + br * 16 * 4 +
-           br * (bc + p8) * 2 + br * (d + p8) * 2 + bc * (d + p8) * 2 +
-           bc * (dv + p8) * 2;
+    return br * (bc + p4) * 4 + br * 16 * 4 + br * (bc + p8) * 2 +
+           std::max(br, bc) * (d + p8) * 2 + bc * (dv + p8) * 2;
   return br * (bc + p4) * 4 + br * (bc + p8) * 2 + br * (dv + p4) * 4 +
          br * (d + p8) * 2 + bc * (d + p8) * 2 + bc * (dv + p8) * 2;
 }
 
 int64_t mlir::attn::simtBlockKv(const ConfigureSIMTOptions &options,
                                 int64_t headDim, int64_t valueDim,
-                                int64_t elementBytes) {
+                                int64_t elementBytes, int64_t seqQ) {
   if (options.blockKv > 0)
     return options.blockKv;
   if (options.coopMatrix > 0) {
+    // (Registers: 64-key blocks measured slower than 32, and 32 slower
+    // than 16 in decode: bench/results/vulkan-h200-four-strips-2026-12-02.)
+    if (options.coopRegisters)
+      return seqQ != 1 && coopMatrixSharedBytes(options.blockQ, 32, headDim,
+                                                valueDim, true) <=
+                              options.sharedMemoryBytes
+                 ? 32
+                 : 16;
     for (int64_t bc : {64, 32})
       if (coopMatrixSharedBytes(options.blockQ, bc, headDim, valueDim,
                                 options.coopRegisters) <=
@@ -137,7 +144,9 @@ struct AttnConfigureSIMTPass
     int64_t dv = op.getValueType().getDimSize(3);
     int64_t eltBytes = elt.getIntOrFloatBitWidth() / 8;
     int64_t br = given ? given.getBlockQ() : o.blockQ;
-    int64_t bc = given ? given.getBlockKv() : simtBlockKv(o, d, dv, eltBytes);
+    int64_t bc = given ? given.getBlockKv()
+                     : simtBlockKv(o, d, dv, eltBytes,
+                                   op.getQueryType().getDimSize(2));
     int64_t splits = given ? given.getKvSplits() : o.kvSplits;
     MLIRContext *ctx = op.getContext();
     Attribute mapping;

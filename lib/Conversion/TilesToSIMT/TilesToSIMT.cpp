@@ -135,6 +135,11 @@ private:
   /// accumulator's in registers; `strip0` = the strip's first row;
   /// `scaleBuf` the [brPad, 16] f32 tile of the rows' rescale factors.
   bool regs = false;
+  /// Registers: Q's tile is K's (staged into it once, before K's blocks).
+  bool qInK = false;
+  /// Registers, the finalize: the accumulator's column at S's tile's
+  /// column 0 (the window of its columns there).
+  int64_t accColumn0 = 0;
   Value strip0, scaleBuf;
   SmallVector<Value> qFrags;
   /// Its workgroup-memory tiles: S (f32), P (p_type), the accumulator
@@ -259,6 +264,15 @@ private:
     return arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne, v,
         arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+  }
+  /// Column `c` (16-bit elements) of a staged tile: its vector's where the
+  /// tile is of 16-byte vectors (a vector view's), whose first element it
+  /// is.
+  Value stagedColumn(Value tile, int64_t c) {
+    Type elt = cast<MemRefType>(tile.getType()).getElementType();
+    if (auto vt = dyn_cast<VectorType>(elt))
+      return idx(c / (vt.getNumElements() * vt.getElementTypeBitWidth() / 16));
+    return idx(c);
   }
   /// A private array of `n` elements, allocated at the kernel's entry.
   Value privateArray(int64_t n, Type elt) {
@@ -550,6 +564,14 @@ private:
                                   "inside the key loops");
         return failure();
       }
+      if (accColumn0 && t.memref == accBuf) {
+        // (A window of the accumulator's columns in S's tile.)
+        r = memref::LoadOp::create(
+            b, loc, t.memref, ValueRange{row, arith::SubIOp::create(
+                                                  b, loc, it.col,
+                                                  idx(accColumn0))});
+        break;
+      }
       [[fallthrough]];
     case Tile::Private:
       r = loadSlot(t.memref, it.slot);
@@ -650,7 +672,11 @@ private:
   LogicalResult emitIf(scf::IfOp op);
   LogicalResult emitKeyLoop(scf::ForOp loopOp);
   LogicalResult emitBlockInRowRegions(Block &blk);
-  LogicalResult emitStores(scf::InParallelOp par);
+  /// The forall's stores: its row vectors where `rowVectors`, and columns
+  /// [col0, col0 + cols) of its tiles (cols dynamic: all of them).
+  LogicalResult emitStores(scf::InParallelOp par, bool rowVectors = true,
+                           int64_t col0 = 0,
+                           int64_t cols = ShapedType::kDynamic);
   void stage(tensor::ExtractSliceOp slice, Value buffer, int64_t width,
              int64_t tileRows, ValueRange preloaded = {});
   /// Registers: this subgroup's matrices of a whole key block of each
@@ -683,10 +709,11 @@ private:
                                  Value keys, int64_t width, int64_t tileRows);
   /// Stores loadVectors' vectors into the workgroup tile `buffer`.
   void storeVectors(ValueRange xs, Value buffer, int64_t width, int64_t per);
-  /// Whether the function tensor `source`, whose tiles are `width` wide,
-  /// can be staged through a vector view (see VectorView), and its view
-  /// then, made at `b`'s insertion point (the host, before the launch).
-  void makeVectorView(Value source, int64_t width,
+  /// Whether the function tensor `source`, whose tiles are `width` wide
+  /// and staged `tileRows` rows at a time, can be staged through a vector
+  /// view (see VectorView), and its view then, made at `b`'s insertion
+  /// point (the host, before the launch).
+  bool makeVectorView(Value source, int64_t width, int64_t tileRows,
                       ArrayRef<tensor::ExtractSliceOp> slices);
   /// The stride between a View's rows in its memref where that is a
   /// constant and its columns are contiguous (it loads as matrices).
@@ -1562,15 +1589,18 @@ void SimtKernel::stageQ(Value tileV) {
   stage(slice, qBuf, d, brPad);
   gpu::BarrierOp::create(b, loc);
   if (regs && !coop.getScalar()) {
-    // The subgroup's strip of Q as A matrices, for every key block.
-    Type elt = cast<MemRefType>(qBuf.getType()).getElementType();
+    // The subgroup's strip of Q as A matrices, for every key block; where
+    // Q's tile is K's, before any subgroup stages K's first block into it.
+    Type elt = cast<RankedTensorType>(tileV.getType()).getElementType();
     auto aTy = gpu::MMAMatrixType::get({16, 16}, elt, "AOp");
     qFrags.clear();
     for (int64_t kt = 0; kt < d / 16; ++kt)
       qFrags.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-          b, loc, aTy, qBuf, ValueRange{strip0, idx(16 * kt)},
+          b, loc, aTy, qBuf, ValueRange{strip0, stagedColumn(qBuf, 16 * kt)},
           b.getIndexAttr(cast<MemRefType>(qBuf.getType()).getDimSize(1)),
           UnitAttr()));
+    if (qInK)
+      gpu::BarrierOp::create(b, loc);
   }
   Tile q;
   q.kind = Tile::Staged;
@@ -1669,19 +1699,12 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     return b.getIndexAttr(cast<MemRefType>(buf.getType()).getDimSize(1));
   };
   Value rhsBuf = rhs.memref;
-  // Column c (elements) of the staged tile: its vector's where the tile is
-  // of 16-byte vectors (a vector view's), whose first element it is.
-  auto rhsColumn = [&](int64_t c) {
-    Type elt = cast<MemRefType>(rhsBuf.getType()).getElementType();
-    if (auto vt = dyn_cast<VectorType>(elt))
-      return idx(c / (vt.getNumElements() * vt.getElementTypeBitWidth() / 16));
-    return idx(c);
-  };
+  auto rhsColumn = [&](int64_t c) { return stagedColumn(rhsBuf, c); };
   if (regs) {
     // The subgroup's strip: Q.K^T from Q's matrices in registers into its
     // rows of S; P.V into its accumulator matrices, first multiplied by the
     // rows' factors where the block rescaled them.
-    Type elt = cast<MemRefType>(lhsBuf.getType()).getElementType();
+    Type elt = cast<RankedTensorType>(lhsV.getType()).getElementType();
     if (!elt.isF16())
       return g.emitOpError("convert-attn-tiles-to-simt: gpu.mma_matrix "
                            "operands are f16 here, got ")
@@ -2262,7 +2285,8 @@ int64_t SimtKernel::prefetchedPerSlice(tensor::ExtractSliceOp slice,
   return bcPad / 16 * (width / 16) / (invocations / (16 * lanes));
 }
 
-void SimtKernel::makeVectorView(Value source, int64_t width,
+bool SimtKernel::makeVectorView(Value source, int64_t width,
+                                int64_t tileRows,
                                 ArrayRef<tensor::ExtractSliceOp> slices) {
   // A static buffer of 16-bit elements and the identity layout, whose
   // tiles start at whole vectors and hold whole vectors per row, every
@@ -2272,23 +2296,31 @@ void SimtKernel::makeVectorView(Value source, int64_t width,
   if (!ty || !ty.hasStaticShape() || !ty.getLayout().isIdentity() ||
       !ty.getElementType().isIntOrFloat() ||
       ty.getElementTypeBitWidth() != 16 || ty.getRank() < 2)
-    return;
-  const int64_t per = 128 / 16, inner = ty.getRank() - 1;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(ty.getStridesAndOffset(strides, offset)) || offset != 0)
-    return;
+    return false;
+  // The tensor's row-major strides: the buffer's (identity layout), or a
+  // packed decode view's ([B, Hq, 1, D] as [B, Hkv, group, D]).
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(source.getType()).getShape();
+  if (ShapedType::isDynamicShape(shape) ||
+      ShapedType::getNumElements(shape) != ty.getNumElements())
+    return false;
+  const int64_t per = 128 / 16, inner = shape.size() - 1;
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = inner - 1; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
   for (int64_t d = 0; d < inner; ++d)
     if (strides[d] % per)
-      return;
-  if (width % per || (bcPad * (width / per)) % invocations)
-    return;
+      return false;
+  if (width % per || (tileRows * (width / per)) % invocations)
+    return false;
   for (tensor::ExtractSliceOp slice : slices) {
     Tile t = viewOf(slice);
     std::optional<int64_t> c = getConstantIntValue(t.offsets[inner]);
     if (t.dims.size() != 2 || t.dims[1] != inner || !c || *c % per)
-      return;
+      return false;
   }
+  // (Asked again: the view made before.)
+  if (vectorViews.count(source))
+    return true;
   VectorView vv;
   vv.per = per;
   for (int64_t d = 0; d < inner; ++d)
@@ -2301,6 +2333,7 @@ void SimtKernel::makeVectorView(Value source, int64_t width,
       UnrealizedConversionCastOp::create(b, loc, TypeRange{vty}, host)
           .getResult(0);
   vectorViews[source] = vv;
+  return true;
 }
 
 SmallVector<Value> SimtKernel::loadVectors(const Tile &t, const VectorView &vv,
@@ -2783,7 +2816,8 @@ LogicalResult SimtKernel::emitKeyLoop(scf::ForOp loopOp) {
 // the inserts write)
 //===----------------------------------------------------------------------===//
 
-LogicalResult SimtKernel::emitStores(scf::InParallelOp par) {
+LogicalResult SimtKernel::emitStores(scf::InParallelOp par, bool rowVectors,
+                                     int64_t col0, int64_t cols) {
   for (Operation &op : par.getYieldingOps()) {
     auto insert = cast<tensor::ParallelInsertSliceOp>(op);
     Value dest = map.lookupOrNull(insert.getDest());
@@ -2797,6 +2831,8 @@ LogicalResult SimtKernel::emitStores(scf::InParallelOp par) {
     Tile &t = tiles[insert.getSource()];
     if (srcTy.getRank() == 1) {
       // A row vector (the lse): one invocation of the row writes it.
+      if (!rowVectors)
+        continue;
       if (t.kind != Tile::Scalar)
         return insert.emitOpError("convert-attn-tiles-to-simt: an inserted "
                                   "row vector that is not one");
@@ -2827,7 +2863,13 @@ LogicalResult SimtKernel::emitStores(scf::InParallelOp par) {
         at.push_back(value(o));
       Value r0 = add(at[rowDim], row);
       Value c0 = at[rowDim + 1];
-      loop(idx(0), idx(slotsOf(width)), {}, unroll, [&](Value s, ValueRange) {
+      // (A window of columns starts at a multiple of lanes: of 16.)
+      const int64_t end = ShapedType::isDynamic(cols)
+                              ? width
+                              : std::min(width, col0 + cols);
+      assert(col0 % lanes == 0 && "a window of columns at a lane's slot");
+      loop(idx(col0 / lanes), idx(slotsOf(end)), {}, unroll,
+           [&](Value s, ValueRange) {
         Scope scope(*this);
         Iter it(s, columnOf(s));
         auto store = [&] {
@@ -2841,8 +2883,8 @@ LogicalResult SimtKernel::emitStores(scf::InParallelOp par) {
           idxs[rowDim + 1] = add(c0, it.col);
           memref::StoreOp::create(b, loc, *e, dest, idxs);
         };
-        if (lanes > 1 && width % lanes)
-          when(ult(it.col, idx(width)), store);
+        if (lanes > 1 && end % lanes)
+          when(ult(it.col, idx(end)), store);
         else
           store();
         return SmallVector<Value>{};
@@ -2914,6 +2956,23 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     return forall.emitOpError("convert-attn-tiles-to-simt: a subgroup per "
                               "row needs unroll (P.V runs in the key loop)");
 
+  // The tile's rows: the Q slice's.
+  Value qTile, kSource;
+  forall.getBody()->walk([&](linalg::GenericOp g) {
+    if (classifyTileOp(g) != TileOpKind::Contraction || !rhsTransposed(g))
+      return;
+    qTile = g.getDpsInputs()[0];
+    if (auto k = g.getDpsInputs()[1].getDefiningOp<tensor::ExtractSliceOp>())
+      kSource = k.getSource();
+  });
+  auto qSlice = qTile ? qTile.getDefiningOp<tensor::ExtractSliceOp>()
+                      : tensor::ExtractSliceOp();
+  if (!qSlice || !src.buffers.count(qSlice.getSource()))
+    return forall.emitOpError("convert-attn-tiles-to-simt: expected Q.K^T "
+                              "of a slice of Q in the tile");
+  const int64_t qWidth =
+      cast<RankedTensorType>(qTile.getType()).getDimSize(1);
+
   // The K and V tiles' workgroup memory, one buffer per function tensor
   // staged (each key loop stages into the same one).
   SmallVector<std::pair<Value, MemRefType>> buffers;
@@ -2925,45 +2984,47 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     if (auto slice = rhs.getDefiningOp<tensor::ExtractSliceOp>())
       slicesOf[slice.getSource()].push_back(slice);
   });
+  // Registers: Q's matrices are read once, before the first key block is
+  // staged, so Q's tile is staged into K's (max(block_q, block_kv) rows),
+  // in its form: K through a vector view only if Q has one too. (A Q that
+  // is also K or V keeps a tile of its own.)
+  qInK = regs && !coop.getScalar() && kSource &&
+                    slicesOf.count(kSource) &&
+                    !slicesOf.count(qSlice.getSource());
+  const bool qVectors =
+      qInK && makeVectorView(qSlice.getSource(), qWidth, brPad, {qSlice});
   for (auto &[source, slices] : slicesOf) {
     auto ty = cast<RankedTensorType>(slices.front().getResult().getType());
     const int64_t width = ty.getDimSize(1);
+    const bool holdsQ = qInK && source == kSource;
+    const int64_t tileRows =
+        !coop ? bc : holdsQ ? std::max(bcPad, brPad) : bcPad;
     // Registers: through a vector view where the buffer allows (the
     // workgroup tile then of its vectors).
-    if (regs && !coop.getScalar()) {
-      makeVectorView(source, width, slices);
-      if (auto it = vectorViews.find(source); it != vectorViews.end()) {
-        Type vty =
-            cast<MemRefType>(it->second.memref.getType()).getElementType();
-        buffers.push_back(
-            {source,
-             MemRefType::get({bcPad, width / it->second.per +
-                                         kCoopMatrixPad16 / it->second.per},
-                             vty, MemRefLayoutAttrInterface{},
-                             workgroupSpace())});
-        continue;
-      }
+    if (regs && !coop.getScalar() && (!holdsQ || qVectors) &&
+        makeVectorView(source, width, bcPad, slices)) {
+      const VectorView &vv = vectorViews.find(source)->second;
+      Type vty = cast<MemRefType>(vv.memref.getType()).getElementType();
+      buffers.push_back(
+          {source, MemRefType::get({tileRows, width / vv.per +
+                                                  kCoopMatrixPad16 / vv.per},
+                                   vty, MemRefLayoutAttrInterface{},
+                                   workgroupSpace())});
+      continue;
+    }
+    if (holdsQ && qVectors) {
+      // (K without a view: Q staged element by element, as K is.)
+      vectorViews.find(qSlice.getSource())->second.memref.getDefiningOp()
+          ->erase();
+      vectorViews.erase(qSlice.getSource());
     }
     // Cooperative matrices: rows padded against bank conflicts.
     int64_t pad = coop ? kCoopMatrixPad16 : 0;
     buffers.push_back(
-        {source, MemRefType::get({coop ? bcPad : bc, width + pad},
-                                 ty.getElementType(),
+        {source, MemRefType::get({tileRows, width + pad}, ty.getElementType(),
                                  MemRefLayoutAttrInterface{},
                                  workgroupSpace())});
   }
-
-  // The tile's rows: the Q slice's.
-  Value qTile;
-  forall.getBody()->walk([&](linalg::GenericOp g) {
-    if (classifyTileOp(g) == TileOpKind::Contraction && rhsTransposed(g))
-      qTile = g.getDpsInputs()[0];
-  });
-  auto qSlice = qTile ? qTile.getDefiningOp<tensor::ExtractSliceOp>()
-                      : tensor::ExtractSliceOp();
-  if (!qSlice || !src.buffers.count(qSlice.getSource()))
-    return forall.emitOpError("convert-attn-tiles-to-simt: expected Q.K^T "
-                              "of a slice of Q in the tile");
 
   // The grid: x = query blocks, y = heads (x chunks), z = batch. The
   // query blocks as ceildiv(Sq, block_q) in unsigned arithmetic (what a
@@ -3035,13 +3096,16 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
         dv = cast<RankedTensorType>(g.getResult(0).getType()).getDimSize(1);
     });
     Type f32 = b.getF32Type();
-    qBuf = tileOf(qTy.getDimSize(1) + kCoopMatrixPad16, qTy.getElementType());
+    qBuf = qInK ? stagingBuffers.lookup(kSource)
+                : tileOf(qTy.getDimSize(1) + kCoopMatrixPad16,
+                         qTy.getElementType());
     pBuf = tileOf(bcPad + kCoopMatrixPad16, tiling.getPType());
     if (regs) {
       // The accumulator reaches workgroup memory only after the key loops,
-      // into the scores' tile (widened to Dv); the rows' rescale factors,
-      // each row's repeated over 16 columns (a matrix of them).
-      sBuf = tileOf(std::max(bcPad, dv) + kCoopMatrixPadF32, f32);
+      // into the scores' tile, block_kv columns at a time; the rows'
+      // rescale factors, each row's repeated over 16 columns (a matrix of
+      // them).
+      sBuf = tileOf(bcPad + kCoopMatrixPadF32, f32);
       accBuf = sBuf;
       scaleBuf = tileOf(16, f32);
     } else {
@@ -3115,32 +3179,61 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     if (&op == lastLoop)
       break;
   }
-  // Accumulators in registers reach workgroup memory for the finalize:
-  // each subgroup's matrices into its strip's rows.
+  // An accumulator in registers reaches workgroup memory for the finalize
+  // through S's tile, as many of its columns at a time as the tile has:
+  // each subgroup's matrices into its strip's rows, which the strip's own
+  // lanes finalize and store before the next columns overwrite them.
+  SmallVector<Value> frags;
   for (Value r : lastLoop->getResults()) {
     Tile &t = tiles[r];
     if (t.kind != Tile::Acc || t.frags.empty())
       continue;
-    int64_t ld = cast<MemRefType>(t.memref.getType()).getDimSize(1);
-    for (auto [j, f] : llvm::enumerate(t.frags))
-      gpu::SubgroupMmaStoreMatrixOp::create(
-          b, loc, f, t.memref, ValueRange{strip0, idx(16 * j)},
-          b.getIndexAttr(ld), UnitAttr());
-    gpu::BarrierOp::create(b, loc);
+    if (!frags.empty())
+      return forall.emitOpError("convert-attn-tiles-to-simt: more than one "
+                                "accumulator in cooperative-matrix registers");
+    frags.assign(t.frags.begin(), t.frags.end());
     t.frags.clear();
   }
-  LogicalResult status = success();
-  when(rowValid, [&] {
-    for (Operation *op = lastLoop->getNextNode(); op != body.getTerminator();
-         op = op->getNextNode())
-      if (!handled.contains(op) && failed(emitOp(*op))) {
-        status = failure();
-        return;
-      }
-    status = emitStores(cast<scf::InParallelOp>(body.getTerminator()));
-  });
-  if (failed(status))
-    return failure();
+  const int64_t perChunk =
+      frags.empty() ? 0
+                    : (cast<MemRefType>(accBuf.getType()).getDimSize(1) -
+                       kCoopMatrixPadF32) /
+                          16;
+  const int64_t chunks =
+      frags.empty() ? 1 : llvm::divideCeil(frags.size(), perChunk);
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t cols = ShapedType::kDynamic;
+    if (!frags.empty()) {
+      if (c > 0)
+        subgroupBarrier();
+      int64_t ld = cast<MemRefType>(accBuf.getType()).getDimSize(1);
+      const int64_t first = c * perChunk,
+                    last = std::min<int64_t>(frags.size(), first + perChunk);
+      for (int64_t j = first; j < last; ++j)
+        gpu::SubgroupMmaStoreMatrixOp::create(
+            b, loc, frags[j], accBuf, ValueRange{strip0, idx(16 * (j - first))},
+            b.getIndexAttr(ld), UnitAttr());
+      subgroupBarrier();
+      cols = 16 * (last - first);
+      accColumn0 = 16 * first;
+    }
+    LogicalResult status = success();
+    SmallVector<linalg::GenericOp> pendingBefore = pending;
+    when(rowValid, [&] {
+      for (Operation *op = lastLoop->getNextNode();
+           op != body.getTerminator(); op = op->getNextNode())
+        if (!handled.contains(op) && failed(emitOp(*op))) {
+          status = failure();
+          return;
+        }
+      status = emitStores(cast<scf::InParallelOp>(body.getTerminator()),
+                          /*rowVectors=*/c == 0, accColumn0, cols);
+    });
+    pending = pendingBefore;
+    accColumn0 = 0;
+    if (failed(status))
+      return failure();
+  }
   gpu::TerminatorOp::create(b, loc);
   return success();
 }

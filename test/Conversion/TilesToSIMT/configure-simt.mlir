@@ -20,7 +20,8 @@
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=256 lanes=32 block-q=16 block-kv=32" 2>&1 | FileCheck %s --check-prefix=COOPLANESROWS
 // RUN: not attn-opt %s --attn-configure-simt="coop-matrix=96 lanes=64" 2>&1 | FileCheck %s --check-prefix=LANES
 // RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 coop-registers=true" | FileCheck %s --check-prefix=COOPREGS
-// RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 coop-registers=true shared-memory-bytes=20000" | FileCheck %s --check-prefix=COOPREGS20K
+// RUN: attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 coop-registers=true shared-memory-bytes=12000" | FileCheck %s --check-prefix=COOPREGS12K
+// RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 lanes=2 block-q=16 coop-registers=true pack-decode-heads=true" | FileCheck %s --check-prefix=COOPREGSDEC
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=16 coop-registers=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSROWS
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-registers=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSOPT
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 coop-registers=true scalar-products=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSOPT
@@ -40,11 +41,14 @@
 
 // coop-registers: Q and the accumulator in cooperative-matrix registers, a
 // 16-row strip per subgroup of 32 (lanes = 2 per row): block-q x lanes is
-// the workgroup. Its tiles have no accumulator tile (S widened to Dv, a
-// [block-q, 16] f32 tile of row factors): 64 keys at D = 32, Dv = 16
-// (26112 bytes), 32 within 20000 bytes (15872).
-// COOPREGS: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 32, block_kv = 64, p_type = f16, mapping = #attn.coop_matrix<invocations = 64, lanes = 2, registers = true>>}
-// COOPREGS20K: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 32, block_kv = 32, p_type = f16, mapping = #attn.coop_matrix<invocations = 64, lanes = 2, registers = true>>}
+// the workgroup. Its tiles have no accumulator or Q tile (Q staged into
+// K's, a [block-q, 16] f32 tile of row factors), and its key block is 32
+// where that fits (D = 32, Dv = 16: 13312 bytes), else 16 (within 12000
+// bytes: 9472), and 16 for one query row (decode).
+// COOPREGS: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 32, block_kv = 32, p_type = f16, mapping = #attn.coop_matrix<invocations = 64, lanes = 2, registers = true>>}
+// COOPREGS12K: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 32, block_kv = 16, p_type = f16, mapping = #attn.coop_matrix<invocations = 64, lanes = 2, registers = true>>}
+// COOPREGSDEC-LABEL: func.func @decode(
+// COOPREGSDEC: attn.sdpa {{.*}} causal {tiling = #attn.tiling<block_q = 16, block_kv = 16, pack_heads = true, p_type = f16, mapping = #attn.coop_matrix<invocations = 32, lanes = 2, registers = true>>}
 // COOPREGSROWS: error: 'attn.sdpa' op attn-configure-simt: coop-registers needs a 16-row strip per subgroup, block-q x lanes = the workgroup's 64 invocations, got block-q 16 and lanes 2
 // COOPREGSOPT: error: attn-configure-simt: coop-registers needs coop-matrix > 0, cooperative-matrix products (not scalar-products) and lanes up to 8
 

@@ -13,19 +13,26 @@
 
 // Packed decode (pack_heads, Inputs/packed-decode.mlir): the grid's heads
 // are the 2 K/V heads (x 2 chunks), a tile's rows the 4 query heads of
-// each; q, out and lse are read and written through [B, Hkv, group, ...]
-// views: for SPIR-V (logical addressing) memref reshapes, which
-// fold-memref-alias-ops folds into the accesses, in the partial kernel
-// and in the merge kernel; rows past the group's 4 are not valid. Dropout
+// each; q is read through a view of 16-byte vectors indexed as
+// [B, Hkv, group, D / 8] (staged into K's tile), out and lse are written
+// through [B, Hkv, group, ...] views: for SPIR-V (logical addressing)
+// memref reshapes, which fold-memref-alias-ops folds into the accesses,
+// in the merge kernel; rows past the group's 4 are not valid. Dropout
 // and a mask keep a workgroup per query head (16 = 8 heads x 2 chunks).
 // PACKED-LABEL: func.func @decode(
-// PACKED-SAME: "decode_kernels::decode_split_kv" = {block_kv = 64 : i64, block_q = 4 : i64, heads = "Hkv", kind = "attention", rows = "Group", splits
+// PACKED-SAME: "decode_kernels::decode_split_kv" = {block_kv = 16 : i64, block_q = 4 : i64, heads = "Hkv", kind = "attention", rows = "Group", splits
 // PACKED-SAME: "decode_kernels::decode_split_kv_merge" = {block_q = 4 : i64, heads = "Hkv", kind = "merge", rows = "Group"
+// PACKED: %[[QV:.*]] = builtin.unrealized_conversion_cast %arg0 : memref<2x8x1x32xf16> to memref<64xvector<4xi32>>
 // PACKED: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c4, {{.*}} = %c2) threads({{.*}}) in ({{.*}} = %c32, {{.*}}) module(@decode_kernels) function(@decode_split_kv)
-// PACKED: %[[QE:.*]] = memref.expand_shape %arg0 {{\[\[}}0], [1, 2], [3], [4]] output_shape [2, 2, 4, 1, 32] : memref<2x8x1x32xf16> into memref<2x2x4x1x32xf16>
-// PACKED: %[[QV:.*]] = memref.collapse_shape %[[QE]] {{\[\[}}0], [1], [2, 3], [4]] : memref<2x2x4x1x32xf16> into memref<2x2x4x32xf16>
-// PACKED: arith.cmpi ult, %{{.*}}, %c4 : index
-// PACKED: memref.load %[[QV]][%arg7, %{{.*}}, %{{.*}}, %{{.*}}] : memref<2x2x4x32xf16>
+// PACKED: %[[K:.*]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
+// batch b at 32 vectors, K/V head h at 16 (its group of 4 rows of 4)
+// PACKED: %[[B0:.*]] = arith.muli %arg7, %c32 : index
+// PACKED: %[[H0:.*]] = arith.muli %{{.*}}, %c16 : index
+// PACKED: %[[BH:.*]] = arith.addi %[[B0]], %[[H0]] : index
+// PACKED: %[[R:.*]] = arith.divui %arg8, %c4 : index
+// PACKED: arith.cmpi ult, %[[R]], %c4 : index
+// PACKED: memref.load %[[QV]]
+// PACKED: memref.store %{{.*}}, %[[K]]
 // PACKED: gpu.subgroup_mma_compute
 // PACKED: gpu.launch blocks({{.*}}) in ({{.*}} = %c1, {{.*}} = %c2, {{.*}} = %c2) {{.*}} function(@decode_split_kv_merge)
 // PACKED: %[[OE:.*]] = memref.expand_shape %arg3
@@ -304,32 +311,39 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // #attn.coop_matrix registers (D = Dv = 32, 32 rows on two subgroups of
 // 32, two lanes per row, 16-key blocks): Q's two A matrices loaded once
 // before the key loops, the accumulator's two matrices carried through
-// them as loop values, no accumulator tile (S's tile is 32 + 4 wide: Dv's
-// for the finalize), the rows' rescale factors in a 32 x 16 tile that each
+// them as loop values, no accumulator tile (it reaches S's tile, 16 + 4
+// wide, 16 columns at a time for the finalize), no Q tile (Q is staged
+// into K's, which has 32 rows for it), the rows' rescale factors in a
+// 32 x 16 tile that each
 // subgroup multiplies into its matrices before P.V, the row reductions
 // over the row's two lanes by an xor shuffle, and each key block's K and
 // V matrices loaded into registers during the block before.
 // REGS-LABEL: func.func @coop
-// K and V through views of 16-byte vectors (the same buffers bound again),
-// staged into workgroup tiles of such vectors (4 per 32-element row, one
-// padding)
+// Q, K and V through views of 16-byte vectors (the same buffers bound
+// again), staged into workgroup tiles of such vectors (4 per 32-element
+// row, one padding)
+// REGS: %[[QV:.+]] = builtin.unrealized_conversion_cast %arg0 : memref<1x4x40x32xf16> to memref<640xvector<4xi32>>
 // REGS: %[[KV:.+]] = builtin.unrealized_conversion_cast %arg1 : memref<1x2x50x32xf16> to memref<400xvector<4xi32>>
 // REGS: %[[VV:.+]] = builtin.unrealized_conversion_cast %arg2 : memref<1x2x50x32xf16> to memref<400xvector<4xi32>>
 // REGS: gpu.launch blocks({{.*}}) in (%{{.+}} = %c2, %{{.+}} = %c4, %{{.+}} = %c1) threads({{.*}}) in (%{{.+}} = %c64,
-// REGS-DAG: %[[K:.+]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[K:.+]] = memref.alloc() : memref<32x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
 // REGS-DAG: %[[V:.+]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
-// REGS-DAG: %[[Q:.+]] = memref.alloc() : memref<32x40xf16, #spirv.storage_class<Workgroup>>
 // REGS-DAG: %[[P:.+]] = memref.alloc() : memref<32x24xf16, #spirv.storage_class<Workgroup>>
-// REGS-DAG: %[[S:.+]] = memref.alloc() : memref<32x36xf32, #spirv.storage_class<Workgroup>>
+// REGS-DAG: %[[S:.+]] = memref.alloc() : memref<32x20xf32, #spirv.storage_class<Workgroup>>
 // REGS-DAG: %[[F:.+]] = memref.alloc() : memref<32x16xf32, #spirv.storage_class<Workgroup>>
 // REGS-NOT: memref.alloc()
 // subgroup s: rows 16 s + lane / 2
 // REGS: %[[SG:.+]] = gpu.subgroup_id upper_bound 2
 // REGS: gpu.lane_id upper_bound 32
 // REGS: %[[STRIP:.+]] = arith.muli %[[SG]], %c16
+// Q's tile into K's, its A matrices (columns in vectors) out of it, and a
+// barrier before K's first block overwrites it
+// REGS: memref.load %[[QV]]
+// REGS: memref.store %{{.+}}, %[[K]]
 // REGS: gpu.barrier
-// REGS: %[[Q0:.+]] = gpu.subgroup_mma_load_matrix %[[Q]][%[[STRIP]], %c0] {leadDimension = 40 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
-// REGS: %[[Q1:.+]] = gpu.subgroup_mma_load_matrix %[[Q]][%[[STRIP]], %c16] {leadDimension = 40 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS-NEXT: %[[Q0:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%[[STRIP]], %c0] {leadDimension = 5 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS-NEXT: %[[Q1:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%[[STRIP]], %c2] {leadDimension = 5 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS-NEXT: gpu.barrier
 // REGS: %[[ZERO:.+]] = gpu.subgroup_mma_constant_matrix
 // the first block's vectors of the invocation (16 rows x 4 vectors of K
 // and of V over 64 invocations: one each) loaded before the loop, rows
@@ -354,7 +368,7 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGS: gpu.subgroup_mma_load_matrix %[[K]][%c0, %c0] {leadDimension = 5 : index, transpose}
 // REGS: gpu.subgroup_mma_compute %[[Q0]]
 // REGS: gpu.subgroup_mma_compute %[[Q1]]
-// REGS: gpu.subgroup_mma_store_matrix %{{.+}}, %[[S]][%[[STRIP]], %c0] {leadDimension = 36 : index}
+// REGS: gpu.subgroup_mma_store_matrix %{{.+}}, %[[S]][%[[STRIP]], %c0] {leadDimension = 20 : index}
 // The strip's S, P and factors are its subgroup's own: barriers of
 // subgroup scope between the product and the rows, and the rows and P.V.
 // REGS-NEXT: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
@@ -389,15 +403,31 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGS: scf.yield %{{.+}}, %{{.+}}, %[[N0]], %[[N1]], %[[NEXT]]#0, %[[NEXT]]#1
 // the diagonal blocks carry the first loop's matrices on
 // REGS: %[[DIAG:.+]]:6 = scf.for {{.*}} iter_args({{.*}} = %[[LOOP]]#2, {{.*}} = %[[LOOP]]#3, {{.*}})
-// after the key loops: the matrices into S's tile for the finalize
-// REGS: gpu.subgroup_mma_store_matrix %[[DIAG]]#2, %[[S]][%[[STRIP]], %c0] {leadDimension = 36 : index}
-// REGS: gpu.subgroup_mma_store_matrix %[[DIAG]]#3, %[[S]][%[[STRIP]], %c16] {leadDimension = 36 : index}
-// REGS: gpu.barrier
+// after the key loops: the matrices into S's tile for the finalize, one
+// 16-column window at a time (the lse stored with the first), the
+// subgroup's lanes done with one before the next overwrites it
+// REGS: gpu.subgroup_mma_store_matrix %[[DIAG]]#2, %[[S]][%[[STRIP]], %c0] {leadDimension = 20 : index}
+// REGS-NEXT: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
+// REGS-NEXT: scf.if
 // REGS: gpu.shuffle  xor %[[DIAG]]#1
 // REGS: math.log2
+// REGS: scf.for %{{.+}} = %c0 to %c8 step %c1 {
 // REGS: memref.load %[[S]]
 // REGS: arith.truncf
 // REGS: memref.store {{.*}} : memref<1x4x40x32xf16>
+// REGS: memref.store {{.*}} : memref<1x4x40xf32>
+// REGS: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
+// REGS-NEXT: gpu.subgroup_mma_store_matrix %[[DIAG]]#3, %[[S]][%[[STRIP]], %c0] {leadDimension = 20 : index}
+// REGS-NEXT: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
+// REGS-NEXT: scf.if
+// REGS: scf.for %[[SLOT:.+]] = %c8 to %c16 step %c1 {
+// REGS: %[[COL:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// REGS: %[[IN:.+]] = arith.subi %[[COL]], %c16 : index
+// REGS: memref.load %[[S]][%{{.+}}, %[[IN]]]
+// REGS: arith.truncf
+// REGS: memref.store %{{.+}}, %arg4[%c0, %{{.+}}, %{{.+}}, %[[COL]]] : memref<1x4x40x32xf16>
+// REGS-NOT: memref<1x4x40xf32>
+// REGS: gpu.terminator
 
 // V of 16 columns: 2 vectors a row, 32 a block, fewer than the 64
 // invocations: staged as 16x16 matrices (whole blocks) or element by
@@ -416,10 +446,11 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGSSPLIT: gpu.launch {{.*}} function(@coop_split_kv_merge)
 
 // REGSMIX-LABEL: func.func @coop
+// REGSMIX: %[[QV:.+]] = builtin.unrealized_conversion_cast %arg0 : memref<1x4x40x32xf16> to memref<640xvector<4xi32>>
 // REGSMIX: %[[KV:.+]] = builtin.unrealized_conversion_cast %arg1 : memref<1x2x50x32xf16> to memref<400xvector<4xi32>>
 // REGSMIX-NOT: unrealized_conversion_cast
 // REGSMIX: gpu.launch
-// REGSMIX-DAG: %[[K:.+]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
+// REGSMIX-DAG: %[[K:.+]] = memref.alloc() : memref<32x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
 // REGSMIX-DAG: %[[V:.+]] = memref.alloc() : memref<16x24xf16, #spirv.storage_class<Workgroup>>
 // REGSMIX: scf.for {{.*}} -> (f32, f32, !gpu.mma_matrix<16x16xf32, "COp">) {
 // REGSMIX: memref.load %[[KV]]

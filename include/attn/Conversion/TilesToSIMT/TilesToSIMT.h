@@ -61,10 +61,11 @@ bool simtPacksDecodeHeads(int64_t headsQ, int64_t seqQ, int64_t headsKv,
 /// (16-bit), the accumulator (f32), the Q, K and V tiles (16-bit), each row
 /// padded (S and the accumulator by 4 elements, the others by 8) so that
 /// the rows of a matrix load do not fall into the same banks. With
-/// `registers` (the accumulator in cooperative-matrix registers): no
-/// accumulator tile, the scores' tile widened to max(bc, dv) columns (the
-/// accumulator's after the key loops) and a [br, 16] f32 tile of the rows'
-/// rescale factors.
+/// `registers` (the accumulator in cooperative-matrix registers, Q's
+/// matrices too): no accumulator tile (the accumulator reaches S's tile
+/// after the key loops, bc columns at a time), no Q tile (Q is staged
+/// once into K's tile, which has max(br, bc) rows for it), and a [br, 16]
+/// f32 tile of the rows' rescale factors.
 int64_t coopMatrixSharedBytes(int64_t br, int64_t bc, int64_t d, int64_t dv,
                               bool registers = false);
 /// The padded row length (elements) of each of those tiles.
@@ -74,9 +75,13 @@ constexpr int64_t kCoopMatrixPadF32 = 4, kCoopMatrixPad16 = 8;
 /// 16 and 8 whose K and V tiles (head dims D and Dv) fit the workgroup
 /// memory budget (8 when none does; the pass then reports the overflow);
 /// with coopMatrix, the largest of 64, 32 and 16 whose tiles
-/// (coopMatrixSharedBytes, with coopRegisters) fit it (16 when none does).
+/// (coopMatrixSharedBytes, with coopRegisters) fit it (16 when none does);
+/// with coopRegisters, 32 where it fits, and 16 for one query row
+/// (`seqQ` 1: decode), as measured fastest on the H200's Vulkan driver
+/// (bench/results/vulkan-h200-four-strips-2026-12-02).
 int64_t simtBlockKv(const ConfigureSIMTOptions &options, int64_t headDim,
-                    int64_t valueDim, int64_t elementBytes);
+                    int64_t valueDim, int64_t elementBytes,
+                    int64_t seqQ = -1);
 
 } // namespace mlir::attn
 

@@ -145,13 +145,15 @@ def Attn_CoopMatrixAttr : AttrDef<Attn_Dialect, "CoopMatrix"> {
 
     With `registers`, each subgroup owns one 16-row strip of the tile (a
     subgroup of 16 x `lanes` invocations; block_q x lanes = invocations):
-    its Q matrices are loaded once before the key loops and its accumulator
+    its Q matrices are loaded once before the key loops (Q's tile staged
+    into K's) and its accumulator
     matrices are carried through them in cooperative-matrix registers; the
     rescale of the accumulator becomes a per-row factor that the strip's
     rows write into a [block_q, 16] f32 tile and that the subgroup
     multiplies into its accumulator matrices (elementwise) before P.V; the
-    accumulator reaches workgroup memory (the scores' tile, widened to
-    Dv) only after the last key loop, for the finalize. The row reductions
+    accumulator reaches workgroup memory (the scores' tile, as many
+    columns at a time as it has) only after the last key loop, for the
+    finalize. The row reductions
     are butterflies over the row's `lanes` lanes. Chosen by
     `attn-configure-simt{coop-matrix=N}` (`coop-registers`).
 
