@@ -254,13 +254,8 @@ private:
   /// any region of the launch uniform, which lowers to the Kernel
   /// capability's OpGroupUMax.)
   Value subgroupAny(Value cond) {
-    Value v = arith::ExtUIOp::create(b, loc, b.getI32Type(), cond);
-    for (int64_t off = 8 * lanes; off >= 1; off /= 2) {
-      Value o = gpu::ShuffleOp::create(b, loc, v, off, 16 * lanes,
-                                       gpu::ShuffleMode::XOR)
-                    .getShuffleResult();
-      v = arith::OrIOp::create(b, loc, v, o);
-    }
+    Value v = xorButterfly(arith::ExtUIOp::create(b, loc, b.getI32Type(), cond),
+                           8 * lanes, gpu::AllReduceOperation::OR);
     return arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne, v,
         arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
@@ -461,7 +456,17 @@ private:
     const bool narrow = ty.isInteger() && ty.getIntOrFloatBitWidth() < 32;
     if (narrow) // (shuffles take 32-bit values)
       v = arith::ExtUIOp::create(b, loc, b.getI32Type(), v);
-    for (int64_t off = lanes / 2; off >= 1; off /= 2) {
+    v = xorButterfly(v, lanes / 2, op);
+    if (narrow)
+      v = arith::TruncIOp::create(b, loc, ty, v);
+    return v;
+  }
+  /// `v` combined by `op` (ADD and MAXIMUMF on floats, else OR) over the
+  /// invocations whose subgroup lane differs from this one's in the bits
+  /// of `widest` and below (registers: xor shuffles within the 16 x
+  /// `lanes` subgroup), every one of them ending with the result.
+  Value xorButterfly(Value v, int64_t widest, gpu::AllReduceOperation op) {
+    for (int64_t off = widest; off >= 1; off /= 2) {
       Value o = gpu::ShuffleOp::create(b, loc, v, off, 16 * lanes,
                                        gpu::ShuffleMode::XOR)
                     .getShuffleResult();
@@ -477,8 +482,6 @@ private:
         break;
       }
     }
-    if (narrow)
-      v = arith::TruncIOp::create(b, loc, ty, v);
     return v;
   }
   /// A row value as a per-lane share: the value on lane 0, 0 elsewhere.
