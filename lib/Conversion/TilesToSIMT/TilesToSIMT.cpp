@@ -2991,9 +2991,8 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   // staged, so Q's tile is staged into K's (max(block_q, block_kv) rows),
   // in its form: K through a vector view only if Q has one too. (A Q that
   // is also K or V keeps a tile of its own.)
-  qInK = regs && !coop.getScalar() && kSource &&
-                    slicesOf.count(kSource) &&
-                    !slicesOf.count(qSlice.getSource());
+  qInK = regs && !coop.getScalar() && kSource && slicesOf.count(kSource) &&
+         !slicesOf.count(qSlice.getSource());
   const bool qVectors =
       qInK && makeVectorView(qSlice.getSource(), qWidth, brPad, {qSlice});
   for (auto &[source, slices] : slicesOf) {
@@ -3197,19 +3196,17 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     frags.assign(t.frags.begin(), t.frags.end());
     t.frags.clear();
   }
-  const int64_t perChunk =
-      frags.empty() ? 0
-                    : (cast<MemRefType>(accBuf.getType()).getDimSize(1) -
-                       kCoopMatrixPadF32) /
-                          16;
+  // (S's tile: block_kv columns, bcPad / 16 matrices, and padding.)
+  const int64_t perChunk = bcPad / 16;
   const int64_t chunks =
       frags.empty() ? 1 : llvm::divideCeil(frags.size(), perChunk);
+  const int64_t ld =
+      frags.empty() ? 0 : cast<MemRefType>(accBuf.getType()).getDimSize(1);
   for (int64_t c = 0; c < chunks; ++c) {
     int64_t cols = ShapedType::kDynamic;
     if (!frags.empty()) {
       if (c > 0)
         subgroupBarrier();
-      int64_t ld = cast<MemRefType>(accBuf.getType()).getDimSize(1);
       const int64_t first = c * perChunk,
                     last = std::min<int64_t>(frags.size(), first + perChunk);
       for (int64_t j = first; j < last; ++j)
