@@ -20,16 +20,23 @@
 #
 # VARIANTS (default coopmat,portable: coopmat for every cell, portable for
 # decode, as vk_bench.py times them), SIZES (default 4096,8192,16384) and
-# DECODE_SKV (default 32768,131072) as device_run.sh takes them. The
-# ATTN_VULKAN_* settings apply as they would to the JIT.
+# DECODE_SKV (default 32768,131072; each empty: no such cell) as
+# device_run.sh takes them; HEAD_DIMS (default 64,128) and DTYPES (default
+# f16,bf16) the prefill cells' (bench/vulkan/aot_ab.sh builds subsets);
+# TRANSLATE_ARGS, words added to each attn-translate command (e.g.
+# --block-kv=32).
+# The ATTN_VULKAN_* settings apply as they would to the JIT.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-.carry/vulkan-aot}
 BUILD=${ATTN_BUILD_DIR:-build}
 DEVICE=${DEVICE:-bench/vulkan/devices/nvidia-h200.json}
 VARIANTS=${VARIANTS:-coopmat,portable}
-SIZES=${SIZES:-4096,8192,16384}
-DECODE_SKV=${DECODE_SKV:-32768,131072}
+SIZES=${SIZES-4096,8192,16384}
+DECODE_SKV=${DECODE_SKV-32768,131072}
+HEAD_DIMS=${HEAD_DIMS:-64,128}
+DTYPES=${DTYPES:-f16,bf16}
+read -ra extra <<< "${TRANSLATE_ARGS:-}"
 TRANSLATE="$BUILD/bin/attn-translate"
 for f in "$TRANSLATE" "$BUILD/bin/attn-vulkan-aot-test" "$BUILD/lib/libattn_runtime.so" "$DEVICE"; do
   [ -f "$f" ] || { echo "make_aot.sh: no $f (build first: scripts/build.sh)" >&2; exit 2; }
@@ -61,7 +68,7 @@ EOF
 n=0
 build() { # NAME VARIANT
   "$TRANSLATE" --attn-to-spirv --vulkan-device="$DEVICE" --variant="$2" \
-    "$SRC/$1.mlir" -o "$OUT/$2_$1.spv"
+    ${extra[@]+"${extra[@]}"} "$SRC/$1.mlir" -o "$OUT/$2_$1.spv"
   n=$((n + 1))
 }
 IFS=, read -ra variants <<< "$VARIANTS"
@@ -71,8 +78,8 @@ for skv in ${DECODE_SKV//,/ }; do
   for v in "${variants[@]}"; do build "$name" "$v"; done
 done
 for s in ${SIZES//,/ }; do
-  for dt in f16 bf16; do
-    for d in 64 128; do
+  for dt in ${DTYPES//,/ }; do
+    for d in ${HEAD_DIMS//,/ }; do
       for c in "" causal; do
         name=prefill_${dt}_s${s}_d${d}${c:+_causal}
         sdpa "$name" $((16384 / s)) $((2048 / d)) $((2048 / d)) "$s" "$s" "$d" "$dt" "$c"

@@ -393,11 +393,27 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
   int64_t coopBlockQ0 = 16;
   const bool coopGeometryGiven =
       spec.block_q > 0 || std::getenv("ATTN_VULKAN_COOP_SUBGROUPS") ||
-      std::getenv("ATTN_VULKAN_COOP_LANES");
+      std::getenv("ATTN_VULKAN_COOP_LANES") ||
+      std::getenv("ATTN_VULKAN_COOP_STRIPS");
   bool useRegisters = false;
+  // With registers: 16-row strips per subgroup (ATTN_VULKAN_COOP_STRIPS,
+  // 1, 2 or 4; a subgroup of sgSize invocations, sgSize / (16 x strips)
+  // lanes per row).
+  int64_t coopStrips = 1;
+  if (const char *env = std::getenv("ATTN_VULKAN_COOP_STRIPS");
+      env && *env) {
+    char *end = nullptr;
+    long n = std::strtol(env, &end, 10);
+    if (*end || (n != 1 && n != 2 && n != 4)) {
+      error = "vulkan: ATTN_VULKAN_COOP_STRIPS='" + std::string(env) +
+              "' is not 1, 2 or 4 (16-row strips per subgroup)";
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    }
+    coopStrips = n;
+  }
   if (forced != "coopmat-scalar" && registersPossible &&
-      coopRegisters != 0) {
-    // With registers: 16 x (subgroups) rows; by default the most
+      sgSize % (16 * coopStrips) == 0 && coopRegisters != 0) {
+    // With registers: 16 x strips x (subgroups) rows; by default the most
     // subgroups (4, 2, 1) whose tiles fit with 16-key blocks (the
     // largest block that fits is chosen after).
     const int64_t d = spec.head_dim,
@@ -405,43 +421,49 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
     const int64_t maxInv = info.maxComputeWorkGroupInvocations;
     const int64_t limit = info.maxComputeSharedMemorySize;
     int64_t subgroups = 0;
+    const int64_t stripRows = 16 * coopStrips;
     if (spec.block_q > 0) {
-      if (spec.block_q % 16 == 0)
-        subgroups = spec.block_q / 16;
+      if (spec.block_q % stripRows == 0)
+        subgroups = spec.block_q / stripRows;
     } else if (std::getenv("ATTN_VULKAN_COOP_SUBGROUPS")) {
       subgroups = coopSubgroups;
     } else {
-      // Packed decode: the strips its rows fill (a 16-row strip per
-      // subgroup; more would compute rows that do not exist).
+      // Packed decode: the subgroups its rows fill (more would compute
+      // rows that do not exist).
       const int64_t most =
-          packs ? std::max<int64_t>(1, ::attn::ceilDiv(tileRows, 16)) : 4;
+          packs ? std::max<int64_t>(1, ::attn::ceilDiv(tileRows, stripRows))
+                : 4;
       for (int64_t w : {4, 2, 1})
         if (w <= most && w * sgSize <= maxInv &&
-            mlir::attn::coopMatrixSharedBytes(16 * w, 16, d, dv, true) <=
-                limit) {
+            mlir::attn::coopMatrixSharedBytes(stripRows * w, 16, d, dv,
+                                              true) <= limit) {
           subgroups = w;
           break;
         }
     }
-    const int64_t lanes = sgSize / 16;
+    const int64_t lanes = sgSize / stripRows;
     if (subgroups > 0 && subgroups <= 32 && d % lanes == 0 &&
         dv % lanes == 0 &&
         (!std::getenv("ATTN_VULKAN_COOP_LANES") || coopLanes == lanes)) {
       useRegisters = true;
       coopSubgroups = subgroups;
       coopLanes = lanes;
-      coopBlockQ0 = 16 * subgroups;
+      coopBlockQ0 = stripRows * subgroups;
     } else if (coopRegisters == 1 && forced == "coopmat") {
       return unsupported(
           "ATTN_VULKAN_COOP_REGISTERS=1: the accumulator in registers "
-          "needs block_q = 16 x subgroups and head dims multiples of " +
+          "needs block_q = " +
+          std::to_string(stripRows) +
+          " x subgroups and head dims multiples of " +
           std::to_string(lanes));
     }
   } else if (coopRegisters == 1 && forced == "coopmat") {
     return unsupported("ATTN_VULKAN_COOP_REGISTERS=1 needs a device whose "
                        "subgroups are 16 to 128 invocations, a multiple "
-                       "of 16");
+                       "of 16 x ATTN_VULKAN_COOP_STRIPS");
   }
+  if (!useRegisters)
+    coopStrips = 1;
   if (!useRegisters && !coopGeometryGiven && forced != "coopmat-scalar") {
     const int64_t sg = info.subgroupSize, d = spec.head_dim,
                   dv = spec.value_dim ? spec.value_dim : spec.head_dim;
@@ -484,6 +506,7 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
         coopSubgroups = 1;
         coopLanes = 1;
         useRegisters = false;
+        coopStrips = 1;
         coopGap = coopMatSpecGap(spec, info, int64_t(info.subgroupSize), 1,
                                  16, false, coopBlockQ, coopBlockKv);
       }
@@ -584,6 +607,7 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
       options.subgroups = coopSubgroups;
       options.rowLanes = coopLanes;
       options.registers = useRegisters;
+      options.strips = coopStrips;
     }
   } else if (variantName == "portable") {
     // An invocation per row: block_q rows per workgroup (64 by default,
@@ -918,7 +942,8 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
                              " subgroup(s) per workgroup, block_q " +
                              std::to_string(coopBlockQ) + ", " +
                              (useRegisters
-                                  ? "a 16-row strip per subgroup, " +
+                                  ? std::to_string(coopStrips) +
+                                        " 16-row strip(s) per subgroup, " +
                                         std::to_string(coopLanes) +
                                         " lanes per softmax row, Q and "
                                         "the accumulator in registers"

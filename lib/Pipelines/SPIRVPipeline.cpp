@@ -251,15 +251,22 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
               "workgroup";
       return failure();
     }
+    const int64_t strips = opts.strips;
+    if (strips != 1 && (!opts.registers || (strips != 2 && strips != 4))) {
+      error = "attn-to-spirv-pipeline: strips is " + std::to_string(strips) +
+              "; it must be 1, or 2 or 4 with registers";
+      return failure();
+    }
     if (opts.registers &&
-        (scalar || coopSubgroup % 16 || opts.rowLanes * 16 != coopSubgroup ||
-         tileQ != 16 * opts.subgroups)) {
-      error = "attn-to-spirv-pipeline: registers needs variant=coopmat, a "
-              "16-row strip per subgroup (block-q = 16 x subgroups, "
-              "currently " +
-              std::to_string(tileQ) + " and " +
-              std::to_string(int64_t(opts.subgroups)) +
-              ") and row-lanes = subgroup-size / 16 (currently " +
+        (scalar || coopSubgroup % (16 * strips) ||
+         opts.rowLanes * 16 * strips != coopSubgroup ||
+         tileQ != 16 * strips * opts.subgroups)) {
+      error = "attn-to-spirv-pipeline: registers needs variant=coopmat, "
+              "16-row strips per subgroup (block-q = 16 x strips x "
+              "subgroups, currently " +
+              std::to_string(tileQ) + ", " + std::to_string(strips) +
+              " and " + std::to_string(int64_t(opts.subgroups)) +
+              ") and row-lanes = subgroup-size / (16 x strips) (currently " +
               std::to_string(int64_t(opts.rowLanes)) + " and " +
               std::to_string(coopSubgroup) + ")";
       return failure();
@@ -280,6 +287,7 @@ mlir::attn::buildAttnToSPIRVPipeline(OpPassManager &pm,
     simt.lanes = opts.rowLanes;
     simt.scalarProducts = scalar;
     simt.coopRegisters = opts.registers;
+    simt.coopStrips = opts.registers ? strips : 1;
     simt.packDecodeHeads = opts.packDecodeHeads;
     pm.addPass(createAttnConfigureSIMTPass(simt));
     // A dynamic key length bounded to one chunk (the loop-budget clamp)

@@ -8,6 +8,9 @@
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %s | attn-opt --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=2 registers=true block-q=32 block-kv=32" | FileCheck %s --check-prefix=REGS
 // RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=2 registers=true block-q=16" 2>&1 | FileCheck %s --check-prefix=REGSROWS
 // RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat-scalar subgroups=2 row-lanes=2 registers=true block-q=32" 2>&1 | FileCheck %s --check-prefix=REGSROWS
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %s | attn-opt --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=1 registers=true strips=2 block-q=64 block-kv=32" | FileCheck %s --check-prefix=STRIPS
+// RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=2 registers=true strips=2 block-q=64" 2>&1 | FileCheck %s --check-prefix=STRIPSLANES
+// RUN: not attn-opt %s --attn-to-spirv-pipeline="variant=coopmat subgroups=2 row-lanes=1 strips=2 block-q=64" 2>&1 | FileCheck %s --check-prefix=STRIPSREGS
 
 // registers=true: the accumulator's matrices carried through the key loops
 // and rescaled by an elementwise product with the rows' factors (OpFMul on
@@ -35,7 +38,18 @@
 // REGS: spirv.FMul %{{.+}}, %{{.+}} : !spirv.coopmatrix<16x16xf32, Subgroup, MatrixAcc>
 // REGS: spirv.KHR.CooperativeMatrixMulAdd
 // REGS: spirv.ExecutionMode @attn_kernel "LocalSize", 64, 1, 1
-// REGSROWS: error: attn-to-spirv-pipeline: registers needs variant=coopmat, a 16-row strip per subgroup (block-q = 16 x subgroups
+// REGSROWS: error: attn-to-spirv-pipeline: registers needs variant=coopmat, 16-row strips per subgroup (block-q = 16 x strips x subgroups, currently
+
+// strips=2: two 16-row strips per 32-wide subgroup (one lane per row), two
+// subgroups: 64 invocations for 64 rows; each K^T matrix loaded enters two
+// products (one per strip's Q matrix), as does each V matrix (one per
+// strip's P matrix).
+// STRIPS: %[[KT:.+]] = spirv.KHR.CooperativeMatrixLoad {{.*}} -> !spirv.coopmatrix<16x16xf16, Subgroup, MatrixB>
+// STRIPS-NEXT: spirv.KHR.CooperativeMatrixMulAdd %{{.+}}, %[[KT]], %{{.+}} : !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
+// STRIPS-NEXT: spirv.KHR.CooperativeMatrixMulAdd %{{.+}}, %[[KT]], %{{.+}} : !spirv.coopmatrix<16x16xf16, Subgroup, MatrixA>
+// STRIPS: spirv.ExecutionMode @attn_kernel "LocalSize", 64, 1, 1
+// STRIPSLANES: error: attn-to-spirv-pipeline: registers needs variant=coopmat, 16-row strips per subgroup (block-q = 16 x strips x subgroups, currently 64, 2 and 2) and row-lanes = subgroup-size / (16 x strips) (currently 2 and 32)
+// STRIPSREGS: error: attn-to-spirv-pipeline: strips is 2; it must be 1, or 2 or 4 with registers
 
 // variant=coopmat-scalar: a Vulkan 1.1 module without cooperative matrices.
 // SCALAR: spirv.module @__spv__attn_kernel_kernels Logical GLSL450 requires #spirv.vce<v1.0,

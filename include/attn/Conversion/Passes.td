@@ -204,7 +204,9 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
     `coop-registers`, `#attn.coop_matrix<N, lanes, registers = true>`: Q
     and the accumulator in cooperative-matrix registers, a 16-row strip per
     subgroup of 16 x lanes invocations (block-q x lanes = N; lanes up to
-    8), the tiles sized without an accumulator tile.
+    8), the tiles sized without an accumulator tile; with `coop-strips` =
+    m > 1, m strips per subgroup of 16 x lanes x m invocations (each K^T
+    or V matrix loaded from workgroup memory entering m products).
 
     With `pack-decode-heads`, a GQA decode step (static [B, Hq, 1, D]
     query, static K/V heads Hkv < Hq, no mask, no dropout) gets
@@ -269,6 +271,9 @@ def AttnConfigureSIMTPass : Pass<"attn-configure-simt"> {
            "With coop-matrix: Q and the accumulator in cooperative-matrix "
            "registers, a 16-row strip per subgroup of 16 x lanes "
            "invocations (block-q x lanes = coop-matrix)">,
+    Option<"coopStrips", "coop-strips", "int64_t", /*default=*/"1",
+           "With coop-registers: 16-row strips per subgroup (1, 2 or 4; a "
+           "subgroup of 16 x lanes x coop-strips invocations)">,
     Option<"packDecodeHeads", "pack-decode-heads", "bool",
            /*default=*/"false",
            "A GQA decode step of static shapes (Sq = 1, no mask, no "

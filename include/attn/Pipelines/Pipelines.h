@@ -248,6 +248,14 @@ struct AttnToSPIRVPipelineOptions
                      "butterfly reductions); the tiles' workgroup memory "
                      "without an accumulator tile"),
       llvm::cl::init(false)};
+  Option<int64_t> strips{
+      *this, "strips",
+      llvm::cl::desc("coopmat with registers: 16-row strips per subgroup "
+                     "(1, 2 or 4; block-q = 16 x strips x subgroups, "
+                     "row-lanes = subgroup-size / (16 x strips)): each K^T "
+                     "or V matrix a subgroup loads enters one product per "
+                     "strip"),
+      llvm::cl::init(1)};
   Option<bool> f16{
       *this, "f16",
       llvm::cl::desc("Target devices with 16-bit storage and Float16 (the "

@@ -105,12 +105,23 @@ struct AttnConfigureSIMTPass
     o.coopMatrix = coopMatrix;
     o.scalarProducts = scalarProducts;
     o.coopRegisters = coopRegisters;
+    o.coopStrips = coopStrips;
     o.packDecodeHeads = packDecodeHeads;
     if (coopRegisters && (coopMatrix == 0 || scalarProducts || lanes > 8)) {
       emitError(getOperation()->getLoc(),
                 "attn-configure-simt: coop-registers needs coop-matrix > 0, "
                 "cooperative-matrix products (not scalar-products) and "
                 "lanes up to 8 (a subgroup of 16 x lanes per 16-row strip)");
+      return signalPassFailure();
+    }
+    if (coopStrips != 1 && (!coopRegisters || (coopStrips != 2 &&
+                                               coopStrips != 4) ||
+                            lanes * coopStrips > 8 ||
+                            coopMatrix % (16 * lanes * coopStrips))) {
+      emitError(getOperation()->getLoc(),
+                "attn-configure-simt: coop-strips 2 or 4 needs "
+                "coop-registers and a workgroup of whole subgroups of 16 x "
+                "lanes x coop-strips invocations (at most 128)");
       return signalPassFailure();
     }
     SmallVector<SdpaOp> ops;
@@ -188,7 +199,8 @@ struct AttnConfigureSIMTPass
                << " bytes of shared memory, more than "
                << o.sharedMemoryBytes;
       mapping = CoopMatrixAttr::get(ctx, o.coopMatrix, o.lanes,
-                                    o.scalarProducts, o.coopRegisters);
+                                    o.scalarProducts, o.coopRegisters,
+                                    o.coopRegisters ? o.coopStrips : 1);
       pType = elt;
     } else {
       if (br * o.lanes > 1024)

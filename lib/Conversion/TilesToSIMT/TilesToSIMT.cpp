@@ -130,11 +130,18 @@ private:
   /// `invocations`, the products over workgroup-memory tiles.
   CoopMatrixAttr coop;
   int64_t invocations = 1;
-  /// #attn.coop_matrix registers: a 16-row strip per subgroup of 16 x
-  /// lanes invocations, Q's A matrices (`qFrags`, loaded once) and the
-  /// accumulator's in registers; `strip0` = the strip's first row;
-  /// `scaleBuf` the [brPad, 16] f32 tile of the rows' rescale factors.
+  /// #attn.coop_matrix registers: `strips` 16-row strips per subgroup of
+  /// 16 x lanes x strips invocations, Q's A matrices (`qFrags`, loaded
+  /// once; strip-major) and the accumulator's in registers; `strip0` = the
+  /// subgroup's first row; `scaleBuf` the [brPad, 16] f32 tile of the
+  /// rows' rescale factors.
   bool regs = false;
+  int64_t strips = 1;
+  /// Registers: the invocations of a subgroup, and the subgroups.
+  int64_t subgroupWidth() const { return 16 * lanes * strips; }
+  int64_t subgroupCount() const { return invocations / subgroupWidth(); }
+  /// Registers: the first row of the subgroup's strip `s`.
+  Value stripRow(int64_t s) { return s ? add(strip0, idx(16 * s)) : strip0; }
   /// Registers: Q's tile is K's (staged into it once, before K's blocks).
   bool qInK = false;
   /// Registers, the finalize: the accumulator's column at S's tile's
@@ -249,13 +256,13 @@ private:
             spirv::MemorySemantics::WorkgroupMemory);
   }
   /// Whether `cond` holds in any invocation of the subgroup (the registers
-  /// mapping's 16 x `lanes`), the same answer in all: a butterfly of xor
-  /// shuffles. (Not gpu.subgroup_reduce: canonicalize marks one outside
+  /// mapping's 16 x `lanes` x `strips`), the same answer in all: a
+  /// butterfly of xor shuffles. (Not gpu.subgroup_reduce: canonicalize marks one outside
   /// any region of the launch uniform, which lowers to the Kernel
   /// capability's OpGroupUMax.)
   Value subgroupAny(Value cond) {
     Value v = xorButterfly(arith::ExtUIOp::create(b, loc, b.getI32Type(), cond),
-                           8 * lanes, gpu::AllReduceOperation::OR);
+                           subgroupWidth() / 2, gpu::AllReduceOperation::OR);
     return arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne, v,
         arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
@@ -463,11 +470,12 @@ private:
   }
   /// `v` combined by `op` (ADD and MAXIMUMF on floats, else OR) over the
   /// invocations whose subgroup lane differs from this one's in the bits
-  /// of `widest` and below (registers: xor shuffles within the 16 x
-  /// `lanes` subgroup), every one of them ending with the result.
+  /// of `widest` and below (registers: xor shuffles within the subgroup's
+  /// subgroupWidth() invocations), every one of them ending with the
+  /// result.
   Value xorButterfly(Value v, int64_t widest, gpu::AllReduceOperation op) {
     for (int64_t off = widest; off >= 1; off /= 2) {
-      Value o = gpu::ShuffleOp::create(b, loc, v, off, 16 * lanes,
+      Value o = gpu::ShuffleOp::create(b, loc, v, off, subgroupWidth(),
                                        gpu::ShuffleMode::XOR)
                     .getShuffleResult();
       switch (op) {
@@ -932,14 +940,14 @@ FailureOr<Value> SimtKernel::accArray(Value v) {
   Value fillValue = t.value;
   Value arr;
   if (regs) {
-    // The subgroup's accumulator matrices, filled.
+    // The subgroup's accumulator matrices, filled (strip-major).
     if (ty.getDimSize(1) % 16)
       return failure();
     auto cTy = gpu::MMAMatrixType::get({16, 16}, b.getF32Type(), "COp");
     Tile acc;
     acc.kind = Tile::Acc;
     acc.memref = accBuf;
-    for (int64_t j = 0; j < ty.getDimSize(1) / 16; ++j)
+    for (int64_t j = 0; j < strips * ty.getDimSize(1) / 16; ++j)
       acc.frags.push_back(
           gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cTy, fillValue));
     tiles[v] = acc;
@@ -1592,16 +1600,18 @@ void SimtKernel::stageQ(Value tileV) {
   stage(slice, qBuf, d, brPad);
   gpu::BarrierOp::create(b, loc);
   if (regs && !coop.getScalar()) {
-    // The subgroup's strip of Q as A matrices, for every key block; where
+    // The subgroup's strips of Q as A matrices, for every key block; where
     // Q's tile is K's, before any subgroup stages K's first block into it.
     Type elt = cast<RankedTensorType>(tileV.getType()).getElementType();
     auto aTy = gpu::MMAMatrixType::get({16, 16}, elt, "AOp");
     qFrags.clear();
-    for (int64_t kt = 0; kt < d / 16; ++kt)
-      qFrags.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
-          b, loc, aTy, qBuf, ValueRange{strip0, stagedColumn(qBuf, 16 * kt)},
-          b.getIndexAttr(cast<MemRefType>(qBuf.getType()).getDimSize(1)),
-          UnitAttr()));
+    for (int64_t s = 0; s < strips; ++s)
+      for (int64_t kt = 0; kt < d / 16; ++kt)
+        qFrags.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+            b, loc, aTy, qBuf,
+            ValueRange{stripRow(s), stagedColumn(qBuf, 16 * kt)},
+            b.getIndexAttr(cast<MemRefType>(qBuf.getType()).getDimSize(1)),
+            UnitAttr()));
     if (qInK)
       gpu::BarrierOp::create(b, loc);
   }
@@ -1704,9 +1714,10 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
   Value rhsBuf = rhs.memref;
   auto rhsColumn = [&](int64_t c) { return stagedColumn(rhsBuf, c); };
   if (regs) {
-    // The subgroup's strip: Q.K^T from Q's matrices in registers into its
-    // rows of S; P.V into its accumulator matrices, first multiplied by the
-    // rows' factors where the block rescaled them.
+    // The subgroup's strips: Q.K^T from Q's matrices in registers into
+    // their rows of S; P.V into their accumulator matrices, first
+    // multiplied by the rows' factors where the block rescaled them. Each
+    // K^T or V matrix loaded enters one product per strip.
     Type elt = cast<RankedTensorType>(lhsV.getType()).getElementType();
     if (!elt.isF16())
       return g.emitOpError("convert-attn-tiles-to-simt: gpu.mma_matrix "
@@ -1717,39 +1728,47 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
     auto cTy = gpu::MMAMatrixType::get({16, 16}, b.getF32Type(), "COp");
     Tile out;
     if (qk) {
-      if ((int64_t)qFrags.size() != k / 16)
+      if ((int64_t)qFrags.size() != strips * (k / 16))
         return g.emitOpError("convert-attn-tiles-to-simt: Q.K^T without "
                              "Q's matrices in registers");
       for (int64_t c = 0; c < n / 16; ++c) {
-        Value acc = gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cTy, fill);
+        SmallVector<Value> accs(
+            strips, gpu::SubgroupMmaConstantMatrixOp::create(b, loc, cTy, fill));
         for (int64_t kt = 0; kt < k / 16; ++kt) {
           // K^T as a column-major load of K's rows.
           Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
               b, loc, bTy, rhsBuf, ValueRange{idx(16 * c), rhsColumn(16 * kt)},
               ld(rhsBuf), b.getUnitAttr());
-          acc = gpu::SubgroupMmaComputeOp::create(b, loc, qFrags[kt], bm, acc,
-                                                  UnitAttr(), UnitAttr());
+          for (int64_t s = 0; s < strips; ++s)
+            accs[s] = gpu::SubgroupMmaComputeOp::create(
+                b, loc, qFrags[s * (k / 16) + kt], bm, accs[s], UnitAttr(),
+                UnitAttr());
         }
-        gpu::SubgroupMmaStoreMatrixOp::create(b, loc, acc, outBuf,
-                                              ValueRange{strip0, idx(16 * c)},
-                                              ld(outBuf), UnitAttr());
+        for (int64_t s = 0; s < strips; ++s)
+          gpu::SubgroupMmaStoreMatrixOp::create(
+              b, loc, accs[s], outBuf, ValueRange{stripRow(s), idx(16 * c)},
+              ld(outBuf), UnitAttr());
       }
       out.kind = Tile::Private;
       out.memref = sBuf;
     } else {
       Tile &accT = tiles[initV];
       SmallVector<Value> accs(accT.frags.begin(), accT.frags.end());
-      if ((int64_t)accs.size() != n / 16)
+      const int64_t perStrip = n / 16;
+      if ((int64_t)accs.size() != strips * perStrip)
         return g.emitOpError("convert-attn-tiles-to-simt: P.V without the "
                              "accumulator's matrices in registers");
       auto rescale = [&](ValueRange in) {
-        Value alpha = gpu::SubgroupMmaLoadMatrixOp::create(
-            b, loc, cTy, scaleBuf, ValueRange{strip0, idx(0)}, ld(scaleBuf),
-            UnitAttr());
         SmallVector<Value> scaled;
-        for (Value a : in)
-          scaled.push_back(gpu::SubgroupMmaElementwiseOp::create(
-              b, loc, cTy, ValueRange{a, alpha}, gpu::MMAElementwiseOp::MULF));
+        for (int64_t s = 0; s < strips; ++s) {
+          Value alpha = gpu::SubgroupMmaLoadMatrixOp::create(
+              b, loc, cTy, scaleBuf, ValueRange{stripRow(s), idx(0)},
+              ld(scaleBuf), UnitAttr());
+          for (Value a : in.slice(s * perStrip, perStrip))
+            scaled.push_back(gpu::SubgroupMmaElementwiseOp::create(
+                b, loc, cTy, ValueRange{a, alpha},
+                gpu::MMAElementwiseOp::MULF));
+        }
         return scaled;
       };
       if (accT.scale && !rescales) {
@@ -1769,15 +1788,20 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
         accs.assign(ifOp.getResults().begin(), ifOp.getResults().end());
       }
       for (int64_t kt = 0; kt < k / 16; ++kt) {
-        Value a = gpu::SubgroupMmaLoadMatrixOp::create(
-            b, loc, aTy, lhsBuf, ValueRange{strip0, idx(16 * kt)},
-            ld(lhsBuf), UnitAttr());
-        for (auto [j, acc] : llvm::enumerate(accs)) {
+        SmallVector<Value> as;
+        for (int64_t s = 0; s < strips; ++s)
+          as.push_back(gpu::SubgroupMmaLoadMatrixOp::create(
+              b, loc, aTy, lhsBuf, ValueRange{stripRow(s), idx(16 * kt)},
+              ld(lhsBuf), UnitAttr()));
+        for (int64_t j = 0; j < perStrip; ++j) {
           Value bm = gpu::SubgroupMmaLoadMatrixOp::create(
               b, loc, bTy, rhsBuf, ValueRange{idx(16 * kt), rhsColumn(16 * j)},
               ld(rhsBuf), UnitAttr());
-          acc = gpu::SubgroupMmaComputeOp::create(b, loc, a, bm, acc,
-                                                  UnitAttr(), UnitAttr());
+          for (int64_t s = 0; s < strips; ++s) {
+            Value &acc = accs[s * perStrip + j];
+            acc = gpu::SubgroupMmaComputeOp::create(b, loc, as[s], bm, acc,
+                                                    UnitAttr(), UnitAttr());
+          }
         }
       }
       out.kind = Tile::Acc;
@@ -2117,13 +2141,13 @@ void SimtKernel::stage(tensor::ExtractSliceOp slice, Value buffer,
           UnitAttr());
     };
     if (regs) {
-      // The subgroups' count is known (16 x lanes invocations each): each
-      // subgroup's matrices unrolled, all loads issued before the first
-      // store, so that their latencies overlap (a loop of load-store pairs
-      // kept one load in flight per subgroup).
-      const int64_t groups = invocations / (16 * lanes);
+      // The subgroups' count is known (subgroupWidth() invocations each):
+      // each subgroup's matrices unrolled, all loads issued before the
+      // first store, so that their latencies overlap (a loop of load-store
+      // pairs kept one load in flight per subgroup).
+      const int64_t groups = subgroupCount();
       const int64_t cols = width / 16, total = tileRows / 16 * cols;
-      Value sg = arith::DivUIOp::create(b, loc, strip0, idx(16));
+      Value sg = arith::DivUIOp::create(b, loc, strip0, idx(16 * strips));
       SmallVector<std::tuple<Value, Value, Value>> got;
       for (int64_t i = 0; i * groups < total; ++i) {
         Value at = add(sg, idx(i * groups));
@@ -2203,7 +2227,7 @@ SmallVector<Value> SimtKernel::prefetchBlock(
     scf::YieldOp::create(b, loc, zeros);
     return SmallVector<Value>(ifOp.getResults());
   }
-  const int64_t groups = invocations / (16 * lanes);
+  const int64_t groups = subgroupCount();
   // Which slices qualify: stage()'s whole-tile path, every subgroup with
   // the same number of matrices. Their views and row strides, for the
   // loads.
@@ -2239,7 +2263,7 @@ SmallVector<Value> SimtKernel::prefetchBlock(
   }
   SmallVector<Type> types;
   SmallVector<std::tuple<Value, Value, Value, int64_t>> plan;
-  Value sg = arith::DivUIOp::create(b, loc, strip0, idx(16));
+  Value sg = arith::DivUIOp::create(b, loc, strip0, idx(16 * strips));
   for (auto [s, sw] : llvm::enumerate(slices)) {
     auto [slice, width] = sw;
     Value m = map.lookup(slice.getSource());
@@ -2285,7 +2309,7 @@ int64_t SimtKernel::prefetchedPerSlice(tensor::ExtractSliceOp slice,
                                        int64_t width) {
   if (auto it = vectorViews.find(slice.getSource()); it != vectorViews.end())
     return bcPad * (width / it->second.per) / invocations;
-  return bcPad / 16 * (width / 16) / (invocations / (16 * lanes));
+  return bcPad / 16 * (width / 16) / subgroupCount();
 }
 
 bool SimtKernel::makeVectorView(Value source, int64_t width,
@@ -2921,16 +2945,18 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     brPad = llvm::alignTo(br, 16);
     bcPad = llvm::alignTo(bc, 16);
     regs = coop.getRegisters();
+    strips = coop.getStrips();
     if (regs) {
-      // Every subgroup's strip exists in the tiles (rows past the tile's
+      // Every subgroup's strips exist in the tiles (rows past the tile's
       // are zero, and nothing stores them), also for a tile shorter than
       // block_q (a sequence shorter than it).
-      if (brPad * lanes > invocations || invocations % (16 * lanes))
+      if (brPad * lanes > invocations || invocations % subgroupWidth())
         return forall.emitOpError("convert-attn-tiles-to-simt: the "
                                   "cooperative-matrix mapping with registers "
-                                  "needs whole 16-row strips of ")
-               << 16 * lanes << " invocations each (block_q x lanes <= "
-               << invocations << "), got block_q " << br;
+                                  "needs whole subgroups of ")
+               << strips << " 16-row strips of " << 16 * lanes
+               << " invocations each (block_q x lanes <= " << invocations
+               << "), got block_q " << br;
       brPad = invocations / lanes;
     }
     if (brPad * lanes > invocations)
@@ -3126,12 +3152,13 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   // tie subgroups to ranges of the invocation index) and lane.
   tid = launch.getThreadIds().x;
   if (regs) {
-    // Subgroup s's lanes 0 .. 16 x lanes - 1: rows 16 s + lane / lanes.
+    // Subgroup s's lanes 0 .. 16 x lanes x strips - 1: rows
+    // 16 strips s + lane / lanes.
     Value sg = gpu::SubgroupIdOp::create(b, loc,
-                                         b.getIndexAttr(invocations / 16 /
-                                                        lanes));
-    Value laneId = gpu::LaneIdOp::create(b, loc, b.getIndexAttr(16 * lanes));
-    strip0 = mul(sg, idx(16));
+                                         b.getIndexAttr(subgroupCount()));
+    Value laneId =
+        gpu::LaneIdOp::create(b, loc, b.getIndexAttr(subgroupWidth()));
+    strip0 = mul(sg, idx(16 * strips));
     lane = arith::RemUIOp::create(b, loc, laneId, idx(lanes));
     row = add(strip0, arith::DivUIOp::create(b, loc, laneId, idx(lanes)));
   } else if (lanes > 1) {
@@ -3183,8 +3210,8 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
   }
   // An accumulator in registers reaches workgroup memory for the finalize
   // through S's tile, as many of its columns at a time as the tile has:
-  // each subgroup's matrices into its strip's rows, which the strip's own
-  // lanes finalize and store before the next columns overwrite them.
+  // each subgroup's matrices into its strips' rows, which the subgroup's
+  // own lanes finalize and store before the next columns overwrite them.
   SmallVector<Value> frags;
   for (Value r : lastLoop->getResults()) {
     Tile &t = tiles[r];
@@ -3196,10 +3223,12 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
     frags.assign(t.frags.begin(), t.frags.end());
     t.frags.clear();
   }
-  // (S's tile: block_kv columns, bcPad / 16 matrices, and padding.)
+  // (S's tile: block_kv columns, bcPad / 16 matrices, and padding; the
+  // fragments strip-major.)
   const int64_t perChunk = bcPad / 16;
+  const int64_t perStrip = frags.size() / strips;
   const int64_t chunks =
-      frags.empty() ? 1 : llvm::divideCeil(frags.size(), perChunk);
+      frags.empty() ? 1 : llvm::divideCeil(perStrip, perChunk);
   const int64_t ld =
       frags.empty() ? 0 : cast<MemRefType>(accBuf.getType()).getDimSize(1);
   for (int64_t c = 0; c < chunks; ++c) {
@@ -3208,11 +3237,13 @@ LogicalResult SimtKernel::build(FlatSymbolRefAttr module,
       if (c > 0)
         subgroupBarrier();
       const int64_t first = c * perChunk,
-                    last = std::min<int64_t>(frags.size(), first + perChunk);
-      for (int64_t j = first; j < last; ++j)
-        gpu::SubgroupMmaStoreMatrixOp::create(
-            b, loc, frags[j], accBuf, ValueRange{strip0, idx(16 * (j - first))},
-            b.getIndexAttr(ld), UnitAttr());
+                    last = std::min<int64_t>(perStrip, first + perChunk);
+      for (int64_t s = 0; s < strips; ++s)
+        for (int64_t j = first; j < last; ++j)
+          gpu::SubgroupMmaStoreMatrixOp::create(
+              b, loc, frags[s * perStrip + j], accBuf,
+              ValueRange{stripRow(s), idx(16 * (j - first))},
+              b.getIndexAttr(ld), UnitAttr());
       subgroupBarrier();
       cols = 16 * (last - first);
       accColumn0 = 16 * first;

@@ -25,6 +25,9 @@
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=16 coop-registers=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSROWS
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-registers=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSOPT
 // RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 coop-registers=true scalar-products=true" 2>&1 | FileCheck %s --check-prefix=COOPREGSOPT
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 block-q=64 coop-registers=true coop-strips=2" | FileCheck %s --check-prefix=COOPSTRIPS
+// RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 block-q=64 coop-strips=2" 2>&1 | FileCheck %s --check-prefix=COOPSTRIPSOPT
+// RUN: not attn-opt %S/Inputs/coop-matrix.mlir --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 coop-registers=true coop-strips=4" 2>&1 | FileCheck %s --check-prefix=COOPSTRIPSOPT
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 block-q=16 pack-decode-heads=true" | FileCheck %s --check-prefix=PACK
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 block-q=16" | FileCheck %s --check-prefix=NOPACK
 
@@ -51,6 +54,11 @@
 // COOPREGSDEC: attn.sdpa {{.*}} causal {tiling = #attn.tiling<block_q = 16, block_kv = 16, pack_heads = true, p_type = f16, mapping = #attn.coop_matrix<invocations = 32, lanes = 2, registers = true>>}
 // COOPREGSROWS: error: 'attn.sdpa' op attn-configure-simt: coop-registers needs a 16-row strip per subgroup, block-q x lanes = the workgroup's 64 invocations, got block-q 16 and lanes 2
 // COOPREGSOPT: error: attn-configure-simt: coop-registers needs coop-matrix > 0, cooperative-matrix products (not scalar-products) and lanes up to 8
+
+// coop-strips=2: two 16-row strips per subgroup of 32 (one lane per row),
+// two subgroups for 64 rows.
+// COOPSTRIPS: attn.sdpa {{.*}} {tiling = #attn.tiling<block_q = 64, block_kv = 32, p_type = f16, mapping = #attn.coop_matrix<invocations = 64, registers = true, strips = 2>>}
+// COOPSTRIPSOPT: error: attn-configure-simt: coop-strips 2 or 4 needs coop-registers and a workgroup of whole subgroups of 16 x lanes x coop-strips invocations (at most 128)
 
 // A subgroup of 32 lanes per softmax row: 16 rows in a workgroup of 512;
 // D, Dv and the key block multiples of the lanes (Dv = 16 is not), the

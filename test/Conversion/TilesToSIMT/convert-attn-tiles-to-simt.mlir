@@ -6,6 +6,7 @@
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGS
 // RUN: attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse %S/Inputs/coop-matrix.mlir | FileCheck %s --check-prefix=REGSMIX
 // RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 lanes=2 block-q=32 block-kv=16 coop-registers=true kv-splits=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGSSPLIT
+// RUN: sed -e 's/x16xf16>/x32xf16>/g' %S/Inputs/coop-matrix.mlir | attn-opt --attn-configure-simt="coop-matrix=64 block-q=64 block-kv=16 coop-registers=true coop-strips=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=REGS2
 // RUN: sed -e 's/xf16>/xbf16>/g' %S/Inputs/coop-matrix.mlir | not attn-opt --attn-configure-simt="coop-matrix=32 block-q=16" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true 2>&1 | FileCheck %s --check-prefix=COOPBF16
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 lanes=2 block-q=16 coop-registers=true pack-decode-heads=true kv-splits=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=PACKED
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="pack-decode-heads=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt --canonicalize --cse | FileCheck %s --check-prefix=PACKEDSIMT
@@ -444,6 +445,55 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGSSPLIT-NEXT: gpu.subgroup_mma_elementwise  mulf %{{.+}}, %[[FM]]
 // REGSSPLIT-NOT: arith.cmpf une
 // REGSSPLIT: gpu.launch {{.*}} function(@coop_split_kv_merge)
+
+// Two 16-row strips per subgroup (strips = 2): two subgroups of 32
+// invocations, one per row, own rows 32 s .. 32 s + 31; each holds Q's and
+// the accumulator's matrices of both strips, and each K^T matrix (Q . K^T)
+// and V matrix (P . V) it loads enters one product per strip. The row
+// factors, S's stores and the finalize's windows are per strip; a row has
+// one lane, so only the vote shuffles (over the subgroup's 32).
+// REGS2-LABEL: func.func @coop
+// REGS2: threads({{.*}}) in (%{{.+}} = %c64,
+// REGS2-DAG: %[[K:.+]] = memref.alloc() : memref<64x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
+// REGS2-DAG: %[[V:.+]] = memref.alloc() : memref<16x5xvector<4xi32>, #spirv.storage_class<Workgroup>>
+// REGS2-DAG: %[[P:.+]] = memref.alloc() : memref<64x24xf16, #spirv.storage_class<Workgroup>>
+// REGS2-DAG: %[[S:.+]] = memref.alloc() : memref<64x20xf32, #spirv.storage_class<Workgroup>>
+// REGS2-DAG: %[[F:.+]] = memref.alloc() : memref<64x16xf32, #spirv.storage_class<Workgroup>>
+// REGS2: %[[SG:.+]] = gpu.subgroup_id upper_bound 2
+// REGS2: gpu.lane_id upper_bound 32
+// REGS2: %[[S0:.+]] = arith.muli %[[SG]], %c32
+// REGS2: %[[Q00:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%[[S0]], %c0] {leadDimension = 5 : index} {{.*}} -> !gpu.mma_matrix<16x16xf16, "AOp">
+// REGS2-NEXT: %[[Q01:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%[[S0]], %c2]
+// REGS2-NEXT: %[[S1:.+]] = arith.addi %[[S0]], %c16
+// REGS2-NEXT: %[[Q10:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%[[S1]], %c0]
+// REGS2-NEXT: %[[Q11:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%[[S1]], %c2]
+// REGS2: %[[OUT:.+]]:8 = scf.for
+// REGS2: %[[KT0:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%c0, %c0] {leadDimension = 5 : index, transpose}
+// REGS2-NEXT: %[[A0:.+]] = gpu.subgroup_mma_compute %[[Q00]], %[[KT0]], %[[ZERO:.+]] :
+// REGS2-NEXT: %[[A1:.+]] = gpu.subgroup_mma_compute %[[Q10]], %[[KT0]], %[[ZERO]] :
+// REGS2-NEXT: %[[KT1:.+]] = gpu.subgroup_mma_load_matrix %[[K]][%c0, %c2] {leadDimension = 5 : index, transpose}
+// REGS2-NEXT: %[[B0:.+]] = gpu.subgroup_mma_compute %[[Q01]], %[[KT1]], %[[A0]] :
+// REGS2-NEXT: %[[B1:.+]] = gpu.subgroup_mma_compute %[[Q11]], %[[KT1]], %[[A1]] :
+// REGS2-NEXT: gpu.subgroup_mma_store_matrix %[[B0]], %[[S]][%[[S0]], %c0] {leadDimension = 20 : index}
+// REGS2-NEXT: gpu.subgroup_mma_store_matrix %[[B1]], %[[S]][%[[S1]], %c0] {leadDimension = 20 : index}
+// REGS2-NOT: gpu.shuffle
+// REGS2: arith.cmpf une
+// REGS2: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32
+// REGS2: gpu.subgroup_mma_load_matrix %[[F]][%[[S0]], %c0]
+// REGS2: gpu.subgroup_mma_load_matrix %[[F]][%[[S1]], %c0]
+// REGS2: %[[P0:.+]] = gpu.subgroup_mma_load_matrix %[[P]][%[[S0]], %c0] {leadDimension = 24 : index}
+// REGS2-NEXT: %[[P1:.+]] = gpu.subgroup_mma_load_matrix %[[P]][%[[S1]], %c0] {leadDimension = 24 : index}
+// REGS2-NEXT: %[[V0:.+]] = gpu.subgroup_mma_load_matrix %[[V]][%c0, %c0] {leadDimension = 5 : index}
+// REGS2-NEXT: %[[C00:.+]] = gpu.subgroup_mma_compute %[[P0]], %[[V0]], %[[ACC:.+]]#0 :
+// REGS2-NEXT: %[[C10:.+]] = gpu.subgroup_mma_compute %[[P1]], %[[V0]], %[[ACC]]#2 :
+// REGS2-NEXT: %[[V1:.+]] = gpu.subgroup_mma_load_matrix %[[V]][%c0, %c2] {leadDimension = 5 : index}
+// REGS2-NEXT: %[[C01:.+]] = gpu.subgroup_mma_compute %[[P0]], %[[V1]], %[[ACC]]#1 :
+// REGS2-NEXT: %[[C11:.+]] = gpu.subgroup_mma_compute %[[P1]], %[[V1]], %[[ACC]]#3 :
+// REGS2: scf.yield %{{.+}}, %{{.+}}, %[[C00]], %[[C01]], %[[C10]], %[[C11]],
+// REGS2: gpu.subgroup_mma_store_matrix %[[OUT]]#2, %[[S]][%[[S0]], %c0]
+// REGS2-NEXT: gpu.subgroup_mma_store_matrix %[[OUT]]#4, %[[S]][%[[S1]], %c0]
+// REGS2: gpu.subgroup_mma_store_matrix %[[OUT]]#3, %[[S]][%[[S0]], %c0]
+// REGS2-NEXT: gpu.subgroup_mma_store_matrix %[[OUT]]#5, %[[S]][%[[S1]], %c0]
 
 // REGSMIX-LABEL: func.func @coop
 // REGSMIX: %[[QV:.+]] = builtin.unrealized_conversion_cast %arg0 : memref<1x4x40x32xf16> to memref<640xvector<4xi32>>

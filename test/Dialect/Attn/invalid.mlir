@@ -751,3 +751,26 @@ func.func @f() attributes {m = #attn.coop_matrix<invocations = 48, lanes = 2, re
 func.func @f() attributes {m = #attn.coop_matrix<invocations = 64, lanes = 2, scalar = true, registers = true>} {
   return
 }
+
+// -----
+
+// strips: only with registers, 2 or 4 of them, a subgroup of 16 x lanes x
+// strips invocations.
+// expected-error @+1 {{#attn.coop_matrix strips = 2 or 4 needs registers = true and whole subgroups of 16 x lanes x strips invocations (at most 128), got strips 2, invocations 64, lanes 1}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 64, strips = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.coop_matrix strips = 2 or 4 needs registers = true and whole subgroups of 16 x lanes x strips invocations (at most 128), got strips 3, invocations 96, lanes 1}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 96, registers = true, strips = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#attn.coop_matrix strips = 2 or 4 needs registers = true and whole subgroups of 16 x lanes x strips invocations (at most 128), got strips 4, invocations 64, lanes 2}}
+func.func @f() attributes {m = #attn.coop_matrix<invocations = 64, lanes = 2, registers = true, strips = 4>} {
+  return
+}

@@ -153,6 +153,7 @@ func.func @sdpa_generic(%q: tensor<1x2x8x16xf32>, %k: tensor<1x1x8x16xf32>, %v: 
 // CHECK-SAME: m2 = #attn.coop_matrix<invocations = 512, lanes = 32>
 // CHECK-SAME: m3 = #attn.coop_matrix<invocations = 64, scalar = true>
 // CHECK-SAME: m4 = #attn.coop_matrix<invocations = 128, lanes = 2, registers = true>
-func.func @coop_matrix_mapping() attributes {m1 = #attn.coop_matrix<invocations = 32, lanes = 1>, m2 = #attn.coop_matrix<invocations = 512, lanes = 32>, m3 = #attn.coop_matrix<invocations = 64, scalar = true>, m4 = #attn.coop_matrix<invocations = 128, lanes = 2, registers = true, scalar = false>} {
+// CHECK-SAME: m5 = #attn.coop_matrix<invocations = 64, registers = true, strips = 2>
+func.func @coop_matrix_mapping() attributes {m1 = #attn.coop_matrix<invocations = 32, lanes = 1>, m2 = #attn.coop_matrix<invocations = 512, lanes = 32>, m3 = #attn.coop_matrix<invocations = 64, scalar = true>, m4 = #attn.coop_matrix<invocations = 128, lanes = 2, registers = true, scalar = false>, m5 = #attn.coop_matrix<invocations = 64, strips = 2, registers = true, lanes = 1>} {
   return
 }

@@ -20,8 +20,10 @@
  *                        (device_ms from GPU timestamps, median_ms end to
  *                        end), MS milliseconds of untimed launches back to
  *                        back (the GPU's clocks up), and N launches back
- *                        to back (device_b2b_ms, b2b_ms); one JSON line
- *                        with attn-run --bench --json's keys for these
+ *                        to back (device_b2b_ms, b2b_ms, and submit_ms:
+ *                        the host's time per launch_async call among
+ *                        them); one JSON line with attn-run --bench
+ *                        --json's keys for these
  *
  * Static shapes only (the spec's); no mask or dropout. f32, f16 or bf16
  * (bf16: bench only).
@@ -461,6 +463,8 @@ static int bench(attn_context *ctx, attn_kernel *kernel, const attn_spec *spec,
   double start = nowMs();
   for (long i = 0; i < n; ++i)
     CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &events[i]));
+  /* The host's time per launch_async call (recording and submitting). */
+  const double submitMs = (nowMs() - start) / (double)n;
   for (long i = 0; i < n; ++i) {
     CHECK_OK(attn_vulkan_event_wait(events[i]));
     if (attn_vulkan_event_kernel_ms(events[i], &b2b[i]) != ATTN_OK)
@@ -483,10 +487,10 @@ static int bench(attn_context *ctx, attn_kernel *kernel, const attn_spec *spec,
   const double deviceB2b = timestamps ? median(b2b, n) : NAN;
   const double e2eMs = median(e2e, n);
   /* JSON numbers: null where not measured. */
-  char num[6][32];
-  const double vals[6] = {deviceMs, deviceMin, e2eMs, deviceB2b, wall / n,
-                          worst};
-  for (int i = 0; i < 6; ++i) {
+  char num[7][32];
+  const double vals[7] = {deviceMs, deviceMin, e2eMs, deviceB2b, wall / n,
+                          worst, submitMs};
+  for (int i = 0; i < 7; ++i) {
     if (isfinite(vals[i]))
       snprintf(num[i], sizeof(num[i]), "%.6g", vals[i]);
     else
@@ -500,14 +504,14 @@ static int bench(attn_context *ctx, attn_kernel *kernel, const attn_spec *spec,
          "\"runs\": %ld, \"rows_checked\": %ld, \"check_worst\": %s, "
          "\"ok\": %s, \"device_ms\": %s, \"device_min_ms\": %s, "
          "\"median_ms\": %s, \"device_b2b_ms\": %s, \"b2b_ms\": %s, "
-         "\"warmup_ms\": %ld}\n",
+         "\"submit_ms\": %s, \"warmup_ms\": %ld}\n",
          meta, after.variant, (long long)after.block_q,
          (long long)after.block_kv, (long long)after.kv_splits,
          attn_dtype_name(spec->dtype), (long long)p.b, (long long)p.hq,
          (long long)p.hkv, (long long)p.sq, (long long)p.skv,
          (long long)p.d, (long long)p.dv, spec->causal ? "true" : "false", n,
          checked, num[5], worst <= 1.0 ? "true" : "false", num[0], num[1],
-         num[2], num[3], num[4], warmupMs);
+         num[2], num[3], num[4], num[6], warmupMs);
   free(gpu);
   free(e2e);
   free(b2b);

@@ -44,6 +44,9 @@ struct ConfigureSIMTOptions {
   /// registers, a 16-row strip per subgroup (#attn.coop_matrix registers);
   /// block_q x lanes = coopMatrix.
   bool coopRegisters = false;
+  /// With coopRegisters: 16-row strips per subgroup (1, 2 or 4; a
+  /// subgroup of 16 x lanes x coopStrips invocations).
+  int64_t coopStrips = 1;
   /// A GQA decode step of static shapes tiled with pack_heads
   /// (simtPacksDecodeHeads).
   bool packDecodeHeads = false;

@@ -246,7 +246,7 @@ LogicalResult SimtAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
-  int64_t invocations = -1, lanes = 1;
+  int64_t invocations = -1, lanes = 1, strips = 1;
   bool scalar = false, registers = false;
   SMLoc loc = parser.getCurrentLocation();
   auto value = [&](StringRef key) -> ParseResult {
@@ -258,6 +258,8 @@ Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
       return parseBool(parser, scalar);
     if (key == "registers")
       return parseBool(parser, registers);
+    if (key == "strips")
+      return parser.parseInteger(strips);
     return parser.emitError(parser.getCurrentLocation())
            << "unknown #attn.coop_matrix parameter '" << key << "'";
   };
@@ -265,7 +267,7 @@ Attribute CoopMatrixAttr::parse(AsmParser &parser, Type) {
     return {};
   return getChecked([&] { return parser.emitError(loc); },
                     parser.getContext(), invocations, lanes, scalar,
-                    registers);
+                    registers, strips);
 }
 
 void CoopMatrixAttr::print(AsmPrinter &printer) const {
@@ -276,13 +278,15 @@ void CoopMatrixAttr::print(AsmPrinter &printer) const {
     printer << ", scalar = true";
   if (getRegisters())
     printer << ", registers = true";
+  if (getStrips() != 1)
+    printer << ", strips = " << getStrips();
   printer << ">";
 }
 
 LogicalResult
 CoopMatrixAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t invocations, int64_t lanes, bool scalar,
-                       bool registers) {
+                       bool registers, int64_t strips) {
   if (invocations < 16 || invocations > 1024)
     return emitError() << "#attn.coop_matrix invocations must be in [16, "
                           "1024], got "
@@ -298,5 +302,14 @@ CoopMatrixAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "subgroups of 16 x lanes invocations (lanes up to "
                           "8), got invocations "
                        << invocations << ", lanes " << lanes;
+  if (strips != 1 &&
+      (!registers || (strips != 2 && strips != 4) ||
+       lanes * strips > 8 || invocations % (16 * lanes * strips)))
+    return emitError() << "#attn.coop_matrix strips = 2 or 4 needs "
+                          "registers = true and whole subgroups of 16 x "
+                          "lanes x strips invocations (at most 128), got "
+                          "strips "
+                       << strips << ", invocations " << invocations
+                       << ", lanes " << lanes;
   return success();
 }

@@ -157,13 +157,21 @@ def Attn_CoopMatrixAttr : AttrDef<Attn_Dialect, "CoopMatrix"> {
     are butterflies over the row's `lanes` lanes. Chosen by
     `attn-configure-simt{coop-matrix=N}` (`coop-registers`).
 
+    With `strips` = m > 1 (registers only), each subgroup owns m adjacent
+    16-row strips (a subgroup of 16 x `lanes` x m invocations, its rows
+    16 m s .. 16 m s + 16 m - 1): it holds Q's and the accumulator's
+    matrices of all m, and each K^T or V matrix it loads from workgroup
+    memory enters m products (one per strip) instead of one.
+
     Example: `#attn.coop_matrix<invocations = 1024, lanes = 32>`,
-    `#attn.coop_matrix<invocations = 64, lanes = 2, registers = true>`
+    `#attn.coop_matrix<invocations = 64, lanes = 2, registers = true>`,
+    `#attn.coop_matrix<invocations = 64, registers = true, strips = 2>`
   }];
   let parameters = (ins "int64_t":$invocations,
                         DefaultValuedParameter<"int64_t", "1">:$lanes,
                         DefaultValuedParameter<"bool", "false">:$scalar,
-                        DefaultValuedParameter<"bool", "false">:$registers);
+                        DefaultValuedParameter<"bool", "false">:$registers,
+                        DefaultValuedParameter<"int64_t", "1">:$strips);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
