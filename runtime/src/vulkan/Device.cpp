@@ -551,20 +551,29 @@ struct attn::vulkan::DeviceBuffer {
 
 namespace {
 
-/// Owns every Vulkan object of one run (or one copy); destroys them on
-/// every exit path. A submitted run's are destroyed only after its fence
-/// signalled (VulkanSubmission).
-struct RunResources {
+/// The Vulkan objects a submission records into and waits on: a command
+/// pool with its one buffer, a fence, a timestamp query pool (where the
+/// queue has timestamps) and a descriptor pool holding the sets of the
+/// dispatch list it last ran. Created on first use and reset, not
+/// recreated, by later submissions (LaunchSlots): on NVIDIA's driver,
+/// creating and destroying them took 0.4-0.9 ms of host time per launch
+/// (bench/results/vulkan-h200-strips-2026-12-02), more than a decode
+/// step's kernel.
+struct LaunchSlot {
   Device &d;
-  std::vector<Buffer> buffers;
   VkCommandPool pool = VK_NULL_HANDLE;
   VkCommandBuffer cb = VK_NULL_HANDLE;
-  VkDescriptorPool descriptorPool = VK_NULL_HANDLE;
-  VkQueryPool queries = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
-  bool timed = false;
-  explicit RunResources(Device &d) : d(d) {}
-  ~RunResources() {
+  VkQueryPool queries = VK_NULL_HANDLE;
+  VkDescriptorPool descriptorPool = VK_NULL_HANDLE;
+  uint32_t poolSets = 0, poolDescriptors = 0; // descriptorPool's capacity
+  /// The entry point each of `sets` was allocated for (empty: none are).
+  std::vector<uint32_t> setEntries;
+  std::vector<VkDescriptorSet> sets;
+  explicit LaunchSlot(Device &d) : d(d) {}
+  LaunchSlot(const LaunchSlot &) = delete;
+  LaunchSlot &operator=(const LaunchSlot &) = delete;
+  ~LaunchSlot() {
     auto &vk = d.vk;
     if (fence)
       vk.vkDestroyFence(d.device, fence, nullptr);
@@ -574,6 +583,73 @@ struct RunResources {
       vk.vkDestroyDescriptorPool(d.device, descriptorPool, nullptr);
     if (pool)
       vk.vkDestroyCommandPool(d.device, pool, nullptr);
+  }
+};
+
+/// Idle launch slots of one program (or of the device's copies), taken by a
+/// submission and given back once its fence signalled and it was read.
+/// Shared with the submissions in flight, so that one finishing after its
+/// program was destroyed still has somewhere to give its slot (closed: the
+/// slot is destroyed).
+class LaunchSlots {
+public:
+  explicit LaunchSlots(Device &d) : d(d) {}
+  std::unique_ptr<LaunchSlot> take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!idle.empty()) {
+        std::unique_ptr<LaunchSlot> s = std::move(idle.back());
+        idle.pop_back();
+        return s;
+      }
+    }
+    return std::make_unique<LaunchSlot>(d);
+  }
+  /// Keeps `s` for a later submission: its fence signalled (or it was
+  /// never submitted), so nothing on the device still uses it.
+  void give(std::unique_ptr<LaunchSlot> s) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!closed && idle.size() < kMaxIdle)
+      idle.push_back(std::move(s));
+  }
+  /// Destroys the idle slots; later ones given back are destroyed too.
+  void close() {
+    std::vector<std::unique_ptr<LaunchSlot>> gone;
+    std::lock_guard<std::mutex> lock(mutex);
+    closed = true;
+    gone.swap(idle);
+  }
+
+private:
+  /// Enough for the launches a caller keeps in flight back to back; more
+  /// finishing at once are destroyed.
+  static constexpr size_t kMaxIdle = 32;
+  Device &d;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<LaunchSlot>> idle;
+  bool closed = false;
+};
+
+/// Owns the Vulkan objects of one run (or one copy): its staging buffers,
+/// destroyed on every exit path, and its launch slot, given back to
+/// `owner` (or destroyed, without one or after a failed wait). A submitted
+/// run's are released only after its fence signalled (VulkanSubmission).
+struct RunResources {
+  Device &d;
+  std::vector<Buffer> buffers;
+  std::shared_ptr<LaunchSlots> owner;
+  std::unique_ptr<LaunchSlot> slot;
+  bool timed = false;
+  /// False once a wait on the fence failed: the device may still use the
+  /// slot, which is then never reused.
+  bool reusable = true;
+  RunResources(Device &d, std::shared_ptr<LaunchSlots> from)
+      : d(d), owner(std::move(from)),
+        slot(owner ? owner->take() : std::make_unique<LaunchSlot>(d)) {}
+  ~RunResources() {
+    auto &vk = d.vk;
+    if (owner && slot && reusable)
+      owner->give(std::move(slot));
     for (Buffer &b : buffers) {
       if (b.buffer)
         vk.vkDestroyBuffer(d.device, b.buffer, nullptr);
@@ -582,9 +658,9 @@ struct RunResources {
     }
   }
 
-  /// A command buffer, begun (one-time submit).
+  /// The slot's command buffer, reset and begun (one-time submit).
   attn_status begin(VkCommandBuffer &out, std::string &error);
-  /// Ends the command buffer and submits it with a fresh fence.
+  /// Ends the command buffer and submits it with the slot's fence, reset.
   attn_status submit(std::string &error);
   /// Waits for the fence.
   attn_status wait(std::string &error);
@@ -726,56 +802,84 @@ std::vector<std::string> spirvEntryPoints(const std::vector<uint32_t> &words) {
 
 attn_status RunResources::begin(VkCommandBuffer &out, std::string &error) {
   auto &vk = d.vk;
-  VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  cpci.queueFamilyIndex = d.queueFamily;
-  VkResult r = vk.vkCreateCommandPool(d.device, &cpci, nullptr, &pool);
-  if (r != VK_SUCCESS)
-    return backend(error, "vkCreateCommandPool", r);
-  VkCommandBufferAllocateInfo cbai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cbai.commandPool = pool;
-  cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cbai.commandBufferCount = 1;
-  r = vk.vkAllocateCommandBuffers(d.device, &cbai, &cb);
-  if (r != VK_SUCCESS)
-    return backend(error, "vkAllocateCommandBuffers", r);
+  LaunchSlot &s = *slot;
+  VkResult r;
+  if (!s.pool) {
+    VkCommandPoolCreateInfo cpci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    cpci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    cpci.queueFamilyIndex = d.queueFamily;
+    r = vk.vkCreateCommandPool(d.device, &cpci, nullptr, &s.pool);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateCommandPool", r);
+  } else if (s.cb) {
+    // The slot's last command buffer finished (or was never submitted):
+    // back to the initial state, its memory kept for this one.
+    r = vk.vkResetCommandPool(d.device, s.pool, 0);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkResetCommandPool", r);
+  }
+  if (!s.cb) {
+    VkCommandBufferAllocateInfo cbai{
+        VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cbai.commandPool = s.pool;
+    cbai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cbai.commandBufferCount = 1;
+    r = vk.vkAllocateCommandBuffers(d.device, &cbai, &s.cb);
+    if (r != VK_SUCCESS) {
+      s.cb = VK_NULL_HANDLE;
+      return backend(error, "vkAllocateCommandBuffers", r);
+    }
+  }
   VkCommandBufferBeginInfo cbbi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   cbbi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  r = vk.vkBeginCommandBuffer(cb, &cbbi);
+  r = vk.vkBeginCommandBuffer(s.cb, &cbbi);
   if (r != VK_SUCCESS)
     return backend(error, "vkBeginCommandBuffer", r);
-  out = cb;
+  out = s.cb;
   return ATTN_OK;
 }
 
 attn_status RunResources::submit(std::string &error) {
   auto &vk = d.vk;
-  VkResult r = vk.vkEndCommandBuffer(cb);
+  LaunchSlot &s = *slot;
+  VkResult r = vk.vkEndCommandBuffer(s.cb);
   if (r != VK_SUCCESS)
     return backend(error, "vkEndCommandBuffer", r);
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  r = vk.vkCreateFence(d.device, &fci, nullptr, &fence);
-  if (r != VK_SUCCESS)
-    return backend(error, "vkCreateFence", r);
+  if (!s.fence) {
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = vk.vkCreateFence(d.device, &fci, nullptr, &s.fence);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkCreateFence", r);
+  } else {
+    r = vk.vkResetFences(d.device, 1, &s.fence);
+    if (r != VK_SUCCESS)
+      return backend(error, "vkResetFences", r);
+  }
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
-  si.pCommandBuffers = &cb;
+  si.pCommandBuffers = &s.cb;
   {
     std::lock_guard<std::mutex> lock(d.queueMutex);
-    r = vk.vkQueueSubmit(d.queue, 1, &si, fence);
+    r = vk.vkQueueSubmit(d.queue, 1, &si, s.fence);
   }
   if (r != VK_SUCCESS) {
-    // Never submitted: nothing waits on the fence.
-    vk.vkDestroyFence(d.device, fence, nullptr);
-    fence = VK_NULL_HANDLE;
+    // Never submitted: nothing waits on the fence, and the device has
+    // nothing of the slot's (it is reset when next used). The fence is
+    // gone, so that no wait starts on one that never signals.
+    vk.vkDestroyFence(d.device, s.fence, nullptr);
+    s.fence = VK_NULL_HANDLE;
     return backend(error, "vkQueueSubmit", r);
   }
   return ATTN_OK;
 }
 
 attn_status RunResources::wait(std::string &error) {
-  VkResult r = d.vk.vkWaitForFences(d.device, 1, &fence, VK_TRUE, UINT64_MAX);
-  if (r != VK_SUCCESS)
+  VkFence f = slot->fence;
+  VkResult r = d.vk.vkWaitForFences(d.device, 1, &f, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS) {
+    reusable = false;
     return backend(error, "vkWaitForFences", r);
+  }
   return ATTN_OK;
 }
 
@@ -812,7 +916,7 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     if (finished)
       return true;
-    return res->d.vk.vkGetFenceStatus(res->d.device, res->fence) !=
+    return res->d.vk.vkGetFenceStatus(res->d.device, res->slot->fence) !=
            VK_NOT_READY;
   }
 
@@ -830,7 +934,7 @@ private:
     if (res->timed) {
       uint64_t stamps[2] = {0, 0};
       VkResult r = vk.vkGetQueryPoolResults(
-          d.device, res->queries, 0, 2, sizeof(stamps), stamps,
+          d.device, res->slot->queries, 0, 2, sizeof(stamps), stamps,
           sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
       if (r != VK_SUCCESS)
         return backend(error, "vkGetQueryPoolResults", r);
@@ -869,6 +973,13 @@ public:
   }
   ~VulkanProgram() override {
     auto &vk = d.vk;
+    // Launches of this program still in flight (events not yet waited on)
+    // use its pipelines and workspaces: the queue drains before they go.
+    {
+      std::lock_guard<std::mutex> lock(d.queueMutex);
+      vk.vkQueueWaitIdle(d.queue);
+    }
+    slots->close();
     for (Entry &e : entries) {
       if (e.pipeline)
         vk.vkDestroyPipeline(d.device, e.pipeline, nullptr);
@@ -1017,7 +1128,7 @@ public:
     // the queue (submission order), so runs in flight never overlap on
     // them. No host lock is held across the wait.
 
-    auto res = std::make_unique<RunResources>(d);
+    auto res = std::make_unique<RunResources>(d, slots);
     const size_t n = tensors.size();
     // Per host tensor: staging (host-visible) at 2i, device-local at 2i+1.
     // Tensors already on the device (HostTensor::buffer) are bound in
@@ -1100,29 +1211,62 @@ public:
       vk.vkUnmapMemory(d.device, res->buffers[2 * i].memory);
     }
 
-    // A descriptor set per dispatch, in its entry point's layout.
-    VkDescriptorPoolSize poolSize{
-        VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        static_cast<uint32_t>(std::max<size_t>(totalBindings, 1))};
-    VkDescriptorPoolCreateInfo dpci{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
-    dpci.maxSets = static_cast<uint32_t>(dispatches.size());
-    dpci.poolSizeCount = 1;
-    dpci.pPoolSizes = &poolSize;
-    VkResult r =
-        vk.vkCreateDescriptorPool(d.device, &dpci, nullptr, &res->descriptorPool);
-    if (r != VK_SUCCESS)
-      return backend(error, "vkCreateDescriptorPool", r);
-    std::vector<VkDescriptorSet> sets(dispatches.size());
+    // A descriptor set per dispatch, in its entry point's layout: the
+    // slot's own where it last ran the same entry points (only their
+    // buffers are written again), else allocated anew from its pool (reset,
+    // or replaced by a larger one).
+    LaunchSlot &slot = *res->slot;
+    std::vector<uint32_t> setEntries(dispatches.size());
+    for (size_t k = 0; k < dispatches.size(); ++k)
+      setEntries[k] = dispatches[k].entry;
+    VkResult r = VK_SUCCESS;
+    if (slot.setEntries != setEntries) {
+      slot.setEntries.clear();
+      slot.sets.assign(dispatches.size(), VK_NULL_HANDLE);
+      const uint32_t needSets = static_cast<uint32_t>(dispatches.size());
+      const uint32_t needDescriptors =
+          static_cast<uint32_t>(std::max<size_t>(totalBindings, 1));
+      if (slot.descriptorPool && slot.poolSets >= needSets &&
+          slot.poolDescriptors >= needDescriptors) {
+        r = vk.vkResetDescriptorPool(d.device, slot.descriptorPool, 0);
+        if (r != VK_SUCCESS)
+          return backend(error, "vkResetDescriptorPool", r);
+      } else {
+        if (slot.descriptorPool)
+          vk.vkDestroyDescriptorPool(d.device, slot.descriptorPool, nullptr);
+        slot.descriptorPool = VK_NULL_HANDLE;
+        slot.poolSets = slot.poolDescriptors = 0;
+        VkDescriptorPoolSize poolSize{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                      needDescriptors};
+        VkDescriptorPoolCreateInfo dpci{
+            VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+        dpci.maxSets = needSets;
+        dpci.poolSizeCount = 1;
+        dpci.pPoolSizes = &poolSize;
+        r = vk.vkCreateDescriptorPool(d.device, &dpci, nullptr,
+                                      &slot.descriptorPool);
+        if (r != VK_SUCCESS) {
+          slot.descriptorPool = VK_NULL_HANDLE;
+          return backend(error, "vkCreateDescriptorPool", r);
+        }
+        slot.poolSets = needSets;
+        slot.poolDescriptors = needDescriptors;
+      }
+      for (size_t k = 0; k < dispatches.size(); ++k) {
+        VkDescriptorSetAllocateInfo dsai{
+            VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+        dsai.descriptorPool = slot.descriptorPool;
+        dsai.descriptorSetCount = 1;
+        dsai.pSetLayouts = &entries[dispatches[k].entry].setLayout;
+        r = vk.vkAllocateDescriptorSets(d.device, &dsai, &slot.sets[k]);
+        if (r != VK_SUCCESS)
+          return backend(error, "vkAllocateDescriptorSets", r);
+      }
+      slot.setEntries = std::move(setEntries);
+    }
+    const std::vector<VkDescriptorSet> &sets = slot.sets;
     for (size_t k = 0; k < dispatches.size(); ++k) {
       const Dispatch &dp = dispatches[k];
-      VkDescriptorSetAllocateInfo dsai{
-          VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-      dsai.descriptorPool = res->descriptorPool;
-      dsai.descriptorSetCount = 1;
-      dsai.pSetLayouts = &entries[dp.entry].setLayout;
-      r = vk.vkAllocateDescriptorSets(d.device, &dsai, &sets[k]);
-      if (r != VK_SUCCESS)
-        return backend(error, "vkAllocateDescriptorSets", r);
       const size_t nb = dp.bindings.size();
       std::vector<VkDescriptorBufferInfo> infos(nb);
       std::vector<VkWriteDescriptorSet> writes(nb);
@@ -1149,13 +1293,15 @@ public:
     // Timed whenever the queue can be (two timestamps): lastRunGpuMs()
     // and Submission::kernelMs() report it without the caller asking.
     bool timed = d.info.timestamps;
-    if (timed) {
+    if (timed && !slot.queries) {
       VkQueryPoolCreateInfo qpci{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
       qpci.queryType = VK_QUERY_TYPE_TIMESTAMP;
       qpci.queryCount = 2;
-      r = vk.vkCreateQueryPool(d.device, &qpci, nullptr, &res->queries);
-      if (r != VK_SUCCESS)
+      r = vk.vkCreateQueryPool(d.device, &qpci, nullptr, &slot.queries);
+      if (r != VK_SUCCESS) {
+        slot.queries = VK_NULL_HANDLE;
         return backend(error, "vkCreateQueryPool", r);
+      }
     }
     bool anyOutput = false;
     for (size_t i = 0; i < n; ++i) {
@@ -1184,9 +1330,9 @@ public:
       // TOP_OF_PIPE, which waits for nothing, latched it while the copies
       // (or, for launches submitted back to back, the previous launch) were
       // still running, and counted them in.
-      vk.vkCmdResetQueryPool(cb, res->queries, 0, 2);
+      vk.vkCmdResetQueryPool(cb, slot.queries, 0, 2);
       vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                             res->queries, 0);
+                             slot.queries, 0);
     }
     for (size_t k = 0; k < dispatches.size(); ++k) {
       const Dispatch &dp = dispatches[k];
@@ -1214,7 +1360,7 @@ public:
     }
     if (timed)
       vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                             res->queries, 1);
+                             slot.queries, 1);
     if (anyOutput) {
       VkMemoryBarrier toTransfer{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
       toTransfer.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
@@ -1403,6 +1549,9 @@ private:
   VkShaderModule module = VK_NULL_HANDLE;
   std::vector<Entry> entries;
   std::vector<Buffer> workspaces;
+  /// Its launches' command buffers, fences, query and descriptor pools,
+  /// reused launch after launch.
+  std::shared_ptr<LaunchSlots> slots = std::make_shared<LaunchSlots>(d);
 };
 
 } // namespace
@@ -1625,7 +1774,11 @@ attn_status copyDevice(DeviceBuffer &buffer, uint64_t offset, void *host,
     return ATTN_OK;
   Device &d = buffer.d;
   auto &vk = d.vk;
-  RunResources res(d);
+  // The copies' launch slots, reused by every copy; never freed (as the
+  // device is not).
+  static auto *copySlots =
+      new std::shared_ptr<LaunchSlots>(std::make_shared<LaunchSlots>(d));
+  RunResources res(d, *copySlots);
   res.buffers.resize(1);
   if (attn_status s = makeBuffer(d, bytes,
                                  VK_BUFFER_USAGE_TRANSFER_SRC_BIT |

@@ -35,6 +35,7 @@ namespace attn::vulkan {
   X(vkDestroyDevice)                                                           \
   X(vkGetDeviceQueue)                                                          \
   X(vkDeviceWaitIdle)                                                          \
+  X(vkQueueWaitIdle)                                                           \
   X(vkCreateBuffer)                                                            \
   X(vkDestroyBuffer)                                                           \
   X(vkGetBufferMemoryRequirements)                                             \
@@ -54,9 +55,11 @@ namespace attn::vulkan {
   X(vkCreateDescriptorPool)                                                    \
   X(vkDestroyDescriptorPool)                                                   \
   X(vkAllocateDescriptorSets)                                                  \
+  X(vkResetDescriptorPool)                                                     \
   X(vkUpdateDescriptorSets)                                                    \
   X(vkCreateCommandPool)                                                       \
   X(vkDestroyCommandPool)                                                      \
+  X(vkResetCommandPool)                                                        \
   X(vkAllocateCommandBuffers)                                                  \
   X(vkBeginCommandBuffer)                                                      \
   X(vkEndCommandBuffer)                                                        \
@@ -74,6 +77,7 @@ namespace attn::vulkan {
   X(vkCreateFence)                                                             \
   X(vkDestroyFence)                                                            \
   X(vkWaitForFences)                                                           \
+  X(vkResetFences)                                                             \
   X(vkGetFenceStatus)                                                          \
   X(vkQueueSubmit)                                                             \
   X(vkGetDeviceProcAddr)

@@ -9,7 +9,12 @@
  *   host META            one launch on host memory
  *   device META N        the host launch, then N launches on device buffers
  *                        (inputs uploaded once) and N asynchronous ones,
- *                        each equal to the host launch's output bit for bit
+ *                        each equal to the host launch's output bit for bit;
+ *                        then launches alternating between those buffers
+ *                        and a second problem's (the runtime reuses a
+ *                        launch's Vulkan objects: each must bind its own
+ *                        buffers), and a launch on host memory whose
+ *                        context is destroyed before its event is waited on
  *   errors META          device-buffer and event misuse: each refused with
  *                        ATTN_ERROR_INVALID_ARGUMENT and a message
  *   bench META N MS R    the GPU machine's timing of an artifact (no MLIR
@@ -19,7 +24,8 @@
  *                        against float64, then N launches each waited on
  *                        (device_ms from GPU timestamps, median_ms end to
  *                        end), MS milliseconds of untimed launches back to
- *                        back (the GPU's clocks up), and N launches back
+ *                        back (the GPU's clocks up; min(N, 32) in flight),
+ *                        and N launches back
  *                        to back (device_b2b_ms, b2b_ms, and submit_ms:
  *                        the host's time per launch_async call among
  *                        them); one JSON line with attn-run --bench
@@ -441,18 +447,23 @@ static int bench(attn_context *ctx, attn_kernel *kernel, const attn_spec *spec,
     gpu[i] = timedLaunch(kernel, &dev, &e2e[i]);
     timestamps &= !isnan(gpu[i]);
   }
-  /* The GPU's clocks up: WARMUP_MS of launches back to back, at most 4 in
-   * flight, untimed. */
-  attn_vulkan_event *ring[4] = {NULL, NULL, NULL, NULL};
+  /* The GPU's clocks up: WARMUP_MS of launches back to back, untimed, at
+   * most min(N, 32) in flight (so that the runtime's per-launch Vulkan
+   * objects for the N in flight below exist: it keeps up to 32 a kernel
+   * for reuse, and creating one costs more host time than a decode
+   * step's kernel), and at least that many launches. */
+  enum { kRing = 32 };
+  attn_vulkan_event *ring[kRing] = {NULL};
+  const long depth = n < kRing ? n : kRing;
   double warmStart = nowMs();
-  for (long i = 0; nowMs() - warmStart < (double)warmupMs; ++i) {
-    if (ring[i % 4]) {
-      CHECK_OK(attn_vulkan_event_wait(ring[i % 4]));
-      attn_vulkan_event_destroy(ring[i % 4]);
+  for (long i = 0; i < depth || nowMs() - warmStart < (double)warmupMs; ++i) {
+    if (ring[i % depth]) {
+      CHECK_OK(attn_vulkan_event_wait(ring[i % depth]));
+      attn_vulkan_event_destroy(ring[i % depth]);
     }
-    CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &ring[i % 4]));
+    CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &ring[i % depth]));
   }
-  for (int i = 0; i < 4; ++i)
+  for (long i = 0; i < depth; ++i)
     if (ring[i]) {
       CHECK_OK(attn_vulkan_event_wait(ring[i]));
       attn_vulkan_event_destroy(ring[i]);
@@ -614,7 +625,85 @@ int main(int argc, char **argv) {
     CHECK_OK(attn_vulkan_launch_async(kernel, &dev, &last));
     sameAsHost(&p, &d, "device, download before the wait");
     attn_vulkan_event_destroy(last);
+
+    /* A second problem (fresh inputs) on buffers of its own; launches
+     * alternate between the two, each into a poisoned output, one at a
+     * time (each reuses the Vulkan objects the one before it gave back)
+     * and then 2N in flight: each output is its own problem's. */
+    Problem p2;
+    setup(&p2, &spec, 0);
+    memset(p2.out, 0xff, p2.outBytes);
+    if (p2.lse)
+      memset(p2.lse, 0xff, p2.lseBytes);
+    attn_launch_args host2 = argsOf(&p2, p2.q, p2.k, p2.v, p2.out, p2.lse);
+    CHECK_OK(attn_launch(kernel, &host2));
+    report("host, a second problem", compare(&p2, p2.out, p2.lse));
+    DeviceProblem d2;
+    upload(ctx, &p2, &d2);
+    attn_launch_args dev2 = deviceArgs(&p2, &d2);
+    void *poison = malloc(p.outBytes > p.lseBytes ? p.outBytes : p.lseBytes);
+    memset(poison, 0xff, p.outBytes > p.lseBytes ? p.outBytes : p.lseBytes);
+    for (int round = 0; round < 2; ++round) {
+      for (int which = 0; which < 2; ++which) {
+        DeviceProblem *dd = which ? &d2 : &d;
+        CHECK_OK(attn_vulkan_buffer_upload(dd->out, 0, poison, p.outBytes));
+        if (dd->lse)
+          CHECK_OK(attn_vulkan_buffer_upload(dd->lse, 0, poison, p.lseBytes));
+      }
+      if (round == 0) {
+        for (long i = 0; i < 2; ++i) {
+          CHECK_OK(attn_launch(kernel, &dev));
+          CHECK_OK(attn_launch(kernel, &dev2));
+        }
+      } else {
+        attn_vulkan_event **ev = calloc((size_t)(2 * n), sizeof(*ev));
+        for (long i = 0; i < 2 * n; ++i)
+          CHECK_OK(attn_vulkan_launch_async(kernel, i % 2 ? &dev2 : &dev,
+                                            &ev[i]));
+        for (long i = 0; i < 2 * n; ++i) {
+          CHECK_OK(attn_vulkan_event_wait(ev[i]));
+          attn_vulkan_event_destroy(ev[i]);
+        }
+        free(ev);
+      }
+      sameAsHost(&p, &d, round ? "device, alternating buffers in flight"
+                               : "device, alternating buffers one at a time");
+      sameAsHost(&p2, &d2, round ? "device, alternating buffers in flight "
+                                   "(the second problem)"
+                                 : "device, alternating buffers one at a time "
+                                   "(the second problem)");
+    }
+    free(poison);
+
+    /* A context (and with it its kernel) destroyed while a launch on host
+     * memory is in flight: the launch still completes, and its event
+     * waits and writes the output as usual. */
+    attn_context *doomed = NULL;
+    CHECK_OK(attn_context_create(&doomed));
+    attn_kernel *orphanKernel = NULL;
+    CHECK_OK(attn_compile(doomed, &spec, ATTN_TARGET_VULKAN, &orphanKernel));
+    void *orphanOut = malloc(p.outBytes);
+    float *orphanLse = p.lseBytes ? malloc(p.lseBytes) : NULL;
+    memset(orphanOut, 0xff, p.outBytes);
+    if (orphanLse)
+      memset(orphanLse, 0xff, p.lseBytes);
+    attn_launch_args orphanArgs =
+        argsOf(&p, p.q, p.k, p.v, orphanOut, orphanLse);
+    attn_vulkan_event *orphan = NULL;
+    CHECK_OK(attn_vulkan_launch_async(orphanKernel, &orphanArgs, &orphan));
+    attn_context_destroy(doomed);
+    CHECK_OK(attn_vulkan_event_wait(orphan));
+    attn_vulkan_event_destroy(orphan);
+    int same = memcmp(orphanOut, p.out, p.outBytes) == 0 &&
+               (!orphanLse || memcmp(orphanLse, p.lse, p.lseBytes) == 0);
+    printf("host, context destroyed before the wait: %s the first launch\n",
+           same ? "equal to" : "FAIL: differs from");
+    if (!same)
+      ++failures;
+    free(orphanOut);
+    free(orphanLse);
     free(zeros);
+    release(&d2);
     release(&d);
   } else if (strcmp(mode, "errors") == 0) {
     DeviceProblem d;
