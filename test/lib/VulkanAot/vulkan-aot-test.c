@@ -329,6 +329,18 @@ static void release(DeviceProblem *d) {
   CHECK_OK(attn_vulkan_buffer_destroy(d->lse));
 }
 
+/* One launch on host memory into p's poisoned out (and lse), checked
+ * against float64 and reported as `what`: the output the device launches
+ * are compared with. */
+static void hostLaunch(attn_kernel *kernel, Problem *p, const char *what) {
+  memset(p->out, 0xff, p->outBytes);
+  if (p->lse)
+    memset(p->lse, 0xff, p->lseBytes);
+  attn_launch_args host = argsOf(p, p->q, p->k, p->v, p->out, p->lse);
+  CHECK_OK(attn_launch(kernel, &host));
+  report(what, compare(p, p->out, p->lse));
+}
+
 /* Downloads the device output and compares it with the host launch's. */
 static void sameAsHost(const Problem *p, DeviceProblem *d, const char *what) {
   void *out = malloc(p->outBytes);
@@ -575,12 +587,7 @@ int main(int argc, char **argv) {
 
   Problem p;
   setup(&p, &spec, 0);
-  memset(p.out, 0xff, p.outBytes);
-  if (p.lse)
-    memset(p.lse, 0xff, p.lseBytes);
-  attn_launch_args host = argsOf(&p, p.q, p.k, p.v, p.out, p.lse);
-  CHECK_OK(attn_launch(kernel, &host));
-  report("host", compare(&p, p.out, p.lse));
+  hostLaunch(kernel, &p, "host");
 
   if (strcmp(mode, "device") == 0) {
     long n = argc > 3 ? strtol(argv[3], NULL, 10) : 3;
@@ -632,12 +639,7 @@ int main(int argc, char **argv) {
      * and then 2N in flight: each output is its own problem's. */
     Problem p2;
     setup(&p2, &spec, 0);
-    memset(p2.out, 0xff, p2.outBytes);
-    if (p2.lse)
-      memset(p2.lse, 0xff, p2.lseBytes);
-    attn_launch_args host2 = argsOf(&p2, p2.q, p2.k, p2.v, p2.out, p2.lse);
-    CHECK_OK(attn_launch(kernel, &host2));
-    report("host, a second problem", compare(&p2, p2.out, p2.lse));
+    hostLaunch(kernel, &p2, "host, a second problem");
     DeviceProblem d2;
     upload(ctx, &p2, &d2);
     attn_launch_args dev2 = deviceArgs(&p2, &d2);
