@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/Builders.h"
@@ -811,10 +812,23 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
         }
         scf::YieldOp::create(b, loc, nexts);
       }
+      // Each chunk's loads depend on no earlier chunk's: unrolled, a
+      // thread has kSplitKVMergeUnroll chunks' loads in flight at once
+      // instead of one round trip to memory per chunk (the order of the
+      // sums, and so their rounding, is unchanged). The results are the
+      // last loop's: the epilogue's where the unrolling made one.
+      FailureOr<UnrolledLoopInfo> unrolled =
+          loopUnrollByFactor(loop, kSplitKVMergeUnroll);
+      if (failed(unrolled))
+        return merge.emitOpError(
+            "merge kernel: cannot unroll the loop over chunks");
+      scf::ForOp last = unrolled->epilogueLoopOp   ? *unrolled->epilogueLoopOp
+                        : unrolled->mainLoopOp     ? *unrolled->mainLoopOp
+                                                   : loop;
       unsigned k = 0;
       for (linalg::GenericOp r : group)
         for (Value result : r.getResults())
-          ev.scalars[result] = loop.getResult(k++);
+          ev.scalars[result] = last.getResult(k++);
       continue;
     }
     if (isa<tensor::EmptyOp, linalg::FillOp>(op))

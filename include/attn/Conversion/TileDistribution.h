@@ -141,6 +141,11 @@ Value sinkIndexValue(OpBuilder &b, Value v, IRMapping &map);
 /// Threads per workgroup of the split-KV merge kernel.
 constexpr int64_t kSplitKVMergeThreads = 128;
 
+/// The merge kernel's loops over chunks are unrolled by this factor (an
+/// epilogue takes the remainder), so that each thread keeps as many
+/// chunks' loads in flight.
+constexpr int64_t kSplitKVMergeUnroll = 4;
+
 /// The split-KV merge forall of `source` as a gpu.launch at `b`'s
 /// insertion point: a thread per (row, value column) of each merge tile,
 /// the reductions over chunks as loops, evaluating the forall's generics.
