@@ -901,14 +901,21 @@ struct FuseContractingMulAdd : public OpRewritePattern<arith::AddFOp> {
   }
 };
 
-/// A masked floating-point min/max reduction as an unmasked one over the
-/// vector with its masked-off lanes set to the kind's identity (-inf for
-/// max, +inf for min). convert-vector-to-llvm (MLIR 22) fills them with
-/// the smallest denormal of the opposite sign instead (-1.4e-45 for max),
-/// which wins over a row whose scores are all negative: a tail tile's row
-/// max would read ~0 and every exp2(s - max) of a row near -FLT_MAX would
-/// underflow to 0.
-struct MaskedMinMaxReductionToSelect : public OpRewritePattern<vector::MaskOp> {
+/// A masked floating-point reduction as an unmasked one over the vector
+/// with its masked-off lanes set to the kind's identity (-inf for max, +inf
+/// for min, -0 for add), which the cpu pipeline's convert-vector-to-llvm
+/// lowers to llvm.vector.reduce.* with reassociation (a tree). Its
+/// lowering of a masked one (MLIR 22) goes wrong both ways:
+/// - min/max: llvm.vp.reduce.fmax fills the masked-off lanes with the
+///   smallest denormal of the opposite sign (-1.4e-45 for max), which wins
+///   over a row whose scores are all negative: a tail tile's row max would
+///   read ~0 and every exp2(s - max) of a row near -FLT_MAX underflow to 0;
+/// - add: llvm.vp.reduce.fadd drops the reassociation, so the sum is
+///   ordered: a dynamic-length row's running sum l took its block's keys
+///   one at a time, and 2^16 nearly equal weights (a query near 0) drifted
+///   by 4.5e-4 where a tree over each block keeps 1e-6 (and an ordered sum
+///   is a serial chain of adds).
+struct MaskedFloatReductionToSelect : public OpRewritePattern<vector::MaskOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(vector::MaskOp mask,
                                 PatternRewriter &rewriter) const override {
@@ -916,30 +923,33 @@ struct MaskedMinMaxReductionToSelect : public OpRewritePattern<vector::MaskOp> {
         dyn_cast_or_null<vector::ReductionOp>(mask.getMaskableOp());
     if (!reduction || mask.hasPassthru())
       return failure();
-    bool max;
+    auto type = cast<VectorType>(reduction.getVector().getType());
+    auto element = dyn_cast<FloatType>(type.getElementType());
+    if (!element)
+      return failure();
+    const llvm::fltSemantics &sem = element.getFloatSemantics();
+    APFloat identity(0.0);
     switch (reduction.getKind()) {
     case vector::CombiningKind::MAXIMUMF:
     case vector::CombiningKind::MAXNUMF:
-      max = true;
+      identity = APFloat::getInf(sem, /*Negative=*/true);
       break;
     case vector::CombiningKind::MINIMUMF:
     case vector::CombiningKind::MINNUMF:
-      max = false;
+      identity = APFloat::getInf(sem, /*Negative=*/false);
+      break;
+    case vector::CombiningKind::ADD:
+      identity = APFloat::getZero(sem, /*Negative=*/true);
       break;
     default:
       return failure();
     }
     Location loc = reduction.getLoc();
-    auto type = cast<VectorType>(reduction.getVector().getType());
-    auto element = cast<FloatType>(type.getElementType());
-    Value identity = arith::ConstantOp::create(
+    Value fill = arith::ConstantOp::create(
         rewriter, loc,
-        DenseElementsAttr::get(
-            type, rewriter.getFloatAttr(
-                      element, APFloat::getInf(element.getFloatSemantics(),
-                                               /*Negative=*/max))));
+        DenseElementsAttr::get(type, rewriter.getFloatAttr(element, identity)));
     Value lanes = arith::SelectOp::create(rewriter, loc, mask.getMask(),
-                                          reduction.getVector(), identity);
+                                          reduction.getVector(), fill);
     Value result = vector::ReductionOp::create(
         rewriter, loc, reduction.getKind(), lanes, reduction.getAcc(),
         reduction.getFastmath());
@@ -1132,7 +1142,7 @@ struct CPUVectorizeTilesPass
         masks, vector::VectorMultiReductionLowering::InnerReduction);
     (void)applyPatternsGreedily(func, std::move(masks));
     RewritePatternSet reductions(func.getContext());
-    reductions.add<MaskedMinMaxReductionToSelect>(func.getContext());
+    reductions.add<MaskedFloatReductionToSelect>(func.getContext());
     (void)applyPatternsGreedily(func, std::move(reductions));
     (void)simplify(func);
 

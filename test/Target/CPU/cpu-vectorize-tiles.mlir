@@ -109,9 +109,14 @@ func.func @pv(%p: tensor<?x?xf32>, %v: tensor<?x64xbf16>, %o: tensor<?x64xf32>, 
 
 // Rows: the exponentials (a polynomial, -inf selected to 0) and the row sum
 // as 1-D vectors of the bounded extent (64), masked to the live columns.
+// The sum's masked-off lanes are -0 before an unmasked reduction, which the
+// cpu pipeline's convert-vector-to-llvm reassociates (its masked add is
+// llvm.vp.reduce.fadd without reassociation: an ordered sum, key by key
+// onto the running sum).
 // CHECK-LABEL: func.func @rows
 // CHECK-DAG:   %[[NEGINF:.*]] = arith.constant dense<0xFF800000> : vector<64xf32>
 // CHECK-DAG:   %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<64xf32>
+// CHECK-DAG:   %[[NEGZERO:.*]] = arith.constant dense<-0.000000e+00> : vector<64xf32>
 // CHECK-NOT:   math.exp
 // CHECK:       affine.min
 // CHECK:       scf.for
@@ -123,7 +128,11 @@ func.func @pv(%p: tensor<?x?xf32>, %v: tensor<?x64xbf16>, %o: tensor<?x64xf32>, 
 // CHECK:         %[[E:.*]] = arith.select %[[INF]], %[[ZERO]], %{{.*}} : vector<64xi1>, vector<64xf32>
 // CHECK:         vector.transfer_write %[[E]], %{{.*}}[%c0], %[[MASK]] {{.*}} : vector<64xf32>, tensor<?xf32>
 // CHECK:       scf.for
-// CHECK:         vector.mask %{{.*}} { vector.reduction <add>, %{{.*}}, %{{.*}} : vector<64xf32> into f32 }
+// CHECK:         %[[SMASK:.*]] = vector.create_mask %{{.*}} : vector<64xi1>
+// CHECK:         %[[P:.*]] = vector.transfer_read %{{.*}}, %[[SMASK]]
+// CHECK:         %[[PL:.*]] = arith.select %[[SMASK]], %[[P]], %[[NEGZERO]] : vector<64xi1>, vector<64xf32>
+// CHECK:         vector.reduction <add>, %[[PL]], %{{.*}} : vector<64xf32> into f32
+// CHECK-NOT:   vector.mask
 // CHECK-NOT:   linalg.generic
 #cols = affine_map<()[s0] -> (64, s0)>
 #id2 = affine_map<(i, j) -> (i, j)>

@@ -121,13 +121,18 @@ struct LongCase {
   bool positive = true; // V in [0.5, 1.5], else [-1, 1]
   bool staticShapes = false;
   int64_t kvSplits = 0;
+  // q of magnitude in [5e-5, 5e-4] (else in [-1, 1]): every weight within
+  // 0.2% of 1, where a sum that takes a block's keys one at a time onto
+  // the running sum rounds the same way each time (4.5e-4 off in one
+  // chunk of 2^16 keys)
+  bool flat = false;
   std::string str() const {
     return std::string(attn_target_name(target)) +
            (variant == ATTN_VARIANT_MATH ? " math" : " tiled") + " " +
            attn_dtype_name(dtype) + " Skv=" + std::to_string(skv) +
            (positive ? " v>0" : " v+-") +
            (staticShapes ? " static" : " dynamic") +
-           " kv_splits=" + std::to_string(kvSplits);
+           " kv_splits=" + std::to_string(kvSplits) + (flat ? " flat" : "");
   }
 };
 
@@ -183,6 +188,9 @@ void runCase(const LongCase &c, uint64_t stream, bool &skipped) {
   // Scores q k in [-2, 2] (q in [-1, 1], k in [-2, 2], scale 1): the
   // weights vary by e^4 along the row.
   float qv[kSq] = {uniformAt(stream, 0, -1, 1), uniformAt(stream, 1, -1, 1)};
+  if (c.flat)
+    for (int64_t i = 0; i < kSq; ++i)
+      qv[i] = std::copysign(uniformAt(stream, 2 + i, 5e-5f, 5e-4f), qv[i]);
   auto store = [&](std::vector<uint8_t> &buf, int64_t i, float f) {
     if (bf16) {
       uint16_t h = toBf16(f);
@@ -361,6 +369,16 @@ void runMatrix(attn_target target, int64_t cap) {
       // static (the count fixed at compile), kv_splits 1 asked for.
       run({target, ATTN_VARIANT_DEFAULT, ATTN_DTYPE_F32, n, positive, false, 1});
       run({target, ATTN_VARIANT_DEFAULT, ATTN_DTYPE_F32, n, positive, true, 0});
+    }
+  // Nearly equal weights (q near 0), over one chunk and one key of the
+  // next: the sums' order within a block shows (dynamic lengths and a
+  // tail block take masked vectors on the cpu).
+  for (attn_dtype dtype : {ATTN_DTYPE_F32, ATTN_DTYPE_BF16})
+    for (bool staticShapes : {false, true}) {
+      LongCase c{target, ATTN_VARIANT_DEFAULT, dtype, lengths[0], true,
+                 staticShapes, staticShapes ? 0 : 1};
+      c.flat = true;
+      run(c);
     }
   if (target == ATTN_TARGET_CPU)
     for (bool positive : {true, false})

@@ -252,11 +252,15 @@ def CPUVectorizeTilesPass
 
     An op whose extents have no constant bound, or that the vectorizer
     refuses, is left as it is (linalg-to-loops lowers it later). A masked
-    floating-point min/max reduction (a tail tile's row max) becomes an
-    unmasked one over its vector with the masked-off lanes set to -inf
-    (+inf for min): MLIR 22's LLVM lowering of the masked form fills them
+    floating-point reduction (a tail or dynamic tile's row max and row
+    sum) becomes an unmasked one over its vector with the masked-off lanes
+    set to the kind's identity (-inf for max, +inf for min, -0 for add):
+    MLIR 22's LLVM lowering of the masked form fills a max's
     with -1.4e-45, which would be the max of a row of negative scores and
-    underflow every exp2 of a row near -FLT_MAX. Every op
+    underflow every exp2 of a row near -FLT_MAX, and makes a sum ordered
+    (llvm.vp.reduce.fadd without reassociation: a block's keys added one
+    at a time onto the running sum, 4.5e-4 off for 2^16 nearly equal
+    weights). Every op
     keeps its element types and its order of accumulation over k; the
     products are fused into FMAs (the bodies allow contraction), the
     exponentials are approximations (the CPU test matrices check every
