@@ -591,7 +591,8 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
                                            TiledKernelSource &src,
                                            FlatSymbolRefAttr module,
                                            FlatSymbolRefAttr function,
-                                           bool reshapeViews) {
+                                           bool reshapeViews,
+                                           int64_t chunkUnroll) {
   scf::ForallOp merge = src.merge;
   Location loc = merge.getLoc();
   TilingAttr tiling = src.tiling;
@@ -813,18 +814,22 @@ LogicalResult mlir::attn::buildMergeKernel(OpBuilder &b,
         scf::YieldOp::create(b, loc, nexts);
       }
       // Each chunk's loads depend on no earlier chunk's: unrolled, a
-      // thread has kSplitKVMergeUnroll chunks' loads in flight at once
-      // instead of one round trip to memory per chunk (the order of the
-      // sums, and so their rounding, is unchanged). The results are the
-      // last loop's: the epilogue's where the unrolling made one.
-      FailureOr<UnrolledLoopInfo> unrolled =
-          loopUnrollByFactor(loop, kSplitKVMergeUnroll);
-      if (failed(unrolled))
-        return merge.emitOpError(
-            "merge kernel: cannot unroll the loop over chunks");
-      scf::ForOp last = unrolled->epilogueLoopOp   ? *unrolled->epilogueLoopOp
-                        : unrolled->mainLoopOp     ? *unrolled->mainLoopOp
-                                                   : loop;
+      // thread has chunkUnroll chunks' loads in flight at once instead of
+      // one round trip to memory per chunk (the order of the sums, and so
+      // their rounding, is unchanged). The results are the last loop's:
+      // the epilogue's where the unrolling made one.
+      scf::ForOp last = loop;
+      if (chunkUnroll > 1) {
+        FailureOr<UnrolledLoopInfo> unrolled =
+            loopUnrollByFactor(loop, chunkUnroll);
+        if (failed(unrolled))
+          return merge.emitOpError(
+              "merge kernel: cannot unroll the loop over chunks");
+        if (unrolled->epilogueLoopOp)
+          last = *unrolled->epilogueLoopOp;
+        else if (unrolled->mainLoopOp)
+          last = *unrolled->mainLoopOp;
+      }
       unsigned k = 0;
       for (linalg::GenericOp r : group)
         for (Value result : r.getResults())

@@ -141,22 +141,27 @@ Value sinkIndexValue(OpBuilder &b, Value v, IRMapping &map);
 /// Threads per workgroup of the split-KV merge kernel.
 constexpr int64_t kSplitKVMergeThreads = 128;
 
-/// The merge kernel's loops over chunks are unrolled by this factor (an
+/// SPIR-V merge kernels unroll their loops over chunks by this factor (an
 /// epilogue takes the remainder), so that each thread keeps as many
-/// chunks' loads in flight.
-constexpr int64_t kSplitKVMergeUnroll = 4;
+/// chunks' loads in flight: NVIDIA's Vulkan compiler does not unroll them
+/// itself (H200 decode, 32k keys: 0.123 -> 0.087 ms), while ptxas does,
+/// and there the same unrolling cost 1-3% (CUDA A/B, 2026-12-02), so the
+/// NVVM kernels keep the plain loop.
+constexpr int64_t kSplitKVMergeUnrollSPIRV = 4;
 
 /// The split-KV merge forall of `source` as a gpu.launch at `b`'s
 /// insertion point: a thread per (row, value column) of each merge tile,
 /// the reductions over chunks as loops, evaluating the forall's generics.
 /// `names` name the outlined kernel so it shares the partial kernel's
 /// module. Packed decode's out and lse are packedRowsView views
-/// (`reshapeViews`: its reshape form). Fails with a diagnostic on a form it
-/// does not know.
+/// (`reshapeViews`: its reshape form). The loops over chunks are unrolled
+/// by `chunkUnroll` (1: not). Fails with a diagnostic on a form it does not
+/// know.
 LogicalResult buildMergeKernel(OpBuilder &b, TiledKernelSource &source,
                                FlatSymbolRefAttr module,
                                FlatSymbolRefAttr function,
-                               bool reshapeViews = false);
+                               bool reshapeViews = false,
+                               int64_t chunkUnroll = 1);
 
 /// How a runtime launches a kernel of a GPU target: a dictionary the
 /// target records, per kernel symbol, in the kLaunchesAttrName dictionary

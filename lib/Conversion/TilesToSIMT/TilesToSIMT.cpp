@@ -3322,8 +3322,9 @@ struct ConvertAttnTilesToSIMTPass
       return failure();
     if (src.merge) {
       b.setInsertionPoint(src.merge);
-      if (failed(buildMergeKernel(b, src, module, mergeName,
-                                  /*reshapeViews=*/spirv)))
+      if (failed(buildMergeKernel(
+              b, src, module, mergeName, /*reshapeViews=*/spirv,
+              /*chunkUnroll=*/spirv ? kSplitKVMergeUnrollSPIRV : 1)))
         return failure();
     }
     finishTiledKernels(src);

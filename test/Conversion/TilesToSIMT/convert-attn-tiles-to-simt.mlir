@@ -11,6 +11,8 @@
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="coop-matrix=32 lanes=2 block-q=16 coop-registers=true pack-decode-heads=true kv-splits=2" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true --canonicalize --cse | FileCheck %s --check-prefix=PACKED
 // RUN: attn-opt %S/Inputs/packed-decode.mlir --attn-configure-simt="pack-decode-heads=true" --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt --canonicalize --cse | FileCheck %s --check-prefix=PACKEDSIMT
 // RUN: not attn-opt %S/Inputs/pack-rows.mlir --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt 2>&1 | FileCheck %s --check-prefix=PACKROWS
+// RUN: attn-opt %S/Inputs/merge-unroll.mlir --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt=spirv=true | FileCheck %s --check-prefix=UNROLL
+// RUN: attn-opt %S/Inputs/merge-unroll.mlir --attn-tile-sdpa --attn-decompose-online-attention --convert-attn-tiles-to-simt | FileCheck %s --check-prefix=NOUNROLL
 
 // Packed decode (pack_heads, Inputs/packed-decode.mlir): the grid's heads
 // are the 2 K/V heads (x 2 chunks), a tile's rows the 4 query heads of
@@ -509,3 +511,38 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // REGSMIX: gpu.subgroup_mma_store_matrix %{{.+}}, %[[V]]
 // REGSMIX: } else {
 // REGSMIX: memref.store %{{.+}}, %[[V]]
+
+// The split-KV merge's loops over chunks (8 here, the count read from the
+// workspace; two exp2 per chunk): for SPIR-V unrolled by 4, an epilogue
+// loop taking the rest
+// (NVIDIA's Vulkan compiler does not unroll them itself, and one memory
+// round trip per chunk was most of a decode step's fixed time); for NVVM
+// the plain loops (ptxas unrolls them).
+// UNROLL: gpu.launch {{.*}} function(@split8_split_kv_merge)
+// UNROLL: scf.for {{.*}} -> (f32) {
+// UNROLL-COUNT-4: arith.maximumf
+// UNROLL: scf.yield
+// UNROLL: scf.for {{.*}} step %c1{{.*}} -> (f32) {
+// UNROLL: arith.maximumf
+// UNROLL: scf.yield
+// UNROLL: scf.for {{.*}} -> (f32, f32, f32, f32) {
+// UNROLL-COUNT-8: math.exp2
+// UNROLL-NOT: math.exp2
+// UNROLL: scf.yield
+// UNROLL: scf.for {{.*}} step %c1{{.*}} -> (f32, f32, f32, f32) {
+// UNROLL-COUNT-2: math.exp2
+// UNROLL-NOT: math.exp2
+// UNROLL: scf.yield
+// UNROLL-NOT: scf.for
+// UNROLL: gpu.terminator
+// NOUNROLL: gpu.launch {{.*}} function(@split8_split_kv_merge)
+// NOUNROLL: scf.for {{.*}} step %c1{{.*}} -> (f32) {
+// NOUNROLL: arith.maximumf
+// NOUNROLL-NOT: arith.maximumf
+// NOUNROLL: scf.yield
+// NOUNROLL: scf.for {{.*}} step %c1{{.*}} -> (f32, f32, f32, f32) {
+// NOUNROLL-COUNT-2: math.exp2
+// NOUNROLL-NOT: math.exp2
+// NOUNROLL: scf.yield
+// NOUNROLL-NOT: scf.for
+// NOUNROLL: gpu.terminator
