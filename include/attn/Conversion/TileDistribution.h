@@ -144,9 +144,9 @@ constexpr int64_t kSplitKVMergeThreads = 128;
 /// SPIR-V merge kernels unroll their loops over chunks by this factor (an
 /// epilogue takes the remainder), so that each thread keeps as many
 /// chunks' loads in flight: NVIDIA's Vulkan compiler does not unroll them
-/// itself (H200 decode, 32k keys: 0.123 -> 0.087 ms), while ptxas does,
-/// and there the same unrolling cost 1-3% (CUDA A/B, 2026-12-02), so the
-/// NVVM kernels keep the plain loop.
+/// itself, while ptxas does, and there the manual unrolling was slower,
+/// so the NVVM kernels keep the plain loop (measurements:
+/// bench/results/vulkan-h200-merge-unroll-2026-12-02).
 constexpr int64_t kSplitKVMergeUnrollSPIRV = 4;
 
 /// The split-KV merge forall of `source` as a gpu.launch at `b`'s
