@@ -192,6 +192,9 @@ private:
   /// loop's body asks for them: the next key loop (the same body, blocks
   /// after the first loop's) takes them again.
   SmallVector<Value> keptPool;
+  /// (registers) the invocation's columns of the scores' row, read from
+  /// S's tile once per key block.
+  Value sRow;
   unsigned keptNext = 0;
   /// A private array for a kept value of one key block: the pool's next
   /// one of that shape, else a new one. For SPIR-V one element longer than
@@ -1267,17 +1270,20 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
       return failure();
   }
 
-  // for slot in [0, ceil(columns / lanes)): column slot * lanes + lane
+  // for slot in [0, ceil(columns / lanes)): column slot * lanes + lane.
+  // With the accumulator in registers the loop is unrolled over the
+  // block's slots (each guarded by the block's keys): the scores' row is
+  // then a private array read at constant indices, which the driver keeps
+  // in registers (read through an index it does not know, the row stayed
+  // in memory, and the same kernels took 1.27-1.37x the time:
+  // bench/results/vulkan-h200-row-registers-2026-12-02).
   Value nCols = keyColumns(columns);
   Value nSlots = ceilDiv(nCols, lanes);
-  auto forOp = scf::ForOp::create(b, loc, idx(0), nSlots, idx(1), starts);
+  const bool unrollSlots = coop && regs;
   LogicalResult status = success();
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forOp.getBody());
+  auto body = [&](Value slotV, ValueRange accs) -> SmallVector<Value> {
     Scope scope(*this);
-    Iter it(forOp.getInductionVar(), columnOf(forOp.getInductionVar()));
-    ValueRange accs = forOp.getRegionIterArgs();
+    Iter it(slotV, columnOf(slotV));
     // The column's contributions: each reduction's combine, each product's
     // left element, the kept values stored.
     auto compute = [&]() -> FailureOr<SmallVector<Value>> {
@@ -1304,10 +1310,12 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
       return out;
     };
     SmallVector<Value> got;
-    if (lanes == 1) {
+    if (lanes == 1 && !unrollSlots) {
       FailureOr<SmallVector<Value>> r = compute();
-      if (failed(r))
-        return failure();
+      if (failed(r)) {
+        status = failure();
+        return SmallVector<Value>(accs);
+      }
       got = *r;
     } else {
       // Past the block's last key (its last slot): nothing is read; the
@@ -1329,8 +1337,10 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
         std::swap(it, inIt);
         FailureOr<SmallVector<Value>> r = compute();
         std::swap(it, inIt);
-        if (failed(r))
-          return failure();
+        if (failed(r)) {
+          status = failure();
+          return SmallVector<Value>(accs);
+        }
         scf::YieldOp::create(b, loc, *r);
         b.setInsertionPointToStart(&ifOp.getElseRegion().front());
         SmallVector<Value> none(accs.begin(), accs.end());
@@ -1378,14 +1388,17 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
         }
       }
     }
-    scf::YieldOp::create(b, loc,
-                         ArrayRef<Value>(got).take_front(reductions.size()));
-  }
+    return SmallVector<Value>(
+        ArrayRef<Value>(got).take_front(reductions.size()));
+  };
+  SmallVector<Value> reduced =
+      loop(idx(0), unrollSlots ? idx(slotsOf(bc)) : nSlots, starts,
+           unrollSlots, body);
   if (failed(status))
     return failure();
   // The reductions' results: a share of a sum stays per lane; a max (or an
   // or) over the subgroup.
-  for (auto [red, r] : llvm::zip(reductions, forOp.getResults())) {
+  for (auto [red, r] : llvm::zip(reductions, reduced)) {
     Tile out;
     out.kind = Tile::Scalar;
     out.value = r;
@@ -1815,6 +1828,19 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
       subgroupBarrier();
     else
       gpu::BarrierOp::create(b, loc);
+    if (qk) {
+      // The row's scores into registers, all loads before the row's first
+      // store: read from S's tile in each loop over the block's keys (the
+      // row maximum's, then the probabilities'), the driver left each load
+      // behind the store of the column before it (P's tile is workgroup
+      // memory too), one round trip to workgroup memory per score.
+      const int64_t n = slotsOf(bc);
+      if (!sRow)
+        sRow = privateArray(n, b.getF32Type());
+      for (int64_t j = 0; j < n; ++j)
+        memref::StoreOp::create(b, loc, loadSlot(sBuf, idx(j)), sRow, idx(j));
+      out.memref = sRow;
+    }
     tiles[g.getResult(0)] = out;
     return success();
   }

@@ -375,6 +375,16 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // The strip's S, P and factors are its subgroup's own: barriers of
 // subgroup scope between the product and the rows, and the rows and P.V.
 // REGS-NEXT: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
+// The lane's scores of its row read into a private array once, every
+// load before the row's first store; the loops over the block's columns
+// unrolled, so that they read the array at constant indices (registers).
+// REGS-NEXT: %[[S0:.+]] = memref.load %[[S]][%{{.+}}, %{{.+}}] : memref<32x20xf32, #spirv.storage_class<Workgroup>>
+// REGS-NEXT: memref.store %[[S0]], %[[ROW:.+]][%c0] : memref<8xf32, #spirv.storage_class<Function>>
+// REGS-COUNT-7: memref.store %{{.+}}, %[[ROW]][%c{{[1-7]}}] : memref<8xf32, #spirv.storage_class<Function>>
+// REGS-NOT: scf.for
+// REGS-NOT: memref.store %{{.+}}, %[[P]]
+// REGS: memref.load %[[ROW]][%c7]
+// REGS-NOT: scf.for
 // REGS: gpu.shuffle  xor %{{.+}}, %c1_i32, %c32_i32 : f32
 // REGS: arith.maximumf
 // The factors stored and multiplied in only where a row of the strip
