@@ -347,8 +347,13 @@ def ConvertAttnTilesToSIMTPass : Pass<"convert-attn-tiles-to-simt", "::mlir::Mod
     of the strip has a factor other than 1, an xor-shuffle vote over the
     subgroup; any other update of it is an error), the barriers between
     Q.K^T, the rows and P.V are `spirv.ControlBarrier`s of subgroup scope
-    (the strip's S, P and factors are its own), the rows' reductions are
-    xor-shuffle butterflies over their lanes, and the accumulator is
+    (the strip's S, P and factors are its own), the row's lane t takes
+    the block's contiguous columns t c .. t c + c - 1 (c = ceil(block_kv
+    / lanes)), reads its scores from S's tile into a private array once
+    per block, before any store, and the loops over the block's columns
+    are unrolled (the array read at constant indices), the rows'
+    reductions are xor-shuffle butterflies over their lanes, and the
+    accumulator is
     stored into S's tile only for the finalize, as many columns at a time
     as that tile has (each window finalized and stored by the strip's
     rows between two subgroup barriers; the row vectors with the first).

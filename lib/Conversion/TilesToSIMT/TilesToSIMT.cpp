@@ -3,7 +3,9 @@
 // convert-attn-tiles-to-simt: each tiled attention whose tiling has an
 // #attn.simt mapping becomes a gpu.launch in which row r of every tile
 // belongs to thread r (lanes = 1) or to subgroup r, whose lane t holds
-// columns t, t + lanes, ... The kernel computes every value of the tiled
+// columns t, t + lanes, ... (with the accumulator in cooperative-matrix
+// registers: a contiguous run of a key block's columns, rowColumnOf). The
+// kernel computes every value of the tiled
 // form by evaluating the op that defines it, element by element, from its
 // body (cloneGenericBody): the softmax, masks, causal, dropout and the
 // finalize are the decomposition's, not written here. What is written here
@@ -504,6 +506,19 @@ private:
   /// The column of slot `slot` of this lane.
   Value columnOf(Value slot) {
     return lanes == 1 ? slot : add(mul(slot, idx(lanes)), lane);
+  }
+  /// The column of slot `slot` of this lane in a loop over a key block's
+  /// columns. With the accumulator in registers each lane takes a
+  /// contiguous run of the block's columns (lane t: t * ceil(block_kv /
+  /// lanes) + slot), so that its scores and its P are consecutive in their
+  /// workgroup tiles: the driver reads them as 16-byte loads and packs P's
+  /// 16-bit stores (interleaved columns took 1.05-1.11x the time:
+  /// bench/results/vulkan-h200-row-registers-2026-12-02, "Contiguous
+  /// columns").
+  Value rowColumnOf(Value slot) {
+    if (regs && lanes > 1)
+      return add(mul(lane, idx(slotsOf(bc))), slot);
+    return columnOf(slot);
   }
   /// Element `slot` of this invocation's row of an array: a private array
   /// of the lane's columns, or (cooperative matrices) a tile in workgroup
@@ -1283,7 +1298,7 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
   LogicalResult status = success();
   auto body = [&](Value slotV, ValueRange accs) -> SmallVector<Value> {
     Scope scope(*this);
-    Iter it(slotV, columnOf(slotV));
+    Iter it(slotV, rowColumnOf(slotV));
     // The column's contributions: each reduction's combine, each product's
     // left element, the kept values stored.
     auto compute = [&]() -> FailureOr<SmallVector<Value>> {
@@ -1305,7 +1320,11 @@ LogicalResult SimtKernel::emitGroup(linalg::GenericOp trigger) {
         FailureOr<Value> x = elemAt(v, it);
         if (failed(x))
           return failure();
-        storeSlot(*x, keptArrays[v], it.slot);
+        if (cast<MemRefType>(keptArrays[v].getType()).getRank() == 2)
+          memref::StoreOp::create(b, loc, *x, keptArrays[v],
+                                  ValueRange{row, it.col});
+        else
+          storeSlot(*x, keptArrays[v], it.slot);
       }
       return out;
     };
@@ -1443,27 +1462,31 @@ LogicalResult SimtKernel::materialize(Value v, Value into) {
                    : keptArray(cast<RankedTensorType>(v.getType())
                                    .getElementType());
   Value nCols = keyColumns(extentOf(v, 1));
-  auto forOp =
-      scf::ForOp::create(b, loc, idx(0), ceilDiv(nCols, lanes), idx(1));
+  // (With the accumulator in registers unrolled over the block's slots,
+  // as the loops of emitGroup are: the scores' row is read by slot.)
+  const bool unrolled = coop && regs;
   LogicalResult status = success();
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forOp.getBody());
+  loop(idx(0), unrolled ? idx(slotsOf(bc)) : ceilDiv(nCols, lanes), {},
+       unrolled, [&](Value s, ValueRange) {
     Scope scope(*this);
-    Iter it(forOp.getInductionVar(), columnOf(forOp.getInductionVar()));
+    Iter it(s, rowColumnOf(s));
     auto store = [&] {
       FailureOr<Value> e = elemAt(v, it);
       if (failed(e)) {
         status = failure();
         return;
       }
-      storeSlot(*e, arr, it.slot);
+      if (cast<MemRefType>(arr.getType()).getRank() == 2)
+        memref::StoreOp::create(b, loc, *e, arr, ValueRange{row, it.col});
+      else
+        storeSlot(*e, arr, it.slot);
     };
-    if (lanes > 1)
+    if (lanes > 1 || unrolled)
       when(ult(it.col, nCols), store);
     else
       store();
-  }
+    return SmallVector<Value>{};
+  });
   Tile p;
   p.kind = Tile::Private;
   p.memref = arr;
@@ -1838,7 +1861,11 @@ LogicalResult SimtKernel::emitCoopProduct(linalg::GenericOp g) {
       if (!sRow)
         sRow = privateArray(n, b.getF32Type());
       for (int64_t j = 0; j < n; ++j)
-        memref::StoreOp::create(b, loc, loadSlot(sBuf, idx(j)), sRow, idx(j));
+        memref::StoreOp::create(
+            b, loc,
+            memref::LoadOp::create(b, loc, sBuf,
+                                   ValueRange{row, rowColumnOf(idx(j))}),
+            sRow, idx(j));
       out.memref = sRow;
     }
     tiles[g.getResult(0)] = out;

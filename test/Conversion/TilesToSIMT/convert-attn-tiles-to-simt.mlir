@@ -376,17 +376,27 @@ func.func @split(%q: memref<1x2x40x16xf32>, %k: memref<1x2x50x16xf32>, %v: memre
 // subgroup scope between the product and the rows, and the rows and P.V.
 // REGS-NEXT: spirv.ControlBarrier <Subgroup>, <Subgroup>, <AcquireRelease|WorkgroupMemory>
 // The lane's scores of its row read into a private array once, every
-// load before the row's first store; the loops over the block's columns
-// unrolled, so that they read the array at constant indices (registers).
-// REGS-NEXT: %[[S0:.+]] = memref.load %[[S]][%{{.+}}, %{{.+}}] : memref<32x20xf32, #spirv.storage_class<Workgroup>>
+// load before the row's first store, the lane's columns contiguous (lane
+// t: columns 8 t .. 8 t + 7 of the 16-key block); the loops over the
+// block's columns unrolled, so that they read the array at constant
+// indices (registers).
+// REGS-NEXT: %[[C0:.+]] = arith.muli %{{.+}}, %c8 : index
+// REGS-NEXT: %[[S0:.+]] = memref.load %[[S]][%{{.+}}, %[[C0]]] : memref<32x20xf32, #spirv.storage_class<Workgroup>>
 // REGS-NEXT: memref.store %[[S0]], %[[ROW:.+]][%c0] : memref<8xf32, #spirv.storage_class<Function>>
-// REGS-COUNT-7: memref.store %{{.+}}, %[[ROW]][%c{{[1-7]}}] : memref<8xf32, #spirv.storage_class<Function>>
+// REGS-NEXT: %[[C1:.+]] = arith.addi %[[C0]], %c1 : index
+// REGS-NEXT: memref.load %[[S]][%{{.+}}, %[[C1]]]
+// REGS-NEXT: memref.store %{{.+}}, %[[ROW]][%c1]
+// REGS-COUNT-6: memref.store %{{.+}}, %[[ROW]][%c{{[2-7]}}] : memref<8xf32, #spirv.storage_class<Function>>
 // REGS-NOT: scf.for
 // REGS-NOT: memref.store %{{.+}}, %[[P]]
 // REGS: memref.load %[[ROW]][%c7]
 // REGS-NOT: scf.for
 // REGS: gpu.shuffle  xor %{{.+}}, %c1_i32, %c32_i32 : f32
 // REGS: arith.maximumf
+// REGS-NOT: scf.for
+// REGS: memref.store %{{.+}}, %[[P]][%{{.+}}, %[[C0]]]
+// REGS-NOT: scf.for
+// REGS: memref.store %{{.+}}, %[[P]][%{{.+}}, %[[C1]]]
 // The factors stored and multiplied in only where a row of the strip
 // rescales (a factor other than 1).
 // REGS: %[[DIFF:.+]] = arith.cmpf une, %[[FAC:.+]], %cst{{.*}} : f32
