@@ -19,10 +19,10 @@ Files read (only these; a new run means editing the paths below):
   bench/results/simt-coopmat-2026-11-26/cuda-2/results.json
     (the generic kernel against flash, same machine and day).
 - Vulkan (docs/images/vulkan.svg):
-  bench/results/vulkan-h100-2026-11-28/timings.csv
-    (coopmat prefill and decode, the accumulator in registers and in
-    workgroup memory, GPU timestamps of launches back to back, beside
-    attn's CUDA tensor-core kernel and flash in the same call), and
+  bench/results/vulkan-h200-contiguous-matrix-2026-12-02/timings.csv
+    (coopmat prefill and decode, kernels built ahead of time, GPU
+    timestamps of launches back to back, beside attn's CUDA tensor-core
+    kernel and flash in the same call), and
   bench/results/vulkan-h100-decode-split-2026-11-26/ab.csv
     (the portable kernels' decode with the key split sized to the SMs;
     that call timed no CUDA, so their peer is the CUDA/flash decode of
@@ -52,7 +52,7 @@ IMAGES = os.path.join(ROOT, "docs", "images")
 
 NVIDIA_RUN = "decode-alternatives-2026-11-26/call1/results.json"
 NVIDIA_GENERIC_RUN = "simt-coopmat-2026-11-26/cuda-2/results.json"
-VULKAN_RUN = "vulkan-h200-four-strips-matrix-2026-12-02/timings.csv"
+VULKAN_RUN = "vulkan-h200-contiguous-matrix-2026-12-02/timings.csv"
 CPU_RUN = "cpu-vs-blas-2026-11-27/results.csv"
 
 # One color per series kind, the same in every chart.
