@@ -22,7 +22,9 @@
 #       device_b2b_ms as a ratio to the first label's. The first round's
 #       other output (ATTN_VULKAN_PIPELINE_STATS=1: the driver's register
 #       and spill counts) goes to stderr. Exits non-zero when any kernel
-#       failed or its check did.
+#       failed or its check did. With SASS=DIR set, then each label's
+#       kernels' machine code as NVIDIA's driver compiled them, into
+#       DIR/LABEL-CELL-entryN.sass (bench/vulkan/driver_sass.py; sm_90).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mode=${1:-}
@@ -35,6 +37,15 @@ build)
   mkdir -p "$dir"
   env VARIANTS="${VARIANTS:-coopmat}" "$@" bash bench/vulkan/make_aot.sh "$dir/$label"
   grep -qx "$label" "$dir/labels" 2>/dev/null || echo "$label" >> "$dir/labels"
+  # zstd (and the libraries Debian's links) for `run` with SASS set: the
+  # driver's shader cache is zstd-compressed and the GPU machine has no
+  # zstd (bench/vulkan/driver_sass.py)
+  if [ ! -x "$dir/zstd/zstd" ] && command -v zstd > /dev/null; then
+    mkdir -p "$dir/zstd"
+    cp "$(command -v zstd)" "$dir/zstd/"
+    ldd "$(command -v zstd)" | awk '/=> \//{print $3}' |
+      grep -v -e '/libc\.so' -e '/libm\.so' | xargs -r -I{} cp -L {} "$dir/zstd/"
+  fi
   ;;
 run)
   [ $# -ge 2 ] || { echo "usage: aot_ab.sh run DIR [ROUNDS]" >&2; exit 2; }
@@ -105,6 +116,34 @@ for c in cells:
             "%.3f" % ratio if ratio else "-", worst, "ok" if ok else "FAILED"))
 EOF
   rm -f "$log"
+  if [ -n "${SASS:-}" ]; then
+    # What the driver compiled each label's kernels to: one launch per
+    # kernel into an empty shader cache, its entries unpacked
+    # (driver_sass.py, with DIR/zstd) and disassembled (nvdisasm) into
+    # $SASS/LABEL-CELL-entryN.sass
+    mkdir -p "$SASS"
+    for label in "${labels[@]}"; do
+      d="$dir/$label"
+      for cell in $cells; do
+        [ -f "$d/$cell" ] || continue
+        c=${cell%.spv.json} cache=$(mktemp -d /tmp/aot_ab_glc.XXXXXX)
+        __GL_SHADER_DISK_CACHE_PATH=$cache __GL_SHADER_DISK_CACHE=1 \
+          __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 LD_LIBRARY_PATH="$d" \
+          "$d/attn-vulkan-aot-test" bench "$d/$cell" 1 0 8 > /dev/null 2>&1 ||
+          echo "aot_ab.sh: SASS: $label $cell did not run" >&2
+        if PATH="$dir/zstd:$PATH" LD_LIBRARY_PATH="$dir/zstd" \
+             python3 bench/vulkan/driver_sass.py extract "$cache" "$cache/code" > /dev/null; then
+          for f in "$cache"/code/*.code; do
+            nvdisasm -b SM90 "$f" > "$SASS/$label-$c-$(basename "$f" .code).sass" ||
+              echo "aot_ab.sh: SASS: nvdisasm failed on $label $cell" >&2
+          done
+        else
+          echo "aot_ab.sh: SASS: no code in $label $cell's cache" >&2
+        fi
+        rm -rf "$cache"
+      done
+    done
+  fi
   exit $fail
   ;;
 *)

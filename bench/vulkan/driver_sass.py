@@ -16,6 +16,9 @@ machine code.
   3. on the GPU machine (nvdisasm is in its CUDA toolkit, not here):
        nvdisasm -b SM90 entryN.code > entryN.sass
 
+`bench/vulkan/aot_ab.sh run DIR` with SASS=OUT_DIR does all three on
+the GPU machine for every label and kernel (its `build` carries zstd).
+
 The container's layout is not documented: its code offset is taken as
 header word 20 + 8 bytes, which is where the first instruction of every
 kernel looked at (H200, driver 580) starts; step 3 fails on anything

@@ -39,11 +39,13 @@
 #include "attn/runtime/attn_vulkan.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int failures = 0;
 
@@ -130,14 +132,73 @@ static double elem(const Problem *p, const void *base, size_t i) {
   return widened[((const uint16_t *)base)[i]];
 }
 
+/* Random inputs in [-1, 1), in chunks of FILL_CHUNK elements, each from
+ * its own xorshift seeded by (the fill's seed, the chunk's index), so the
+ * values do not depend on how many threads fill them: one thread took
+ * about 10 s of the GPU machine's time per kernel at 128k keys. */
+#define FILL_CHUNK ((size_t)1 << 20)
+typedef struct {
+  const Problem *p;
+  void *base;
+  size_t n;
+  uint64_t seed;
+  size_t first, step; /* chunks first, first + step, ... */
+} FillJob;
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+static void *fillChunks(void *arg) {
+  const FillJob *j = (const FillJob *)arg;
+  const int bf16 = j->p->spec.dtype == ATTN_DTYPE_BF16;
+  for (size_t c = j->first; c * FILL_CHUNK < j->n; c += j->step) {
+    uint64_t x = splitmix64(j->seed ^ splitmix64(c)) | 1u;
+    size_t end = (c + 1) * FILL_CHUNK < j->n ? (c + 1) * FILL_CHUNK : j->n;
+    for (size_t i = c * FILL_CHUNK; i < end; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      float f = (float)((double)(x >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+      if (j->p->es == 2)
+        ((uint16_t *)j->base)[i] = bf16 ? toBf16(f) : toHalf(f);
+      else
+        ((float *)j->base)[i] = f;
+    }
+  }
+  return NULL;
+}
+
 static void fill(const Problem *p, void *base, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    float f = (float)uniform();
-    if (p->es == 2)
-      ((uint16_t *)base)[i] =
-          p->spec.dtype == ATTN_DTYPE_BF16 ? toBf16(f) : toHalf(f);
+  enum { MAX_THREADS = 64 };
+  uniform();
+  const uint64_t seed = rng;
+  const size_t chunks = (n + FILL_CHUNK - 1) / FILL_CHUNK;
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t threads = cpus < 1 ? 1 : (size_t)cpus;
+  if (threads > MAX_THREADS)
+    threads = MAX_THREADS;
+  if (threads > chunks)
+    threads = chunks ? chunks : 1;
+  FillJob jobs[MAX_THREADS];
+  pthread_t ids[MAX_THREADS];
+  int started[MAX_THREADS];
+  for (size_t t = 0; t < threads; ++t) {
+    FillJob j = {p, base, n, seed, t, threads};
+    jobs[t] = j;
+    /* (thread 0 is this one; a thread that cannot start runs here) */
+    started[t] = t > 0 && pthread_create(&ids[t], NULL, fillChunks,
+                                         &jobs[t]) == 0;
+  }
+  fillChunks(&jobs[0]);
+  for (size_t t = 1; t < threads; ++t) {
+    if (started[t])
+      pthread_join(ids[t], NULL);
     else
-      ((float *)base)[i] = f;
+      fillChunks(&jobs[t]);
   }
 }
 
