@@ -36,6 +36,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -154,6 +155,28 @@ std::string coopMatSpecGap(const attn_spec &spec, const vk::DeviceInfo &info,
   return "";
 }
 
+/// An integer setting from the environment: Unset where `name` is unset
+/// or empty (`value` left as it is); Set with `value` where it is a
+/// decimal integer that `accept` takes; Bad otherwise, with `error` =
+/// "NAME='TEXT' is WHAT".
+enum class EnvInteger { Unset, Set, Bad };
+EnvInteger integerFromEnv(const char *name, int64_t &value,
+                          llvm::function_ref<bool(int64_t)> accept,
+                          llvm::StringRef what, std::string &error) {
+  const char *env = std::getenv(name);
+  if (!env || !*env)
+    return EnvInteger::Unset;
+  char *end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(env, &end, 10);
+  if (*end || errno == ERANGE || !accept(n)) {
+    error = std::string(name) + "='" + env + "' is " + what.str();
+    return EnvInteger::Bad;
+  }
+  value = n;
+  return EnvInteger::Set;
+}
+
 /// Why the device cannot run the portable variant's subgroup kernel; empty
 /// when it can, with `size` the subgroup size to build it for: the
 /// device's default, or ATTN_VULKAN_SUBGROUP_SIZE where subgroup size
@@ -164,14 +187,16 @@ std::string subgroupKernelGap(const vk::DeviceInfo &info, int64_t &size) {
     return "device '" + info.name + "' lacks subgroup " +
            std::string(!info.subgroupArithmetic ? "arithmetic" : "shuffle") +
            " operations in compute shaders";
-  if (const char *env = std::getenv("ATTN_VULKAN_SUBGROUP_SIZE");
-      env && *env) {
-    char *end = nullptr;
-    long long n = std::strtoll(env, &end, 10);
-    if (*end || n < 1)
-      return std::string("ATTN_VULKAN_SUBGROUP_SIZE='") + env +
-             "' is not a positive number";
-    size = n;
+  std::string bad;
+  switch (integerFromEnv(
+      "ATTN_VULKAN_SUBGROUP_SIZE", size, [](int64_t n) { return n >= 1; },
+      "not a positive number", bad)) {
+  case EnvInteger::Bad:
+    return bad;
+  case EnvInteger::Unset:
+    break;
+  case EnvInteger::Set: {
+    const int64_t n = size;
     if (n != int64_t(info.subgroupSize) &&
         !(info.subgroupSizeControl && n >= int64_t(info.minSubgroupSize) &&
           n <= int64_t(info.maxSubgroupSize)))
@@ -182,6 +207,8 @@ std::string subgroupKernelGap(const vk::DeviceInfo &info, int64_t &size) {
                   ? " (sizes " + std::to_string(info.minSubgroupSize) + ".." +
                         std::to_string(info.maxSubgroupSize) + ")"
                   : " and no subgroup size control");
+    break;
+  }
   }
   if (size < 1 || size > 128 || (size & (size - 1)))
     return "device '" + info.name + "' has subgroups of " +
@@ -344,16 +371,12 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
   int64_t coopBlockQ = 0, coopBlockKv = 0;
   // coopmat's workgroup: this many of the device's subgroups.
   int64_t coopSubgroups = 1;
-  if (const char *env = std::getenv("ATTN_VULKAN_COOP_SUBGROUPS");
-      env && *env) {
-    char *end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (*end || n < 1 || n > 32) {
-      error = "vulkan: ATTN_VULKAN_COOP_SUBGROUPS='" + std::string(env) +
-              "' is not a count of subgroups from 1 to 32";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-    coopSubgroups = n;
+  if (integerFromEnv(
+          "ATTN_VULKAN_COOP_SUBGROUPS", coopSubgroups,
+          [](int64_t n) { return n >= 1 && n <= 32; },
+          "not a count of subgroups from 1 to 32", error) == EnvInteger::Bad) {
+    error = "vulkan: " + error;
+    return ATTN_ERROR_INVALID_ARGUMENT;
   }
   // coopmat's Q and accumulator in cooperative-matrix registers, a
   // 16-row strip per subgroup (its rows on subgroupSize / 16 lanes
@@ -369,18 +392,18 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
   // coopmat's softmax: a row per invocation (1) or per subgroup (or, with
   // registers, per subgroupSize / 16 lanes).
   int64_t coopLanes = 1;
-  if (const char *env = std::getenv("ATTN_VULKAN_COOP_LANES"); env && *env) {
-    char *end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (*end || (n != 1 && n != long(sgSize) &&
-                 !(coopRegisters == 1 && n * 16 == long(sgSize)))) {
-      error = "vulkan: ATTN_VULKAN_COOP_LANES='" + std::string(env) +
-              "' is neither 1 nor the device's subgroup size " +
+  if (integerFromEnv(
+          "ATTN_VULKAN_COOP_LANES", coopLanes,
+          [&](int64_t n) {
+            return n == 1 || n == sgSize ||
+                   (coopRegisters == 1 && n * 16 == sgSize);
+          },
+          "neither 1 nor the device's subgroup size " +
               std::to_string(sgSize) +
-              " (nor, with ATTN_VULKAN_COOP_REGISTERS=1, a 16th of it)";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-    coopLanes = n;
+              " (nor, with ATTN_VULKAN_COOP_REGISTERS=1, a 16th of it)",
+          error) == EnvInteger::Bad) {
+    error = "vulkan: " + error;
+    return ATTN_ERROR_INVALID_ARGUMENT;
   }
   // Without the accumulator in registers (below), the coopmat kernel's
   // geometry where neither the spec (block_q) nor the environment chooses
@@ -400,16 +423,13 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
   // 1, 2 or 4; a subgroup of sgSize invocations, sgSize / (16 x strips)
   // lanes per row).
   int64_t coopStrips = 1;
-  if (const char *env = std::getenv("ATTN_VULKAN_COOP_STRIPS");
-      env && *env) {
-    char *end = nullptr;
-    long n = std::strtol(env, &end, 10);
-    if (*end || (n != 1 && n != 2 && n != 4)) {
-      error = "vulkan: ATTN_VULKAN_COOP_STRIPS='" + std::string(env) +
-              "' is not 1, 2 or 4 (16-row strips per subgroup)";
-      return ATTN_ERROR_INVALID_ARGUMENT;
-    }
-    coopStrips = n;
+  if (integerFromEnv(
+          "ATTN_VULKAN_COOP_STRIPS", coopStrips,
+          [](int64_t n) { return n == 1 || n == 2 || n == 4; },
+          "not 1, 2 or 4 (16-row strips per subgroup)",
+          error) == EnvInteger::Bad) {
+    error = "vulkan: " + error;
+    return ATTN_ERROR_INVALID_ARGUMENT;
   }
   if (forced != "coopmat-scalar" && registersPossible &&
       sgSize % (16 * coopStrips) == 0 && coopRegisters != 0) {
@@ -736,17 +756,18 @@ attn_status mlir::attn::jit::lowerVulkanKernel(
   if (dynamic) {
     if (info.maxLoopIterations)
       maxExtent = kDefaultMaxDynamicExtent;
-    if (const char *env = std::getenv("ATTN_VULKAN_MAX_DYNAMIC_EXTENT");
-        env && *env) {
+    switch (integerFromEnv(
+        "ATTN_VULKAN_MAX_DYNAMIC_EXTENT", maxExtent,
+        [](int64_t v) { return v >= 1 && v <= (int64_t(1) << 31) - 1; },
+        "not a size in [1, 2^31)", error)) {
+    case EnvInteger::Bad:
+      error = "vulkan: " + error;
+      return ATTN_ERROR_INVALID_ARGUMENT;
+    case EnvInteger::Set:
       extentGiven = true;
-      char *end = nullptr;
-      long long v = std::strtoll(env, &end, 10);
-      if (*end || v < 1 || v > (1ll << 31) - 1) {
-        error = std::string("vulkan: ATTN_VULKAN_MAX_DYNAMIC_EXTENT='") +
-                env + "' is not a size in [1, 2^31)";
-        return ATTN_ERROR_INVALID_ARGUMENT;
-      }
-      maxExtent = v;
+      break;
+    case EnvInteger::Unset:
+      break;
     }
   }
   options.maxDynamicExtent = maxExtent;
